@@ -1,0 +1,36 @@
+# hlomem: XLA-style buffer assignment in the open.
+#   make demo   run the CLI on the bundled example
+#   make test   gofmt check, go vet, and every test against the shared corpus
+#   make bench  benchmarks (corpus inputs and seeded generators)
+#   make fuzz   a short run of every fuzz target (FUZZTIME per target)
+
+GO       ?= go
+CORPUS   ?= $(abspath ../shared/corpus)
+FUZZTIME ?= 20s
+BENCH    ?= .
+
+.PHONY: demo test bench fuzz build
+
+build:
+	$(GO) build ./...
+
+demo:
+	$(GO) run ./cmd/hlomem fmt testdata/demo.hlo
+
+test:
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@test -d "$(CORPUS)" || { echo "corpus not found at $(CORPUS); set CORPUS=..."; exit 1; }
+	HLOMEM_CORPUS="$(CORPUS)" $(GO) test ./...
+
+bench:
+	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done

@@ -1,0 +1,3 @@
+module github.com/hlomem/hlomem
+
+go 1.26
