@@ -1,0 +1,407 @@
+package hlo
+
+import (
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/topo"
+)
+
+// Verify checks the structural invariants the rest of the pipeline relies
+// on and returns every violation as a positioned ErrorList (nil when the
+// module is valid):
+//
+//   - computation names are unique in the module, instruction names unique
+//     in their computation (XLA's parser accepts the same instruction name
+//     in different computations and renames one; so does this package);
+//   - every operand and control predecessor is an instruction of the same
+//     computation;
+//   - operand counts match the opcode table;
+//   - called computations exist, calls form no cycle, and the number of
+//     arguments matches the callee's parameters where XLA requires it;
+//   - each computation has one root that belongs to it, and its parameter
+//     numbers are 0..n-1 without gaps or repeats;
+//   - get-tuple-element indices are in range of a tuple operand;
+//   - element-wise operands have the output's dimensions;
+//   - no computation has a dependency cycle (found with gonum's topo.Sort,
+//     reported as the cycle's instructions);
+//   - every shape's byte size fits in int64.
+func Verify(m *Module) error {
+	v := &verifier{m: m}
+	v.run()
+	return v.errs.Err()
+}
+
+type verifier struct {
+	m    *Module
+	errs ErrorList
+}
+
+func (v *verifier) errorf(pos Pos, format string, args ...any) {
+	v.errs = append(v.errs, &Error{File: v.m.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) run() {
+	m := v.m
+	if m.Entry == nil {
+		v.errorf(m.Pos, "module %s has no entry computation", m.Name)
+	}
+	comps := make(map[*Computation]bool, len(m.Computations))
+	names := make(map[string]*Computation, len(m.Computations))
+	for _, c := range m.Computations {
+		comps[c] = true
+		if prev := names[c.Name]; prev != nil {
+			v.errorf(c.Pos, "duplicate computation name %s", c.Name)
+		}
+		names[c.Name] = c
+	}
+	if m.Entry != nil && !comps[m.Entry] {
+		v.errorf(m.Pos, "entry computation %s is not in the module", m.Entry.Name)
+	}
+	for _, c := range m.Computations {
+		v.computation(c, comps)
+	}
+	v.callCycles()
+	if m.Entry != nil {
+		v.aliases()
+	}
+}
+
+func (v *verifier) computation(c *Computation, comps map[*Computation]bool) {
+	if len(c.Instructions) == 0 {
+		v.errorf(c.Pos, "computation %s has no instructions", c.Name)
+		return
+	}
+	member := make(map[*Instruction]bool, len(c.Instructions))
+	for _, in := range c.Instructions {
+		member[in] = true
+	}
+	switch {
+	case c.Root == nil:
+		v.errorf(c.Pos, "computation %s has no ROOT", c.Name)
+	case !member[c.Root]:
+		v.errorf(c.Pos, "root %s of computation %s is not one of its instructions", c.Root.Name, c.Name)
+	}
+	seen := make(map[string]*Instruction, len(c.Instructions))
+	var params []*Instruction
+	for _, in := range c.Instructions {
+		if prev := seen[in.Name]; prev != nil && !in.ImplicitGTE {
+			v.errorf(in.Pos, "duplicate instruction name %s in computation %s", in.Name, c.Name)
+		}
+		seen[in.Name] = in
+		if in.Parent != c {
+			v.errorf(in.Pos, "instruction %s is listed in computation %s but its parent is another", in.Name, c.Name)
+		}
+		if in.Opcode == OpParameter {
+			params = append(params, in)
+		}
+		v.instruction(in, member, comps)
+	}
+	v.parameters(c, params)
+	v.cycles(c)
+}
+
+func (v *verifier) parameters(c *Computation, params []*Instruction) {
+	byNum := make(map[int64]*Instruction, len(params))
+	for _, p := range params {
+		if prev := byNum[p.ParameterNumber]; prev != nil {
+			v.errorf(p.Pos, "parameter number %d is used twice in computation %s (%s and %s)", p.ParameterNumber, c.Name, prev.Name, p.Name)
+			continue
+		}
+		byNum[p.ParameterNumber] = p
+	}
+	for i := int64(0); i < int64(len(params)); i++ {
+		if byNum[i] == nil {
+			at := c.Pos
+			for _, p := range params {
+				if p.ParameterNumber > i {
+					at = p.Pos
+					break
+				}
+			}
+			v.errorf(at, "computation %s has %d parameters but no parameter(%d)", c.Name, len(params), i)
+			break
+		}
+	}
+}
+
+func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, comps map[*Computation]bool) {
+	for i, op := range in.Operands {
+		switch {
+		case op == nil:
+			v.errorf(in.Pos, "%s: operand %d is undefined", in.Name, i)
+		case !member[op]:
+			v.errorf(in.Pos, "%s: operand %d (%s) belongs to another computation", in.Name, i, op.Name)
+		}
+	}
+	for _, p := range in.ControlPredecessors() {
+		if p == nil || !member[p] {
+			v.errorf(in.Pos, "%s: control predecessor is not an instruction of the same computation", in.Name)
+		}
+	}
+	if a := in.Opcode.Arity(); a != Variadic && len(in.Operands) != a {
+		v.errorf(in.Pos, "%s %s takes %d operands, got %d", in.OpName(), in.Name, a, len(in.Operands))
+	}
+	for _, c := range in.Callees() {
+		if c == nil {
+			v.errorf(in.Pos, "%s: called computation is undefined", in.Name)
+		} else if !comps[c] {
+			v.errorf(in.Pos, "%s: called computation %s is not in the module", in.Name, c.Name)
+		}
+	}
+	v.calls(in)
+	if !v.operandsDefined(in) {
+		return
+	}
+	switch in.Opcode {
+	case OpGetTupleElement:
+		if len(in.Operands) == 1 {
+			t := in.Operands[0].Shape
+			switch {
+			case !t.IsTuple():
+				v.errorf(in.Pos, "get-tuple-element %s: operand %s is not a tuple (shape %s)", in.Name, in.Operands[0].Name, t)
+			case in.TupleIndex < 0 || in.TupleIndex >= int64(len(t.Tuple)):
+				v.errorf(in.Pos, "get-tuple-element %s: index %d out of range for a tuple of %d elements", in.Name, in.TupleIndex, len(t.Tuple))
+			}
+		}
+	case OpTuple:
+		if in.Shape.IsTuple() && len(in.Shape.Tuple) != len(in.Operands) {
+			v.errorf(in.Pos, "tuple %s has %d operands but its shape has %d elements", in.Name, len(in.Operands), len(in.Shape.Tuple))
+		}
+	}
+	if in.IsElementwise() && in.Shape.IsArray() {
+		for i, op := range in.Operands {
+			if !op.Shape.IsArray() {
+				v.errorf(in.Pos, "element-wise %s %s: operand %d (%s) is not an array", in.OpName(), in.Name, i, op.Name)
+				continue
+			}
+			// clamp may take scalar bounds, select a scalar predicate.
+			if op.Shape.Rank() == 0 && (in.Opcode == OpClamp && i != 1 || in.Opcode == OpSelect && i == 0) {
+				continue
+			}
+			if !SameDims(op.Shape, in.Shape) {
+				v.errorf(in.Pos, "element-wise %s %s: operand %d (%s) has dimensions %s, want %s", in.OpName(), in.Name, i, op.Name, dimsString(op.Shape), dimsString(in.Shape))
+			}
+		}
+	}
+	in.Shape.ForEachSubshape(func(s Shape, _ ShapeIndex) {
+		if s.IsTuple() {
+			return
+		}
+		if _, err := ByteSize(s); err != nil && strings.Contains(err.Error(), "overflows") {
+			v.errorf(in.Pos, "%s: %v", in.Name, err)
+		}
+	})
+}
+
+func dimsString(s Shape) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	writeInts(&b, s.Dims)
+	b.WriteByte(']')
+	return b.String()
+}
+
+func (v *verifier) operandsDefined(in *Instruction) bool {
+	for _, op := range in.Operands {
+		if op == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// calls checks the shapes of call sites against their callees where XLA
+// fixes the number of parameters.
+func (v *verifier) calls(in *Instruction) {
+	nparams := func(c *Computation) int {
+		if c == nil {
+			return -1
+		}
+		return len(c.Params)
+	}
+	x := in.Ext
+	if x == nil {
+		return
+	}
+	switch in.Opcode {
+	case OpWhile:
+		if x.Condition == nil || x.Body == nil {
+			v.errorf(in.Pos, "while %s needs condition= and body=", in.Name)
+			return
+		}
+		for _, c := range []*Computation{x.Condition, x.Body} {
+			if n := nparams(c); n != 1 {
+				v.errorf(in.Pos, "while %s: computation %s takes %d parameters, want 1", in.Name, c.Name, n)
+			}
+		}
+	case OpFusion, OpCall:
+		c := in.FusedComputation()
+		if in.Opcode == OpCall {
+			c = x.ToApply
+			if c == nil && len(x.Calls) > 0 {
+				c = x.Calls[0]
+			}
+		}
+		if c == nil {
+			v.errorf(in.Pos, "%s %s does not name the computation it calls", in.OpName(), in.Name)
+			return
+		}
+		if n := nparams(c); n != len(in.Operands) {
+			v.errorf(in.Pos, "%s %s passes %d operands to %s, which takes %d parameters", in.OpName(), in.Name, len(in.Operands), c.Name, n)
+		}
+	case OpConditional:
+		if len(x.Branches) == 0 {
+			v.errorf(in.Pos, "conditional %s has no branch computations", in.Name)
+			return
+		}
+		if len(in.Operands) != len(x.Branches)+1 {
+			v.errorf(in.Pos, "conditional %s has %d branches but %d operands, want %d", in.Name, len(x.Branches), len(in.Operands), len(x.Branches)+1)
+		}
+	}
+}
+
+// cycles reports a dependency cycle in c, found with gonum's topo.Sort on
+// the graph view.
+func (v *verifier) cycles(c *Computation) {
+	g := NewGraph(c)
+	_, err := topo.Sort(g)
+	if err == nil {
+		return
+	}
+	unorderable, ok := err.(topo.Unorderable)
+	if !ok {
+		v.errorf(c.Pos, "computation %s: %v", c.Name, err)
+		return
+	}
+	for _, comp := range unorderable {
+		cycle := findCycle(g, comp)
+		if len(cycle) == 0 {
+			continue
+		}
+		var names []string
+		for _, in := range cycle {
+			names = append(names, "%"+in.Name)
+		}
+		names = append(names, "%"+cycle[0].Name)
+		v.errorf(cycle[0].Pos, "dependency cycle in computation %s: %s", c.Name, strings.Join(names, " -> "))
+		return // one cycle per computation is enough to act on
+	}
+}
+
+// findCycle returns the instructions of one cycle inside a strongly
+// connected component, in dependency order, starting from its earliest
+// instruction.
+func findCycle(g *Graph, comp []graph.Node) []*Instruction {
+	in := make(map[int64]bool, len(comp))
+	start := int64(-1)
+	for _, n := range comp {
+		in[n.ID()] = true
+		if start < 0 || n.ID() < start {
+			start = n.ID()
+		}
+	}
+	// Walk successors within the component until we return to a node on
+	// the current path.
+	onPath := map[int64]int{}
+	var path []int64
+	cur := start
+	for {
+		if at, ok := onPath[cur]; ok {
+			ids := path[at:]
+			out := make([]*Instruction, len(ids))
+			for i, id := range ids {
+				out[i] = g.nodes[id].Inst
+			}
+			return out
+		}
+		onPath[cur] = len(path)
+		path = append(path, cur)
+		next := int64(-1)
+		for _, s := range g.succ[cur] {
+			if in[s] {
+				next = s
+				break
+			}
+		}
+		if next < 0 {
+			return nil
+		}
+		cur = next
+	}
+}
+
+// callCycles reports a computation that calls itself, directly or not.
+func (v *verifier) callCycles() {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make(map[*Computation]int, len(v.m.Computations))
+	var stack []*Computation
+	var visit func(c *Computation) bool
+	visit = func(c *Computation) bool {
+		color[c] = grey
+		stack = append(stack, c)
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				if callee == nil {
+					continue
+				}
+				switch color[callee] {
+				case grey:
+					var names []string
+					for i := len(stack) - 1; i >= 0; i-- {
+						names = append([]string{"%" + stack[i].Name}, names...)
+						if stack[i] == callee {
+							break
+						}
+					}
+					names = append(names, "%"+callee.Name)
+					v.errorf(in.Pos, "computation call cycle: %s", strings.Join(names, " -> "))
+					return true
+				case white:
+					if visit(callee) {
+						return true
+					}
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[c] = black
+		return false
+	}
+	for _, c := range v.m.Computations {
+		if color[c] == white && visit(c) {
+			return
+		}
+	}
+}
+
+// aliases checks input_output_alias and buffer_donor against the entry's
+// parameter and root shapes.
+func (v *verifier) aliases() {
+	e := v.m.Entry
+	param := func(n int64, ix ShapeIndex, what string) {
+		if n < 0 || n >= int64(len(e.Params)) || e.Params[n] == nil {
+			v.errorf(v.m.Pos, "%s names parameter %d, but the entry has %d parameters", what, n, len(e.Params))
+			return
+		}
+		if _, ok := e.Params[n].Shape.Subshape(ix); !ok {
+			v.errorf(v.m.Pos, "%s names parameter %d at %s, which its shape %s lacks", what, n, ix, e.Params[n].Shape)
+		}
+	}
+	for _, a := range v.m.InputOutputAlias {
+		param(a.Param, a.ParamIndex, "input_output_alias")
+		if e.Root != nil {
+			if _, ok := e.Root.Shape.Subshape(a.Output); !ok {
+				v.errorf(v.m.Pos, "input_output_alias names output %s, which the entry's result %s lacks", a.Output, e.Root.Shape)
+			}
+		}
+	}
+	for _, d := range v.m.BufferDonors {
+		param(d.Param, d.ParamIndex, "buffer_donor")
+	}
+}
