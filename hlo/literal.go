@@ -88,6 +88,9 @@ func formatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
+// maxExpandedLiteral bounds the elements a one-value literal is expanded to.
+const maxExpandedLiteral = 1 << 20
+
 // parseLiteralValues reads the scalar tokens of a literal's text into l,
 // checking the count against the shape. It accepts nested braces, commas,
 // complex pairs "(re, im)", true/false, inf/nan and hexadecimal integers.
@@ -120,6 +123,9 @@ func parseLiteralValues(l *Literal, s Shape) error {
 		per = 2
 	}
 	if int64(len(words)) == per && want > 1 {
+		if want > maxExpandedLiteral {
+			return fmt.Errorf("constant of shape %s is too large to fill from one value", s.StringNoLayout())
+		}
 		// A single value fills the whole array (XLA test inputs write
 		// s8[10] constant(1)).
 		for int64(len(words)) < want*per {

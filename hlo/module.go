@@ -442,3 +442,13 @@ func (c *Computation) rebuildUsers() {
 		}
 	}
 }
+
+// Attr returns the verbatim value of an unmodelled module header attribute.
+func (m *Module) Attr(name string) (string, bool) {
+	for _, a := range m.Attrs {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return "", false
+}

@@ -161,6 +161,9 @@ func (p *parser) got(k tokKind) bool {
 
 func (p *parser) expect(k tokKind, what string) token {
 	t := *p.peek()
+	if t.kind == tokError {
+		p.next() // reports the lexical error
+	}
 	if t.kind != k {
 		p.fail(t.pos(), "expected %s %s, found %s", tokNames[k], what, p.describe(t))
 	}
@@ -197,9 +200,6 @@ func (p *parser) fail(pos Pos, format string, args ...any) {
 	p.errorf(pos, format, args...)
 	panic(bailout{})
 }
-
-
-
 
 // name reads a name, with or without '%'.
 func (p *parser) isWord(t token, s string) bool {
@@ -528,12 +528,15 @@ func (p *parser) parseComputation() {
 	if p.peek().kind == tokLParen {
 		p.skipSignature()
 	}
-	p.expectAfter(tokLBrace, "to open computation ", c.Name)
+	open := p.expectAfter(tokLBrace, "to open computation ", c.Name)
 	p.comp = c
 	p.pendOp = p.pendOp[:0]
 	p.gtes = nil
 	p.roots = 0
 	for p.peek().kind != tokRBrace {
+		if k := p.peek().kind; k == tokEOF || k == tokSplit {
+			p.fail(open.pos(), "computation %s has no closing '}'", c.Name)
+		}
 		p.parseInstruction()
 	}
 	p.next()
@@ -1283,7 +1286,11 @@ func (p *parser) parseShape() Shape {
 			dims = append(dims, UnboundedDim)
 			isDyn = true
 		case d.kind == tokWord && isIntText(p.lx.text(d)):
-			v := p.int64Token("dimension")
+			v, err := strconv.ParseInt(p.lx.text(d), 10, 64)
+			if err != nil {
+				p.fail(d.pos(), "dimension size %s does not fit in int64", p.lx.text(d))
+			}
+			p.next()
 			if v < 0 {
 				p.fail(d.pos(), "dimension size %d is negative", v)
 			}

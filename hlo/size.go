@@ -40,11 +40,19 @@ func ByteSize(s Shape) (int64, error) {
 	bitsPer := int64(s.Elem.BitWidth())
 	if s.Layout != nil && s.Layout.ElementSizeBits != 0 {
 		bitsPer = s.Layout.ElementSizeBits
+		// ceil(elems*bits/8) in 128-bit arithmetic.
 		hi, lo := bits.Mul64(uint64(elems), uint64(bitsPer))
-		if hi != 0 || lo > math.MaxInt64-7 {
+		var carry uint64
+		lo, carry = bits.Add64(lo, 7, 0)
+		hi += carry
+		if hi >= 8 {
 			return 0, overflowError(s)
 		}
-		return int64((lo + 7) / 8), nil
+		q, _ := bits.Div64(hi, lo, 8)
+		if q > math.MaxInt64 {
+			return 0, overflowError(s)
+		}
+		return int64(q), nil
 	}
 	return mulCheck(elems, int64(s.Elem.ByteWidth()), s)
 }

@@ -107,7 +107,7 @@ func (v *verifier) parameters(c *Computation, params []*Instruction) {
 	for _, p := range params {
 		if prev := byNum[p.ParameterNumber]; prev != nil {
 			v.errorf(p.Pos, "parameter number %d is used twice in computation %s (%s and %s)", p.ParameterNumber, c.Name, prev.Name, p.Name)
-			continue
+			return
 		}
 		byNum[p.ParameterNumber] = p
 	}

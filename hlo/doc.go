@@ -1,0 +1,42 @@
+// Package hlo is an in-memory form of XLA's HLO modules with a parser for
+// the text XLA dumps, a printer, a verifier and byte sizes as XLA computes
+// them.
+//
+// # Model
+//
+// A Module holds Computations; one is the entry. A Computation is an
+// ordered list of Instructions with one root; in a scheduled module
+// (is_scheduled=true) the order of a sequentially executed computation is
+// its schedule. An Instruction has an Opcode (from the single opcode table
+// in opcode.go, which gives every opcode's name, operand count and
+// properties), a Shape, operands and users. Called computations (fusion
+// bodies, while condition and body, reduction functions, conditional
+// branches) are referenced from the calling instruction.
+//
+// Shapes are values: an array shape has an element type, dimensions (with
+// bounded dynamic ones) and an optional Layout (minor-to-major order, tiles,
+// element size in bits, memory space); a tuple shape has element shapes;
+// token and opaque shapes have neither. ByteSize gives the bytes XLA
+// reserves for a shape: tuples hold an 8-byte index table, tiled layouts are
+// padded to their first tile.
+//
+// Instructions and subshape positions have dense integer IDs (ID and
+// FirstValue, set by Module.Renumber, which the parser calls), so analyses
+// can keep side tables in slices.
+//
+// # Text
+//
+// Parse accepts every form of HLO text found in real dumps and XLA's own
+// tests; see the comment at the top of parser.go. Attributes the rest of
+// the pipeline needs are parsed into typed fields (Instruction fields and
+// Ext); all others are kept verbatim in Attrs, so String prints a module
+// without losing anything. Printing is canonical: parsing printed text and
+// printing it again yields the same text.
+//
+// # Errors
+//
+// Input errors carry their position: an Error prints as FILE:LINE:COL:
+// message, and an ErrorList holds several, sorted by position. Verify
+// checks the invariants later passes rely on and reports violations the
+// same way.
+package hlo
