@@ -73,7 +73,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	e := &env{stdin: stdin, stdout: new(bytes.Buffer), stderr: stderr}
-	err := c.run(e, args[1:])
+	err := runProtected(c, e, args[1:])
 	if err != nil {
 		var ee *exitError
 		code := exitFailure
@@ -102,6 +102,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// runProtected runs a command and turns a panic (a bug) into an error that
+// names the command, so the user gets a message and exit status 1.
+func runProtected(c *command, e *env, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("hlomem %s: internal error: %v", c.name, r)
+		}
+	}()
+	return c.run(e, args)
 }
 
 func writeUsage(w io.Writer) {

@@ -1,0 +1,354 @@
+package liveness
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// Analysis is the result of Analyze: the values and buffers of a module,
+// the flattened schedule and every value's live range.
+type Analysis struct {
+	Module *hlo.Module
+	// Kinds classifies every computation.
+	Kinds map[*hlo.Computation]CompKind
+	// Schedule is the per-computation order the analysis used.
+	Schedule *Schedule
+	// Sequence is the flattened schedule: time t runs Sequence[t].
+	Sequence []*hlo.Instruction
+	// Spans gives each flattened computation's [Start, End) in time; End is
+	// the time after its last instruction.
+	Spans map[*hlo.Computation]Span
+	// Values in ID order; Buffers in ID order.
+	Values  []*Value
+	Buffers []*Buffer
+
+	parallelRoots []*hlo.Computation
+	slots         []*Value // value at each (instruction, subshape) slot
+	times         []int    // time of each instruction by ID, -1 if not in Sequence
+}
+
+// Span is the time interval [Start, End) of a computation in the flattened schedule.
+type Span struct{ Start, End int }
+
+// Range is a live range in the flattened schedule. Both ends are
+// inclusive, as XLA's HloLiveRange prints them: the value is live at every
+// time Start <= t <= End. HalfOpen converts to the [start, end) intervals
+// the packers use.
+type Range struct{ Start, End int }
+
+// HalfOpen returns the range as [start, end).
+func (r Range) HalfOpen() (start, end int) { return r.Start, r.End + 1 }
+
+// Contains reports whether the range covers time t.
+func (r Range) Contains(t int) bool { return r.Start <= t && t <= r.End }
+
+// Options configures Analyze. The zero value analyses the module in its own
+// instruction order (which is the schedule of a scheduled module).
+type Options struct {
+	// Schedule gives the order of each sequential computation; nil means
+	// each computation's instruction order.
+	Schedule *Schedule
+}
+
+// Analyze computes the values, buffers and live ranges of m as XLA's
+// HloDataflowAnalysis, HloAliasAnalysis and HloLiveRange (module-scoped)
+// do. It renumbers m's instructions (IDs are derived data). Sequentially
+// called computations must each have one call site (XLA flattens the call
+// graph before buffer assignment); FlattenCallGraph makes it so.
+func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
+	if m.Entry == nil {
+		return nil, fmt.Errorf("liveness: module %s has no entry computation", m.Name)
+	}
+	m.Renumber()
+	kinds, roots, err := classify(m)
+	if err != nil {
+		return nil, fmt.Errorf("liveness: %w", err)
+	}
+	if err := checkFlat(m, kinds); err != nil {
+		return nil, err
+	}
+	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, Schedule: opts.Schedule}
+	if a.Schedule == nil {
+		a.Schedule = ModuleOrder(m)
+	}
+	if err := a.Schedule.Validate(m, kinds); err != nil {
+		return nil, err
+	}
+	d := &dataflow{a: a, slots: make([]*Value, m.NumValues()), phis: map[phiKey]*Value{}, defs: map[phiKey]*Value{}, busy: map[*hlo.Computation]bool{}}
+	if err := d.run(); err != nil {
+		return nil, fmt.Errorf("liveness: %w", err)
+	}
+	a.slots = d.slots
+	a.collectValues(d)
+	a.buildBuffers()
+	a.flatten()
+	a.liveRanges()
+	return a, nil
+}
+
+// checkFlat reports a sequential computation called from more than one site.
+func checkFlat(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
+	sites := map[*hlo.Computation]*hlo.Instruction{}
+	for _, c := range m.Computations {
+		if kinds[c] != Sequential {
+			continue
+		}
+		for _, in := range c.Instructions {
+			switch in.Opcode {
+			case hlo.OpCall, hlo.OpWhile, hlo.OpConditional, hlo.OpAsyncStart:
+			default:
+				continue
+			}
+			for _, callee := range in.Callees() {
+				if prev := sites[callee]; prev != nil && prev != in {
+					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (liveness.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
+				}
+				sites[callee] = in
+			}
+		}
+	}
+	return nil
+}
+
+// ValueAt returns the value at position (in, ix), or nil when in holds no
+// values (a fusion body, an unreachable computation).
+func (a *Analysis) ValueAt(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
+	if in.FirstValue >= len(a.slots) {
+		return nil
+	}
+	o, ok := ordinalOf(in.Shape, ix)
+	if !ok {
+		return nil
+	}
+	return a.slots[in.FirstValue+o]
+}
+
+// Time returns the time of in in the flattened schedule, or -1.
+func (a *Analysis) Time(in *hlo.Instruction) int {
+	if in.ID < 0 || in.ID >= len(a.times) {
+		return -1
+	}
+	return a.times[in.ID]
+}
+
+// EndTime returns the length of the flattened schedule (XLA's schedule_end_time).
+func (a *Analysis) EndTime() int { return len(a.Sequence) }
+
+// collectValues numbers the values that occupy some position, walking the
+// computations callees first (as XLA's dataflow analysis creates them), so
+// that IDs follow XLA's order as closely as possible.
+func (a *Analysis) collectValues(d *dataflow) {
+	seen := make(map[*Value]bool, len(d.defs))
+	var comps []*hlo.Computation
+	for _, c := range postOrderComputations(a.Module) {
+		if k := a.Kinds[c]; k == Sequential || k == ThreadLocal {
+			comps = append(comps, c)
+		}
+	}
+	for _, c := range comps {
+		for _, in := range c.Instructions {
+			n := in.Shape.NumSubshapes()
+			for o := 0; o < n; o++ {
+				v := d.slots[in.FirstValue+o]
+				if v == nil || seen[v] {
+					continue
+				}
+				// A value is listed when its defining instruction is reached,
+				// so forwarded values keep the position of their definition.
+				if v.Inst != in {
+					continue
+				}
+				seen[v] = true
+				v.ID = len(a.Values)
+				a.Values = append(a.Values, v)
+			}
+		}
+	}
+	// Values defined where no slot shows them any more are dropped; values
+	// only visible through forwarding (none in valid modules) are added last.
+	for _, v := range d.slots {
+		if v != nil && !seen[v] {
+			seen[v] = true
+			v.ID = len(a.Values)
+			a.Values = append(a.Values, v)
+		}
+	}
+	d.positionsAndUses(comps)
+	for _, v := range a.Values {
+		sortPositions(v)
+		for _, p := range v.Positions {
+			if p.Inst == a.Module.Entry.Root {
+				v.LiveOut = true
+			}
+		}
+	}
+}
+
+// sortPositions puts the defining position first, keeping the others in
+// the order found.
+func sortPositions(v *Value) {
+	for i, p := range v.Positions {
+		if p.Inst == v.Inst && p.Index.Equal(v.Index) {
+			if i > 0 {
+				def := v.Positions[i]
+				copy(v.Positions[1:i+1], v.Positions[:i])
+				v.Positions[0] = def
+			}
+			return
+		}
+	}
+}
+
+// postOrderComputations returns the module's computations with every
+// callee before its callers (text order among independent ones).
+func postOrderComputations(m *hlo.Module) []*hlo.Computation {
+	var out []*hlo.Computation
+	seen := map[*hlo.Computation]bool{}
+	var visit func(c *hlo.Computation)
+	visit = func(c *hlo.Computation) {
+		if c == nil || seen[c] {
+			return
+		}
+		seen[c] = true
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				visit(callee)
+			}
+		}
+		out = append(out, c)
+	}
+	for _, c := range m.Computations {
+		visit(c)
+	}
+	return out
+}
+
+// flatten lays the schedule out in time as XLA's HloLiveRange does: before
+// a call, conditional or async-start its called computations; for a while,
+// the condition, then the body, then the while itself.
+func (a *Analysis) flatten() {
+	a.times = make([]int, a.Module.NumInstructions())
+	for i := range a.times {
+		a.times[i] = -1
+	}
+	a.Spans = map[*hlo.Computation]Span{}
+	var walk func(c *hlo.Computation)
+	walk = func(c *hlo.Computation) {
+		start := len(a.Sequence)
+		for _, in := range a.Schedule.Sequence(c) {
+			switch in.Opcode {
+			case hlo.OpCall, hlo.OpConditional, hlo.OpAsyncStart:
+				for _, callee := range in.Callees() {
+					walk(callee)
+				}
+			case hlo.OpWhile:
+				walk(in.Condition())
+				walk(in.Body())
+			}
+			a.times[in.ID] = len(a.Sequence)
+			a.Sequence = append(a.Sequence, in)
+		}
+		a.Spans[c] = Span{start, len(a.Sequence)}
+	}
+	walk(a.Module.Entry)
+}
+
+// liveRanges computes each value's range (XLA's
+// HloLiveRange::CalculateBufferStartEndMap) and then chains the ranges of
+// values that share a buffer (NormalizeAliasedBuffers).
+func (a *Analysis) liveRanges() {
+	end := a.EndTime()
+	entry := a.Module.Entry
+	aliasedParam := map[[2]int64]bool{}
+	for _, al := range a.Module.InputOutputAlias {
+		if o, ok := ordinalOf(paramShape(entry, al.Param), al.ParamIndex); ok {
+			aliasedParam[[2]int64{al.Param, int64(o)}] = true
+		}
+	}
+	for _, v := range a.Values {
+		def := v.Inst
+		t := a.Time(def)
+		if t < 0 {
+			continue // thread-local or otherwise outside the flattened schedule
+		}
+		start := t
+		if def.Opcode == hlo.OpParameter {
+			start = a.Spans[def.Parent].Start
+		}
+		last := start
+		// Positions: a position at a computation's root counts at that
+		// computation's span end.
+		for _, p := range v.Positions {
+			var pt int
+			if p.Inst.IsRoot() {
+				span, ok := a.Spans[p.Inst.Parent]
+				if !ok {
+					continue
+				}
+				pt = span.End
+			} else {
+				if pt = a.Time(p.Inst); pt < 0 {
+					continue
+				}
+			}
+			last = max(last, pt)
+		}
+		// Uses: a call's use is ignored (its callee is flattened in); a
+		// while's use moves to the body parameter, so the init value dies
+		// as the body starts.
+		for _, u := range v.Uses {
+			used := u.Inst
+			if used.Opcode == hlo.OpCall {
+				continue
+			}
+			if used.Opcode == hlo.OpWhile {
+				if b := used.Body(); b != nil && len(b.Params) > 0 && b.Params[0] != nil {
+					used = b.Params[0]
+				}
+			}
+			if ut := a.Time(used); ut >= 0 {
+				last = max(last, ut)
+			}
+		}
+		// Entry parameters that no output aliases live to the end.
+		if def.Opcode == hlo.OpParameter && def.Parent == entry &&
+			!aliasedParam[[2]int64{def.ParameterNumber, int64(ordinal(def.Shape, v.Index))}] {
+			last = end
+		}
+		v.Range = Range{start, last}
+		v.Scheduled = true
+	}
+	// Normalize: values of one buffer get disjoint, chained ranges.
+	for _, b := range a.Buffers {
+		var vs []*Value
+		for _, v := range b.Values {
+			if v.Scheduled {
+				vs = append(vs, v)
+			}
+		}
+		sort.Slice(vs, func(i, j int) bool {
+			ri, rj := vs[i].Range, vs[j].Range
+			if ri.Start != rj.Start {
+				return ri.Start < rj.Start
+			}
+			if ri.End != rj.End {
+				return ri.End < rj.End
+			}
+			return vs[i].ID < vs[j].ID
+		})
+		for i := 0; i+1 < len(vs); i++ {
+			r1, r2 := &vs[i].Range, &vs[i+1].Range
+			r2.End = max(r1.End, r2.End)
+			r1.End = min(r1.End, r2.Start)
+		}
+	}
+}
+
+func paramShape(c *hlo.Computation, n int64) hlo.Shape {
+	if n < 0 || n >= int64(len(c.Params)) || c.Params[n] == nil {
+		return hlo.Shape{}
+	}
+	return c.Params[n].Shape
+}

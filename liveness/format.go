@@ -1,0 +1,172 @@
+package liveness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// WriteXLA writes the analysis as XLA's HloLiveRange::ToString does:
+//
+//	HloLiveRange (max N):
+//	  InstructionSequence:
+//	    0:name
+//	  BufferLiveRange:
+//	    name{index}:start-end
+//	  Live ranges at T (peak):
+//	    name: S bytes
+//
+// Ranges are inclusive, as in XLA. The peak section follows XLA's
+// ComputePeakMemoryMoment: per value, ignoring aliasing, unpadded sizes.
+func (a *Analysis) WriteXLA(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "HloLiveRange (max %d):\n", a.EndTime())
+	b.WriteString("  InstructionSequence:\n")
+	for t, in := range a.Sequence {
+		fmt.Fprintf(&b, "    %d:%s\n", t, in.Name)
+	}
+	b.WriteString("  BufferLiveRange:\n")
+	for _, v := range a.Values {
+		if v.Scheduled {
+			fmt.Fprintf(&b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
+		}
+	}
+	if t, live := a.peakMoment(); t >= 0 {
+		fmt.Fprintf(&b, "  Live ranges at %d (peak):\n", t)
+		for _, v := range live {
+			name := v.Inst.Name
+			if len(v.Index) > 0 {
+				name = v.Name()
+			}
+			fmt.Fprintf(&b, "    %s: %d bytes\n", name, instSize(v))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// peakMoment reproduces XLA's HloLiveRange::ComputePeakMemoryMoment: an
+// event sweep with +size at each value's start and -size after its end,
+// starts before ends at equal times, sizes of the defining instruction's
+// whole shape, aliasing ignored. The peak is the first time the running
+// total reaches its maximum; that total still counts values that ended one
+// step before. It returns the time and the values live then.
+func (a *Analysis) peakMoment() (int, []*Value) {
+	end := a.EndTime()
+	if end == 0 {
+		return -1, nil
+	}
+	starts := make([]int64, end+2)
+	ends := make([]int64, end+2)
+	for _, v := range a.Values {
+		if v.Scheduled {
+			s := instSize(v)
+			starts[v.Range.Start] += s
+			ends[v.Range.End+1] += s
+		}
+	}
+	var cur, best int64
+	bestT := -1
+	for t := 0; t <= end+1; t++ {
+		cur += starts[t]
+		if cur > best {
+			best, bestT = cur, t
+		}
+		cur -= ends[t]
+	}
+	var live []*Value
+	for _, v := range a.Values {
+		if v.Scheduled && v.Range.Contains(bestT) {
+			live = append(live, v)
+		}
+	}
+	return bestT, live
+}
+
+// instSize is the size XLA's peak report uses: the defining instruction's
+// whole shape.
+func instSize(v *Value) int64 {
+	n, err := hlo.ByteSize(v.Inst.Shape)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// JSON form of the analysis.
+type jsonAnalysis struct {
+	Module     string       `json:"module"`
+	Schedule   string       `json:"schedule"`
+	Max        int          `json:"max"`
+	Sequence   []string     `json:"sequence"`
+	Values     []jsonValue  `json:"values"`
+	Buffers    []jsonBuffer `json:"buffers"`
+	LowerBound jsonBound    `json:"lower_bound"`
+}
+
+type jsonValue struct {
+	ID     int     `json:"id"`
+	Name   string  `json:"name"`
+	Index  []int64 `json:"index"`
+	Shape  string  `json:"shape"`
+	Size   int64   `json:"size"`
+	Start  int     `json:"start"`
+	End    int     `json:"end"` // inclusive
+	Buffer int     `json:"buffer"`
+	Phi    bool    `json:"phi,omitempty"`
+	Out    bool    `json:"live_out,omitempty"`
+}
+
+type jsonBuffer struct {
+	ID     int   `json:"id"`
+	Size   int64 `json:"size"`
+	Color  int64 `json:"color"`
+	Values []int `json:"values"`
+	Start  int   `json:"start"`
+	End    int   `json:"end"`
+}
+
+type jsonBound struct {
+	Bytes   int64 `json:"bytes"`
+	Time    int   `json:"time"`
+	Buffers []int `json:"buffers"`
+}
+
+// WriteJSON writes the sequence, every scheduled value with its size and
+// inclusive range, the buffers and the lower bound as JSON.
+func (a *Analysis) WriteJSON(w io.Writer) error {
+	out := jsonAnalysis{Module: a.Module.Name, Schedule: a.Schedule.Name, Max: a.EndTime(), Sequence: make([]string, len(a.Sequence)),
+		Values: []jsonValue{}, Buffers: []jsonBuffer{}}
+	for t, in := range a.Sequence {
+		out.Sequence[t] = in.Name
+	}
+	for _, v := range a.Values {
+		if !v.Scheduled {
+			continue
+		}
+		out.Values = append(out.Values, jsonValue{ID: v.ID, Name: v.Inst.Name, Index: append([]int64{}, v.Index...), Shape: v.Shape.String(),
+			Size: v.Size, Start: v.Range.Start, End: v.Range.End, Buffer: v.Buffer.ID, Phi: v.IsPhi, Out: v.LiveOut})
+	}
+	for _, b := range a.Buffers {
+		r, ok := b.Range()
+		if !ok {
+			continue
+		}
+		jb := jsonBuffer{ID: b.ID, Size: b.Size, Color: b.Color, Start: r.Start, End: r.End}
+		for _, v := range b.Values {
+			jb.Values = append(jb.Values, v.ID)
+		}
+		out.Buffers = append(out.Buffers, jb)
+	}
+	lb := a.LowerBound(nil)
+	out.LowerBound = jsonBound{Bytes: lb.Bytes, Time: lb.Time, Buffers: []int{}}
+	for _, b := range lb.Live {
+		out.LowerBound.Buffers = append(out.LowerBound.Buffers, b.ID)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

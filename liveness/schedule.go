@@ -1,0 +1,97 @@
+package liveness
+
+import (
+	"fmt"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// Schedule gives the execution order of each sequential computation: a
+// permutation of its instructions in which every operand and control
+// predecessor comes before its users.
+type Schedule struct {
+	seqs map[*hlo.Computation][]*hlo.Instruction
+	// Name says which scheduler made the schedule ("module order", "list", ...).
+	Name string
+}
+
+// NewSchedule returns an empty schedule.
+func NewSchedule(name string) *Schedule {
+	return &Schedule{seqs: map[*hlo.Computation][]*hlo.Instruction{}, Name: name}
+}
+
+// ModuleOrder returns the schedule in which every computation runs in its
+// text order; for a scheduled module that is XLA's schedule.
+func ModuleOrder(m *hlo.Module) *Schedule {
+	s := NewSchedule("module order")
+	for _, c := range m.Computations {
+		s.seqs[c] = c.Instructions
+	}
+	return s
+}
+
+// Set sets the sequence of c.
+func (s *Schedule) Set(c *hlo.Computation, seq []*hlo.Instruction) { s.seqs[c] = seq }
+
+// Sequence returns the sequence of c (its text order when none was set).
+func (s *Schedule) Sequence(c *hlo.Computation) []*hlo.Instruction {
+	if seq, ok := s.seqs[c]; ok {
+		return seq
+	}
+	return c.Instructions
+}
+
+// Validate checks that the sequence of every sequential computation is a
+// permutation of its instructions that respects data and control
+// dependencies.
+func (s *Schedule) Validate(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
+	for _, c := range m.Computations {
+		if kinds != nil && kinds[c] != Sequential {
+			continue
+		}
+		if err := validSequence(c, s.Sequence(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
+	if len(seq) != len(c.Instructions) {
+		return fmt.Errorf("liveness: schedule of %s has %d instructions, the computation %d", c.Name, len(seq), len(c.Instructions))
+	}
+	done := make(map[*hlo.Instruction]bool, len(seq))
+	for _, in := range seq {
+		if in.Parent != c {
+			return fmt.Errorf("liveness: schedule of %s holds %s from another computation", c.Name, in.Name)
+		}
+		if done[in] {
+			return fmt.Errorf("liveness: schedule of %s lists %s twice", c.Name, in.Name)
+		}
+		for _, o := range in.Operands {
+			if !done[o] {
+				return fmt.Errorf("liveness: schedule of %s runs %s before its operand %s", c.Name, in.Name, o.Name)
+			}
+		}
+		for _, p := range in.ControlPredecessors() {
+			if !done[p] {
+				return fmt.Errorf("liveness: schedule of %s runs %s before its control predecessor %s", c.Name, in.Name, p.Name)
+			}
+		}
+		done[in] = true
+	}
+	return nil
+}
+
+// Apply reorders the instructions of every scheduled computation of m to
+// the schedule and marks the module scheduled, so that printing it gives
+// XLA's scheduled form.
+func (s *Schedule) Apply(m *hlo.Module) {
+	for _, c := range m.Computations {
+		if seq, ok := s.seqs[c]; ok && len(seq) == len(c.Instructions) {
+			c.Instructions = append([]*hlo.Instruction(nil), seq...)
+		}
+	}
+	m.IsScheduled = true
+	m.Renumber()
+}
