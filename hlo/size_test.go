@@ -29,8 +29,8 @@ func TestByteSize(t *testing.T) {
 		{"s8[5]", 5},
 		{"u64[1]", 8},
 		{"f8e4m3fn[9]", 9},
-		{"s4[5]", 5},                 // unpacked: one byte per element
-		{"s4[5]{0:E(4)}", 3},         // packed two per byte, rounded up
+		{"s4[5]", 5},         // unpacked: one byte per element
+		{"s4[5]{0:E(4)}", 3}, // packed two per byte, rounded up
 		{"u4[1024,512]{1,0:E(4)}", 262144},
 		{"f4e2m1fn[6]{0:E(4)}", 3},
 		{"u2[7]{0:E(2)}", 2},
