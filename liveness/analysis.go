@@ -69,23 +69,42 @@ func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
 	if err := checkFlat(m, kinds); err != nil {
 		return nil, err
 	}
-	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, Schedule: opts.Schedule}
-	if a.Schedule == nil {
-		a.Schedule = ModuleOrder(m)
-	}
-	if err := a.Schedule.Validate(m, kinds); err != nil {
-		return nil, err
-	}
-	d := &dataflow{a: a, slots: make([]*Value, m.NumValues()), phis: map[phiKey]*Value{}, defs: map[phiKey]*Value{}, busy: map[*hlo.Computation]bool{}}
+	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots}
+	d := &dataflow{a: a, slots: make([]*Value, m.NumValues()), defs: make([]*Value, m.NumValues()), busy: map[*hlo.Computation]bool{}}
 	if err := d.run(); err != nil {
 		return nil, fmt.Errorf("liveness: %w", err)
 	}
 	a.slots = d.slots
 	a.collectValues(d)
 	a.buildBuffers()
+	s := opts.Schedule
+	if s == nil {
+		s = ModuleOrder(m)
+		if s.Validate(m, kinds) != nil {
+			// Text with forward references is not an order: use post-order.
+			s = PostOrder(m)
+		}
+	}
+	if err := a.Reschedule(s); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reschedule recomputes the flattened sequence and every live range for
+// schedule s; values and buffers do not depend on the schedule.
+func (a *Analysis) Reschedule(s *Schedule) error {
+	if err := s.Validate(a.Module, a.Kinds); err != nil {
+		return err
+	}
+	a.Schedule = s
+	a.Sequence = a.Sequence[:0]
+	for _, v := range a.Values {
+		v.Range, v.Scheduled = Range{}, false
+	}
 	a.flatten()
 	a.liveRanges()
-	return a, nil
+	return nil
 }
 
 // checkFlat reports a sequential computation called from more than one site.
@@ -140,7 +159,7 @@ func (a *Analysis) EndTime() int { return len(a.Sequence) }
 // computations callees first (as XLA's dataflow analysis creates them), so
 // that IDs follow XLA's order as closely as possible.
 func (a *Analysis) collectValues(d *dataflow) {
-	seen := make(map[*Value]bool, len(d.defs))
+	seen := make(map[*Value]bool, len(d.slots))
 	var comps []*hlo.Computation
 	for _, c := range postOrderComputations(a.Module) {
 		if k := a.Kinds[c]; k == Sequential || k == ThreadLocal {

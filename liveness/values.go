@@ -110,13 +110,12 @@ func (k CompKind) String() string {
 type dataflow struct {
 	a     *Analysis
 	slots []*Value // value at each (instruction, subshape) slot: FirstValue + pre-order ordinal
-	phis  map[phiKey]*Value
-	defs  map[phiKey]*Value // defined values by (instruction ID, ordinal), stable across re-runs
-	busy  map[*hlo.Computation]bool
-	err   error
+	// defs holds the value each slot's instruction defines there (a phi
+	// for a while or conditional), so re-running a loop body reuses them.
+	defs []*Value
+	busy map[*hlo.Computation]bool
+	err  error
 }
-
-type phiKey struct{ inst, ord int }
 
 // classify assigns every computation its kind, walking the call graph
 // from the entry, and lists the computations entered from a parallel
@@ -237,26 +236,22 @@ func (d *dataflow) slot(in *hlo.Instruction, ord int) int { return in.FirstValue
 
 // define returns the value in defines at ordinal ord, creating it once.
 func (d *dataflow) define(in *hlo.Instruction, ord int) *Value {
-	key := phiKey{in.ID, ord}
-	if v := d.defs[key]; v != nil {
+	k := d.slot(in, ord)
+	if v := d.defs[k]; v != nil {
 		return v
 	}
 	ix := indexAt(in.Shape, ord)
 	sub, _ := in.Shape.Subshape(ix)
 	size, _ := hlo.ByteSize(sub)
 	v := &Value{Inst: in, Index: ix, Shape: sub, Size: size, Color: sub.MemorySpace()}
-	d.defs[key] = v
+	d.defs[k] = v
 	return v
 }
 
+// phi returns the phi value of a while or conditional at ordinal ord.
 func (d *dataflow) phi(in *hlo.Instruction, ord int) *Value {
-	key := phiKey{in.ID, ord}
-	if v := d.phis[key]; v != nil {
-		return v
-	}
 	v := d.define(in, ord)
 	v.IsPhi = true
-	d.phis[key] = v
 	return v
 }
 

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+func init() {
+	register(&command{
+		name:    "liveness",
+		usage:   "[--format=xla|json] [--schedule=keep|postorder|dfs|list|best] FILE.hlo",
+		summary: "live ranges of every buffer; --format=xla matches XLA's HloLiveRange dump",
+		run:     runLiveness,
+	})
+}
+
+// scheduleFlag documents the --schedule choices shared by several commands.
+const scheduleFlag = "keep|postorder|dfs|list|best; default keep for a scheduled module, best otherwise"
+
+func runLiveness(e *env, args []string) error {
+	c := commands["liveness"]
+	fs := newFlagSet(c, e)
+	format := fs.String("format", "xla", "output format: xla or json")
+	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	file, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *format != "xla" && *format != "json" {
+		return fmt.Errorf("hlomem liveness: unknown format %q (want xla or json)", *format)
+	}
+	mods, err := loadModules(file, true)
+	if err != nil {
+		return err
+	}
+	for i, m := range mods {
+		a, err := analyzeModule(m, *sched)
+		if err != nil {
+			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+		}
+		if i > 0 && *format == "xla" {
+			e.stdout.WriteString("\n// -----\n\n")
+		}
+		if *format == "json" {
+			err = a.WriteJSON(e.stdout)
+		} else {
+			err = a.WriteXLA(e.stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// analyzeModule flattens the call graph (as XLA does before buffer
+// assignment), analyses m and applies the named scheduler ("" picks keep
+// for a scheduled module and best otherwise).
+func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
+	if _, err := hlo.FlattenCallGraph(m); err != nil {
+		return nil, err
+	}
+	a, err := liveness.Analyze(m, liveness.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if sched == "" {
+		sched = liveness.SchedBest
+		if m.IsScheduled {
+			sched = liveness.SchedKeep
+		}
+	}
+	if sched == liveness.SchedKeep {
+		return a, nil
+	}
+	s, err := liveness.ScheduleByName(a, sched)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Reschedule(s); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

@@ -1,0 +1,152 @@
+package hlo
+
+import "strconv"
+
+// NameUniquer hands out names not yet used in a module: a taken name gets
+// a ".N" suffix, as XLA's NameUniquer does.
+type NameUniquer struct {
+	used map[string]bool
+}
+
+// NewNameUniquer returns a uniquer that knows every computation and
+// instruction name of m.
+func NewNameUniquer(m *Module) *NameUniquer {
+	u := &NameUniquer{used: map[string]bool{}}
+	for _, c := range m.Computations {
+		u.used[c.Name] = true
+		for _, in := range c.Instructions {
+			u.used[in.Name] = true
+		}
+	}
+	return u
+}
+
+// Unique returns name, or name.N for the smallest N that is free, and
+// records it as used.
+func (u *NameUniquer) Unique(name string) string {
+	if !u.used[name] {
+		u.used[name] = true
+		return name
+	}
+	for i := 1; ; i++ {
+		n := name + "." + strconv.Itoa(i)
+		if !u.used[n] {
+			u.used[n] = true
+			return n
+		}
+	}
+}
+
+// Clone returns a copy of c named after it with the given suffix
+// ("body" -> "body.clone"), whose instructions are copies with suffixed
+// unique names. The copy calls the same computations as c and is not yet
+// part of any module's Computations list; its Module is c's.
+func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
+	nc := &Computation{Name: names.Unique(c.Name + "." + suffix), Module: c.Module, Pos: c.Pos, ExecutionThread: c.ExecutionThread}
+	remap := make(map[*Instruction]*Instruction, len(c.Instructions))
+	nc.Instructions = make([]*Instruction, len(c.Instructions))
+	for i, in := range c.Instructions {
+		cp := *in
+		cp.Name = in.Name
+		if !in.ImplicitGTE {
+			cp.Name = names.Unique(in.Name + "." + suffix)
+		}
+		cp.Parent = nc
+		cp.Users = nil
+		cp.Operands = append([]*Instruction(nil), in.Operands...)
+		cp.Dimensions = append([]int64(nil), in.Dimensions...)
+		cp.Attrs = append([]Attr(nil), in.Attrs...)
+		if in.Metadata != nil {
+			md := *in.Metadata
+			cp.Metadata = &md
+		}
+		if in.Ext != nil {
+			x := *in.Ext
+			x.Calls = append([]*Computation(nil), x.Calls...)
+			x.Branches = append([]*Computation(nil), x.Branches...)
+			x.CalledComputations = append([]*Computation(nil), x.CalledComputations...)
+			x.ControlPredecessors = append([]*Instruction(nil), x.ControlPredecessors...)
+			x.ControlSuccessors = nil
+			cp.Ext = &x
+		}
+		nc.Instructions[i] = &cp
+		remap[in] = &cp
+	}
+	for _, in := range nc.Instructions {
+		for k, op := range in.Operands {
+			if r := remap[op]; r != nil {
+				in.Operands[k] = r
+			}
+		}
+		if in.Ext != nil {
+			for k, p := range in.Ext.ControlPredecessors {
+				if r := remap[p]; r != nil {
+					in.Ext.ControlPredecessors[k] = r
+				}
+			}
+		}
+	}
+	nc.Root = remap[c.Root]
+	if c.Params != nil {
+		nc.Params = make([]*Instruction, len(c.Params))
+		for i, p := range c.Params {
+			nc.Params[i] = remap[p]
+		}
+	}
+	nc.rebuildUsers()
+	return nc
+}
+
+// FlattenCallGraph gives every computation that runs in its caller's
+// thread (the bodies of call, while, conditional and async-start) exactly
+// one call site, cloning it for each further site, as XLA's
+// FlattenCallGraph pass does before buffer assignment. Computations called
+// from fusions or in a parallel context (reduce's to_apply and the like)
+// stay shared. It reports whether it changed the module.
+func FlattenCallGraph(m *Module) (changed bool, err error) {
+	if m.Entry == nil {
+		return false, nil
+	}
+	names := NewNameUniquer(m)
+	seen := map[*Computation]bool{m.Entry: true}
+	var visit func(c *Computation)
+	visit = func(c *Computation) {
+		for _, in := range c.Instructions {
+			if in.Ext == nil || !isSequentialCall(in.Opcode) {
+				continue
+			}
+			x := in.Ext
+			for _, slot := range []*[]*Computation{&x.Calls, &x.Branches, &x.CalledComputations} {
+				for i, callee := range *slot {
+					(*slot)[i] = flattenOne(m, callee, seen, names, &changed, visit)
+				}
+			}
+			for _, p := range []**Computation{&x.ToApply, &x.Condition, &x.Body} {
+				*p = flattenOne(m, *p, seen, names, &changed, visit)
+			}
+		}
+	}
+	visit(m.Entry)
+	if changed {
+		m.Renumber()
+	}
+	return changed, nil
+}
+
+func isSequentialCall(op Opcode) bool {
+	return op == OpCall || op == OpWhile || op == OpConditional || op == OpAsyncStart
+}
+
+func flattenOne(m *Module, c *Computation, seen map[*Computation]bool, names *NameUniquer, changed *bool, visit func(*Computation)) *Computation {
+	if c == nil {
+		return nil
+	}
+	if seen[c] {
+		c = c.Clone("clone", names)
+		m.Computations = append(m.Computations, c)
+		*changed = true
+	}
+	seen[c] = true
+	visit(c)
+	return c
+}

@@ -1,0 +1,57 @@
+package hlo
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFlattenCallGraph(t *testing.T) {
+	m := mustParse(t, `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+f {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}
+g {
+  y = f32[4] parameter(0)
+  ROOT c = f32[] call(y), to_apply=f
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[] call(p), to_apply=f
+  c2 = f32[] call(p), to_apply=f
+  c3 = f32[] call(p), to_apply=g
+  ROOT t = (f32[], f32[], f32[]) tuple(c1, c2, c3)
+}`)
+	before := m.String()
+	changed, err := FlattenCallGraph(m)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.NoError(t, Verify(m))
+	e := m.Entry
+	f1, f2 := e.Instruction("c1").ToApply(), e.Instruction("c2").ToApply()
+	require.Equal(t, "f", f1.Name)
+	require.Equal(t, "f.clone", f2.Name)
+	require.NotSame(t, f1, f2)
+	f3 := m.Computation("g").Instruction("c").ToApply()
+	require.Equal(t, "f.clone.1", f3.Name, "g's call is a third site of f")
+	// The reduction function stays shared: it runs in a parallel context.
+	require.Same(t, f1.Root.ToApply(), f2.Root.ToApply())
+	require.Equal(t, "r.clone", f2.Root.Name)
+	require.Same(t, f2.Instructions[0], f2.Root.Operands[0], "operands point into the clone")
+	// A second run changes nothing, and says so.
+	after := m.String()
+	changed, err = FlattenCallGraph(m)
+	require.NoError(t, err)
+	require.False(t, changed)
+	require.Equal(t, after, m.String())
+	require.NotEqual(t, before, after)
+	require.True(t, strings.Contains(after, "%f.clone.1 (x.clone.1: f32[4])"))
+}

@@ -1,0 +1,161 @@
+package liveness
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/stretchr/testify/require"
+)
+
+// checkSchedule verifies independently of Schedule.Validate that every
+// sequential computation's sequence is a permutation of its instructions
+// with operands and control predecessors first.
+func checkSchedule(t *testing.T, a *Analysis, s *Schedule) {
+	t.Helper()
+	for _, c := range a.Module.Computations {
+		if a.Kinds[c] != Sequential {
+			continue
+		}
+		seq := s.Sequence(c)
+		pos := map[*hlo.Instruction]int{}
+		for i, in := range seq {
+			if _, dup := pos[in]; dup {
+				t.Fatalf("%s: %s: %s scheduled twice", s.Name, c.Name, in.Name)
+			}
+			pos[in] = i
+		}
+		require.Equal(t, len(c.Instructions), len(seq), "%s: %s", s.Name, c.Name)
+		for _, in := range c.Instructions {
+			p, ok := pos[in]
+			require.True(t, ok, "%s: %s missing from the schedule of %s", s.Name, in.Name, c.Name)
+			for _, o := range in.Operands {
+				require.Less(t, pos[o], p, "%s: %s runs before its operand %s", s.Name, in.Name, o.Name)
+			}
+			for _, cp := range in.ControlPredecessors() {
+				require.Less(t, pos[cp], p, "%s: %s runs before its control predecessor %s", s.Name, in.Name, cp.Name)
+			}
+		}
+	}
+}
+
+// bruteBound recomputes the lower bound time step by time step.
+func bruteBound(a *Analysis) (int64, map[int]bool) {
+	best, bestT := int64(0), -1
+	for t := 0; t <= a.EndTime(); t++ {
+		var sum int64
+		for _, b := range a.Buffers {
+			if r, ok := b.Range(); ok && r.Contains(t) {
+				sum += b.Size
+			}
+		}
+		if sum > best {
+			best, bestT = sum, t
+		}
+	}
+	live := map[int]bool{}
+	for _, b := range a.Buffers {
+		if r, ok := b.Range(); ok && r.Contains(bestT) {
+			live[b.ID] = true
+		}
+	}
+	return best, live
+}
+
+func TestSchedulersOnRandomModules(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		src := randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%60)})
+		m, err := hlo.ParseModule("rand.hlo", src)
+		require.NoError(t, err)
+		a, err := Analyze(m, Options{})
+		require.NoError(t, err, "seed %d", seed)
+		for _, name := range []string{SchedKeep, SchedPostOrder, SchedDFS, SchedList} {
+			s, err := ScheduleByName(a, name)
+			require.NoError(t, err)
+			checkSchedule(t, a, s)
+			require.NoError(t, a.Reschedule(s))
+			lb := a.LowerBound(nil)
+			want, live := bruteBound(a)
+			require.Equal(t, want, lb.Bytes, "seed %d %s", seed, name)
+			got := map[int]bool{}
+			for _, b := range lb.Live {
+				got[b.ID] = true
+			}
+			require.Equal(t, live, got, "seed %d %s: buffers live at the peak", seed, name)
+		}
+		s, cands, err := Best(a)
+		require.NoError(t, err)
+		checkSchedule(t, a, s)
+		for _, c := range cands {
+			require.LessOrEqual(t, a.LowerBound(nil).Bytes, c.LowerBound, "best is no worse than %s", c.Name)
+		}
+	}
+}
+
+// TestSchedulersOnCorpus schedules every corpus module (call graph
+// flattened) with each scheduler and checks the result is a valid order.
+func TestSchedulersOnCorpus(t *testing.T) {
+	files := corpus.Glob(t, "hlo/*/*.hlo")
+	files = append(files, corpus.Glob(t, "paired/*/*after_optimizations.txt")...)
+	for _, f := range files {
+		mods, err := hlo.ParseFile(f)
+		if err != nil {
+			continue // the file without a module
+		}
+		for _, m := range mods {
+			if testing.Short() && m.NumInstructions() > 5000 {
+				continue
+			}
+			_, err := hlo.FlattenCallGraph(m)
+			require.NoError(t, err)
+			a, err := Analyze(m, Options{})
+			require.NoError(t, err, "%s", filepath.Base(f))
+			for _, name := range []string{SchedPostOrder, SchedDFS, SchedList} {
+				s, err := ScheduleByName(a, name)
+				require.NoError(t, err)
+				checkSchedule(t, a, s)
+			}
+		}
+	}
+}
+
+// TestListSchedulerSavesMemory: two independent chains that each shrink a
+// large input; running each chain to its end before starting the other
+// keeps only one large temporary live.
+func TestListSchedulerSavesMemory(t *testing.T) {
+	m, err := hlo.ParseModule("chains.hlo", `HloModule chains
+ENTRY e {
+  p = f32[4] parameter(0)
+  a1 = f32[1024] broadcast(p), dimensions={}
+  b1 = f32[1024] broadcast(p), dimensions={}
+  a2 = f32[1024] negate(a1)
+  b2 = f32[1024] negate(b1)
+  z = f32[] constant(0)
+  ra = f32[] reduce(a2, z), dimensions={0}, to_apply=add
+  rb = f32[] reduce(b2, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[], f32[]) tuple(ra, rb)
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}`)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	a, err := Analyze(m, Options{})
+	require.NoError(t, err)
+	keep := a.LowerBound(nil).Bytes
+	s, _, err := Best(a)
+	require.NoError(t, err)
+	best := a.LowerBound(nil).Bytes
+	require.Less(t, best, keep, "interleaved text order keeps both chains live")
+	// p, one chain's two temporaries, the constant and the first result.
+	require.EqualValues(t, 16+2*4096+4+4, best)
+	_ = s
+}

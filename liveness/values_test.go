@@ -1,0 +1,219 @@
+package liveness
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/stretchr/testify/require"
+)
+
+func analyze(t *testing.T, src string) *Analysis {
+	t.Helper()
+	m, err := hlo.ParseModule("t.hlo", src)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	a, err := Analyze(m, Options{})
+	require.NoError(t, err)
+	return a
+}
+
+// rangeLines returns "name{index}:start-end" for every scheduled value.
+func rangeLines(a *Analysis) []string {
+	var out []string
+	for _, v := range a.Values {
+		if v.Scheduled {
+			out = append(out, v.Name()+":"+itoa(v.Range.Start)+"-"+itoa(v.Range.End))
+		}
+	}
+	return sorted(out)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// bufferOf returns the names of the values sharing a buffer with name.
+func bufferOf(a *Analysis, name string) []string {
+	for _, v := range a.Values {
+		if v.Name() == name {
+			var out []string
+			for _, w := range v.Buffer.Values {
+				out = append(out, w.Name())
+			}
+			return sorted(out)
+		}
+	}
+	return nil
+}
+
+func TestWhileLoop(t *testing.T) {
+	a := analyze(t, `HloModule w, is_scheduled=true
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  c = s32[] constant(4)
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  nx = f32[4] negate(x)
+  ROOT t = (s32[], f32[4]) tuple(ni, nx)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, p)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}`)
+	// Flattened: the condition, then the body, then the while.
+	var seq []string
+	for _, in := range a.Sequence {
+		seq = append(seq, in.Parent.Name+"/"+in.Name)
+	}
+	require.Equal(t, []string{"e/p", "e/z", "e/init", "cond/s", "cond/i", "cond/c", "cond/lt",
+		"body/s", "body/i", "body/x", "body/one", "body/ni", "body/nx", "body/t", "e/w", "e/r"}, seq)
+	// The loop state the body changes becomes phis at the while; the init
+	// values die when the body starts (time 7); values of one buffer are
+	// chained.
+	want := sorted([]string{
+		"p{}:0-12", "z{}:1-7", "init{}:2-7",
+		"c{}:5-6", "lt{}:6-7",
+		"one{}:10-11", "ni{}:11-14", "nx{}:12-14", "t{}:13-14",
+		"w{}:14-15", "w{0}:14-14", "w{1}:14-16",
+	})
+	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
+		t.Errorf("ranges (-want +got):\n%s", diff)
+	}
+	require.Equal(t, []string{"ni{}", "w{0}", "z{}"}, bufferOf(a, "z{}"))
+	require.Equal(t, []string{"nx{}", "p{}", "w{1}"}, bufferOf(a, "p{}"))
+	require.Equal(t, []string{"init{}", "t{}", "w{}"}, bufferOf(a, "t{}"))
+	w1 := a.ValueAt(a.Module.Entry.Instruction("w"), hlo.ShapeIndex{1})
+	require.True(t, w1.IsPhi)
+	require.True(t, w1.LiveOut)
+	require.Same(t, w1, a.ValueAt(a.Module.Computation("body").Instruction("x"), nil), "the body reads the phi")
+}
+
+func TestWhileInvariantStateHasNoPhi(t *testing.T) {
+	a := analyze(t, `HloModule w, is_scheduled=true
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  ni = s32[] add(i, i)
+  ROOT t = (s32[], f32[4]) tuple(ni, x)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, p)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}`)
+	w := a.Module.Entry.Root
+	require.True(t, a.ValueAt(w, hlo.ShapeIndex{0}).IsPhi)
+	require.Same(t, a.ValueAt(a.Module.Entry.Instruction("p"), nil), a.ValueAt(w, hlo.ShapeIndex{1}), "x passes through unchanged")
+}
+
+func TestConditionalAndCall(t *testing.T) {
+	a := analyze(t, `HloModule c, is_scheduled=true
+yes {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+}
+no {
+  b = f32[4] parameter(0)
+  ROOT same = f32[4] bitcast(b)
+}
+callee {
+  q = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(q)
+}
+ENTRY e {
+  pr = pred[] parameter(0)
+  x = f32[4] parameter(1)
+  k = f32[4] call(x), to_apply=callee
+  ROOT cd = f32[4] conditional(pr, k, k), true_computation=yes, false_computation=no
+}`)
+	var seq []string
+	for _, in := range a.Sequence {
+		seq = append(seq, in.Name)
+	}
+	require.Equal(t, []string{"pr", "x", "q", "e", "k", "a", "n", "b", "same", "cd"}, seq)
+	cd := a.Module.Entry.Root
+	v := a.ValueAt(cd, nil)
+	require.True(t, v.IsPhi, "the branches disagree, so the conditional defines a phi")
+	require.Equal(t, []string{"cd{}", "e{}", "n{}"}, bufferOf(a, "cd{}"), "branch roots share the result's buffer")
+	want := sorted([]string{"pr{}:0-10", "x{}:0-10", "e{}:3-6", "n{}:6-9", "cd{}:9-10"})
+	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
+		t.Errorf("ranges (-want +got):\n%s", diff)
+	}
+}
+
+func TestDonationAndInPlace(t *testing.T) {
+	a := analyze(t, `HloModule d, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }
+fused_dus {
+  buf = f32[8] parameter(0)
+  upd = f32[2] parameter(1)
+  i = s32[] parameter(2)
+  ROOT d = f32[8] dynamic-update-slice(buf, upd, i)
+}
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  p1 = f32[2] parameter(1)
+  c = s32[] constant(3)
+  neg = f32[8] negate(p0)
+  f = f32[8] fusion(neg, p1, c), kind=kLoop, calls=fused_dus
+  ROOT t = (f32[8], f32[8]) tuple(f, neg)
+}`)
+	// p0 is donated to output {0}: it does not live to the end.
+	require.Equal(t, []string{"f{}", "neg{}", "p0{}"}, bufferOf(a, "p0{}"))
+	want := sorted([]string{"p0{}:0-3", "p1{}:0-6", "c{}:2-4", "neg{}:3-4", "f{}:4-6", "t{}:5-6"})
+	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
+		t.Errorf("ranges (-want +got):\n%s", diff)
+	}
+	pairs := InPlacePairs(a.Module.Entry.Instruction("f"))
+	require.Equal(t, []InPlacePair{{Output: hlo.ShapeIndex{}, Operand: 0, OperandIndex: hlo.ShapeIndex{}}}, pairs)
+}
+
+func TestDefiningRules(t *testing.T) {
+	a := analyze(t, `HloModule r, is_scheduled=true
+ENTRY e {
+  p = (f32[2], s32[]) parameter(0)
+  g = f32[2] get-tuple-element(p), index=0
+  b = f32[1,2] bitcast(g)
+  cp = (f32[2], s32[]) copy(p)
+  t = ((f32[2], s32[]), f32[1,2]) tuple(cp, b)
+  ROOT o = f32[2] add(g, g)
+}`)
+	e := a.Module.Entry
+	p, g, b, cp, tu := e.Instruction("p"), e.Instruction("g"), e.Instruction("b"), e.Instruction("cp"), e.Instruction("t")
+	require.Same(t, a.ValueAt(p, hlo.ShapeIndex{0}), a.ValueAt(g, nil), "get-tuple-element forwards")
+	require.Same(t, a.ValueAt(g, nil), a.ValueAt(b, nil), "bitcast forwards")
+	require.Equal(t, cp, a.ValueAt(cp, nil).Inst, "copy defines its top level")
+	require.Same(t, a.ValueAt(p, hlo.ShapeIndex{1}), a.ValueAt(cp, hlo.ShapeIndex{1}), "copy forwards the elements")
+	require.Same(t, a.ValueAt(cp, nil), a.ValueAt(tu, hlo.ShapeIndex{0}), "tuple forwards its operands")
+	require.Equal(t, tu, a.ValueAt(tu, nil).Inst)
+	// Uses: get-tuple-element and copy read only the top level; tuple reads nothing.
+	pv := a.ValueAt(p, nil)
+	var users []string
+	for _, u := range pv.Uses {
+		users = append(users, u.Inst.Name)
+	}
+	require.Equal(t, []string{"g", "cp"}, users)
+	require.Empty(t, a.ValueAt(cp, nil).Uses)
+	gv := a.ValueAt(g, nil)
+	require.Len(t, gv.Uses, 3, "b, and o twice (two operands)")
+	var pos []string
+	for _, x := range gv.Positions {
+		pos = append(pos, x.Inst.Name+x.Index.String())
+	}
+	require.Equal(t, []string{"p{0}", "g{}", "b{}", "cp{0}", "t{0,0}", "t{1}"}, pos, "the defining position comes first")
+}
