@@ -14,8 +14,9 @@ package liveness
 //     frees minus the bytes it defines, then by user count; effective
 //     scalars first (ListMemoryScheduler). Parameters and constants never
 //     free anything.
-//   - Best: all three, keeping the one with the smallest lower bound
-//     (XLA's DefaultMemoryScheduler; ties go to list, then DFS).
+//   - Best: all three (and the module's own order), keeping the one with
+//     the smallest lower bound (XLA's DefaultMemoryScheduler; ties go to
+//     list, then DFS).
 //
 // Values are the unit of memory: an instruction defines the values it
 // defines, and frees a value when it is the last unscheduled instruction of
@@ -257,7 +258,7 @@ func List(a *Analysis) *Schedule {
 
 type readyEntry struct {
 	in       *hlo.Instruction
-	pos      int   // text position, the final tie-break (earlier first)
+	seq      int   // insertion order: among equal priorities the newest wins, as in XLA's multimap
 	priority int64 // bytes freed - bytes defined
 	scalar   bool
 	users    int
@@ -278,7 +279,7 @@ func (h readyHeap) Less(i, j int) bool {
 	if a.users != b.users {
 		return a.users > b.users
 	}
-	return a.pos < b.pos
+	return a.seq > b.seq
 }
 func (h readyHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *readyHeap) Push(x any)   { *h = append(*h, x.(*readyEntry)) }
@@ -335,9 +336,11 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 		return freed - defined
 	}
 	version := map[*hlo.Instruction]int{}
+	seq := 0
 	entry := func(in *hlo.Instruction) *readyEntry {
 		version[in]++
-		return &readyEntry{in: in, pos: pos[in], priority: priority(in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: version[in]}
+		seq++
+		return &readyEntry{in: in, seq: seq, priority: priority(in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: version[in]}
 	}
 	var h readyHeap
 	ready := map[*hlo.Instruction]bool{}
@@ -408,15 +411,22 @@ type Candidate struct {
 	LowerBound int64
 }
 
-// Best runs the list, DFS and post-order schedulers and returns the
+// Best runs the list, DFS and post-order schedulers, and considers the
+// module's own order too when it is a valid schedule, and returns the
 // schedule whose lower bound (the peak of live bytes) is smallest, with
-// every candidate's bound. It leaves a analysed under the chosen schedule.
+// every candidate's bound. Ties go to list, then DFS, then post-order, as
+// in XLA's DefaultMemoryScheduler. It leaves a analysed under the chosen
+// schedule.
 func Best(a *Analysis) (*Schedule, []Candidate, error) {
 	var cands []Candidate
-	for _, name := range SchedulerNames {
+	names := append(append([]string(nil), SchedulerNames...), SchedKeep)
+	for _, name := range names {
 		s, err := ScheduleByName(a, name)
 		if err != nil {
 			return nil, nil, err
+		}
+		if name == SchedKeep && s.Validate(a.Module, a.Kinds) != nil {
+			continue
 		}
 		if err := a.Reschedule(s); err != nil {
 			return nil, nil, err
