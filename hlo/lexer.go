@@ -1,5 +1,7 @@
 package hlo
 
+import "strings"
+
 // The lexer turns HLO text into tokens. It is hand-written for speed: the
 // parser must read a 4 MB dump in well under 100 ms. Tokens refer to the
 // source by offset; words and names are substrings of the source string, so
@@ -76,10 +78,15 @@ func (lx *lexer) text(t token) string {
 
 func newLexer(src string) lexer { return lexer{src: src, line: 1} }
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '.' || c == '-' || c == '$' || c == '+'
-}
+var wordByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '_' || c == '.' || c == '-' || c == '$' || c == '+'
+	}
+	return t
+}()
+
+func isWordByte(c byte) bool { return wordByte[c] }
 
 // next returns the next token.
 func (lx *lexer) next() token {
@@ -118,15 +125,21 @@ func (lx *lexer) next() token {
 		t.kind = tokWord
 		lx.off = j
 	case c == '"':
+		// Find the closing quote with IndexByte; fall back to a byte loop
+		// only when the string holds an escape or a line break.
 		j := lx.off + 1
-		for j < len(src) && src[j] != '"' {
-			if src[j] == '\\' {
+		if k := strings.IndexByte(src[j:], '"'); k >= 0 && strings.IndexByte(src[j:j+k], '\\') < 0 && strings.IndexByte(src[j:j+k], '\n') < 0 {
+			j += k
+		} else {
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				if j < len(src) && src[j] == '\n' {
+					break
+				}
 				j++
 			}
-			if j < len(src) && src[j] == '\n' {
-				break
-			}
-			j++
 		}
 		if j >= len(src) || src[j] != '"' {
 			t.kind = tokError

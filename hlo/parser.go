@@ -1262,6 +1262,14 @@ func (p *parser) parseShape() Shape {
 	if t.kind != tokWord {
 		p.fail(t.pos(), "expected shape, found %s", p.describe(t))
 	}
+	// Fast path: a shape text seen before is found by its bytes, and its
+	// tokens are skipped without lexing them.
+	if end, ok := p.arrayShapeEnd(int(t.start)); ok {
+		if sh, hit := p.shapes[p.src[t.start:end]]; hit {
+			p.skipTo(t, end)
+			return sh
+		}
+	}
 	et, ok := typeByName[p.lx.text(t)]
 	if !ok || et == Tuple {
 		p.fail(t.pos(), "unknown element type %q", p.lx.text(t))
@@ -1338,6 +1346,64 @@ func (p *parser) parseShape() Shape {
 	}
 	p.shapes[key] = s
 	return s
+}
+
+// arrayShapeEnd returns the end offset of the array shape text starting at
+// i (type, dimensions, and a layout written right after them), when it can
+// be found by scanning bytes: no line breaks and no layout that a space
+// separates from the dimensions.
+func (p *parser) arrayShapeEnd(i int) (int, bool) {
+	src := p.src
+	for i < len(src) && wordByte[src[i]] {
+		i++
+	}
+	if i >= len(src) || src[i] != '[' {
+		return 0, false
+	}
+	for i < len(src) && src[i] != ']' {
+		if src[i] == '\n' || src[i] == '{' || src[i] == '(' {
+			return 0, false
+		}
+		i++
+	}
+	if i >= len(src) {
+		return 0, false
+	}
+	i++
+	if i < len(src) && src[i] == '{' {
+		for i < len(src) && src[i] != '}' {
+			if src[i] == '\n' || src[i] == '{' && i > 0 && src[i-1] != ']' {
+				return 0, false
+			}
+			i++
+		}
+		if i >= len(src) {
+			return 0, false
+		}
+		return i + 1, true
+	}
+	// A space and then '{' may be a layout or a computation body: let the
+	// token path decide.
+	j := i
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j > i && j < len(src) && src[j] == '{' {
+		return 0, false
+	}
+	return i, true
+}
+
+// skipTo moves the lexer past a shape that starts at token t and ends at
+// byte end (on t's line), as if its tokens had been consumed.
+func (p *parser) skipTo(t token, end int) {
+	last := tokRBrack
+	if p.src[end-1] == '}' {
+		last = tokRBrace
+	}
+	p.prev = token{kind: last, start: int32(end - 1), end: int32(end), line: t.line, col: t.col + int32(end-1-int(t.start))}
+	p.lx.off = end
+	p.tok = p.lx.next()
 }
 
 // skipLayout consumes a layout's tokens; layoutFromText parses them once
