@@ -500,3 +500,43 @@ func (l *Layout) write(b *strings.Builder, rank int) {
 	}
 	b.WriteByte('}')
 }
+
+// SameShape reports whether a and b are the same shape with the same
+// physical layout, treating a missing layout as the default (descending)
+// one, as XLA's ShapeUtil::Equal does for parsed shapes.
+func SameShape(a, b Shape) bool {
+	if a.Elem != b.Elem || len(a.Dims) != len(b.Dims) || len(a.Tuple) != len(b.Tuple) {
+		return false
+	}
+	if a.IsTuple() {
+		for i := range a.Tuple {
+			if !SameShape(a.Tuple[i], b.Tuple[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range a.Dims {
+		if a.Dims[i] != b.Dims[i] || a.IsDynamic(i) != b.IsDynamic(i) {
+			return false
+		}
+	}
+	la, lb := a.effectiveLayout(), b.effectiveLayout()
+	return la.String() == lb.String()
+}
+
+func (s Shape) effectiveLayout() *Layout {
+	if s.Layout != nil && (len(s.Layout.MinorToMajor) == len(s.Dims) || len(s.Dims) == 0) {
+		return s.Layout
+	}
+	l := &Layout{MinorToMajor: make([]int64, len(s.Dims))}
+	for i := range l.MinorToMajor {
+		l.MinorToMajor[i] = int64(len(s.Dims) - 1 - i)
+	}
+	if s.Layout != nil {
+		c := *s.Layout
+		c.MinorToMajor = l.MinorToMajor
+		return &c
+	}
+	return l
+}

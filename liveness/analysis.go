@@ -297,6 +297,7 @@ func (a *Analysis) liveRanges() {
 			start = a.Spans[def.Parent].Start
 		}
 		last := start
+		v.EndPosition = v.Positions[0]
 		// Positions: a position at a computation's root counts at that
 		// computation's span end.
 		for _, p := range v.Positions {
@@ -312,7 +313,10 @@ func (a *Analysis) liveRanges() {
 					continue
 				}
 			}
-			last = max(last, pt)
+			if pt > last {
+				last = pt
+				v.EndPosition = p
+			}
 		}
 		// Uses: a call's use is ignored (its callee is flattened in); a
 		// while's use moves to the body parameter, so the init value dies

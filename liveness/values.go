@@ -68,6 +68,10 @@ type Value struct {
 	// meaningful when Scheduled.
 	Range     Range
 	Scheduled bool
+	// EndPosition is the latest of the value's positions in time (XLA's
+	// TimeBound::end_position; uses do not move it), the place where its
+	// buffer may be handed to a user.
+	EndPosition Position
 	// Color is the memory space of the value's layout (S(n)).
 	Color int64
 }
