@@ -155,44 +155,53 @@ func (a *Analysis) Time(in *hlo.Instruction) int {
 // EndTime returns the length of the flattened schedule (XLA's schedule_end_time).
 func (a *Analysis) EndTime() int { return len(a.Sequence) }
 
-// collectValues numbers the values that occupy some position, walking the
-// computations callees first (as XLA's dataflow analysis creates them), so
-// that IDs follow XLA's order as closely as possible.
+// collectValues numbers the values in the order XLA's dataflow analysis
+// creates them: computations callees first, instructions in XLA's
+// post-order, subshapes in pre-order; phis last. XLAID counts the values of
+// fusion bodies and unreachable computations too, as XLA does, so it
+// equals the ID XLA prints (<ID name @color>) whenever the text is XLA's
+// own dump.
 func (a *Analysis) collectValues(d *dataflow) {
 	seen := make(map[*Value]bool, len(d.slots))
 	var comps []*hlo.Computation
-	for _, c := range postOrderComputations(a.Module) {
-		if k := a.Kinds[c]; k == Sequential || k == ThreadLocal {
+	xlaID := 0
+	var phis []*Value
+	for _, c := range ComputationPostOrder(a.Module) {
+		kind := a.Kinds[c]
+		holds := kind == Sequential || kind == ThreadLocal
+		if holds {
 			comps = append(comps, c)
 		}
-	}
-	for _, c := range comps {
-		for _, in := range c.Instructions {
+		for _, in := range InstructionPostOrder(c) {
+			if !holds {
+				xlaID += definedCount(in, true)
+				continue
+			}
 			n := in.Shape.NumSubshapes()
 			for o := 0; o < n; o++ {
 				v := d.slots[in.FirstValue+o]
-				if v == nil || seen[v] {
-					continue
-				}
-				// A value is listed when its defining instruction is reached,
-				// so forwarded values keep the position of their definition.
-				if v.Inst != in {
+				// A value is numbered where it is defined, so forwarded
+				// values keep their definition's place.
+				if v == nil || seen[v] || v.Inst != in {
 					continue
 				}
 				seen[v] = true
+				if v.IsPhi {
+					phis = append(phis, v)
+					continue
+				}
 				v.ID = len(a.Values)
+				v.XLAID = xlaID
+				xlaID++
 				a.Values = append(a.Values, v)
 			}
 		}
 	}
-	// Values defined where no slot shows them any more are dropped; values
-	// only visible through forwarding (none in valid modules) are added last.
-	for _, v := range d.slots {
-		if v != nil && !seen[v] {
-			seen[v] = true
-			v.ID = len(a.Values)
-			a.Values = append(a.Values, v)
-		}
+	for _, v := range phis {
+		v.ID = len(a.Values)
+		v.XLAID = xlaID
+		xlaID++
+		a.Values = append(a.Values, v)
 	}
 	d.positionsAndUses(comps)
 	for _, v := range a.Values {
@@ -203,6 +212,38 @@ func (a *Analysis) collectValues(d *dataflow) {
 			}
 		}
 	}
+}
+
+// definedCount returns how many values in defines under XLA's rules
+// (InitializeInstructionValueSets); paramDefines says whether a parameter
+// defines its values (entry, parallel and fusion contexts) or forwards the
+// caller's.
+func definedCount(in *hlo.Instruction, paramDefines bool) int {
+	n := in.Shape.NumSubshapes()
+	switch in.Opcode {
+	case hlo.OpParameter:
+		if paramDefines {
+			return n
+		}
+		return 0
+	case hlo.OpBitcast, hlo.OpDomain, hlo.OpOptimizationBarrier, hlo.OpAddDependency, hlo.OpAllReduceDone,
+		hlo.OpAsyncUpdate, hlo.OpGetTupleElement, hlo.OpCall, hlo.OpWhile, hlo.OpConditional,
+		hlo.OpCopyDone, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone, hlo.OpAsyncDone:
+		return 0
+	case hlo.OpTuple, hlo.OpCopy:
+		return 1
+	case hlo.OpCopyStart:
+		if in.Shape.IsTuple() && len(in.Shape.Tuple) >= 2 {
+			lo, hi := subtree(in.Shape, 1)
+			return n - (hi - lo)
+		}
+	case hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart, hlo.OpAsyncStart:
+		if in.Shape.IsTuple() && len(in.Shape.Tuple) > 0 {
+			lo, hi := subtree(in.Shape, 0)
+			return n - (hi - lo)
+		}
+	}
+	return n
 }
 
 // sortPositions puts the defining position first, keeping the others in
@@ -218,30 +259,6 @@ func sortPositions(v *Value) {
 			return
 		}
 	}
-}
-
-// postOrderComputations returns the module's computations with every
-// callee before its callers (text order among independent ones).
-func postOrderComputations(m *hlo.Module) []*hlo.Computation {
-	var out []*hlo.Computation
-	seen := map[*hlo.Computation]bool{}
-	var visit func(c *hlo.Computation)
-	visit = func(c *hlo.Computation) {
-		if c == nil || seen[c] {
-			return
-		}
-		seen[c] = true
-		for _, in := range c.Instructions {
-			for _, callee := range in.Callees() {
-				visit(callee)
-			}
-		}
-		out = append(out, c)
-	}
-	for _, c := range m.Computations {
-		visit(c)
-	}
-	return out
 }
 
 // flatten lays the schedule out in time as XLA's HloLiveRange does: before

@@ -4,8 +4,8 @@ package liveness
 // orders every sequential computation on its own; all respect operands and
 // control predecessors.
 //
-//   - PostOrder: a depth-first post-order from the computation's outputs,
-//     operands in order (MakeInstructionPostOrder).
+//   - PostOrder: XLA's MakeInstructionPostOrder, a depth-first post-order
+//     from each instruction without users, first operand first.
 //   - DFS: a post-order that visits first the operands with more extra
 //     users (users beyond the first, summed over the operand's subgraph),
 //     then those with larger subgraph sizes, then by name
@@ -73,11 +73,12 @@ func sequentialComputations(m *hlo.Module, kinds map[*hlo.Computation]CompKind) 
 	return out
 }
 
-// PostOrder returns the depth-first post-order schedule of every computation.
+// PostOrder returns XLA's post-order schedule of every computation
+// (InstructionPostOrder).
 func PostOrder(m *hlo.Module) *Schedule {
 	s := NewSchedule(SchedPostOrder)
 	for _, c := range m.Computations {
-		s.Set(c, postOrder(c, nil))
+		s.Set(c, InstructionPostOrder(c))
 	}
 	return s
 }

@@ -50,7 +50,10 @@ type Use struct {
 // Value is one defined piece of storage: an (instruction, shape index).
 type Value struct {
 	// ID is dense over the analysis: 0..len(Values)-1.
-	ID    int
+	ID int
+	// XLAID is the number XLA's dataflow analysis gives the value (it also
+	// counts fusion-body values); printed in XLA's dump formats.
+	XLAID int
 	Inst  *hlo.Instruction
 	Index hlo.ShapeIndex
 	Shape hlo.Shape
@@ -85,7 +88,7 @@ func (v *Value) String() string {
 	if v.IsPhi {
 		phi = " (phi)"
 	}
-	return fmt.Sprintf("<%d %s%s @%d>", v.ID, v.Name(), phi, v.Color)
+	return fmt.Sprintf("<%d %s%s @%d>", v.XLAID, v.Name(), phi, v.Color)
 }
 
 // CompKind classifies a computation by how it runs, as XLA's
