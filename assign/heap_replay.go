@@ -1,0 +1,186 @@
+package assign
+
+// The heap replay: XLA's HeapSimulator::RunComputation over the flattened
+// schedule, turned into intervals for the packers.
+//
+// Each value to place goes into defined[start] and freed[end] (inclusive
+// live ranges), ordered by (start, end, id). At each time step, first every
+// value defined there is placed:
+//
+//   - if another value of its buffer is already placed, it shares that
+//     value's address (a colocation);
+//   - else, when operand reuse is on and its buffer has no other values, it
+//     may take over an operand's slot: an operand value defined by a direct
+//     operand of its instruction, alone in its buffer, dying now and not yet
+//     freed, when CanShareOperandBufferWithUser holds and the instruction is
+//     not a copy; the operand is freed and the new value colocated with it;
+//   - otherwise it gets a fresh allocation.
+//
+// Then every value freed at that step is freed, in ID order. Every event
+// (alloc, share, free) advances a private clock, as XLA's
+// GlobalDecreasingSizeBestFitHeap does; the intervals live in that clock.
+// Along the way a running total gives the no-fragmentation peak (XLA's
+// NoFragmentationStatsHeap), the lower bound of any packing.
+
+import (
+	"sort"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// heapInterval is one value's interval in event time (both ends inclusive).
+type heapInterval struct {
+	value      *liveness.Value
+	start, end int64
+	// shareWith is the value whose address this one takes (nil for a fresh
+	// allocation).
+	shareWith *liveness.Value
+}
+
+type replayResult struct {
+	intervals []*heapInterval // in placement order
+	peak      int64
+	peakTime  int // schedule time step of the peak
+	peakLive  []*liveness.Value
+}
+
+// replay simulates the heap over the values include accepts (all scheduled
+// values when nil).
+func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOperands bool) replayResult {
+	end := a.EndTime()
+	var vals []*liveness.Value
+	for _, v := range a.Values {
+		if v.Scheduled && (include == nil || include(v)) {
+			vals = append(vals, v)
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool {
+		x, y := vals[i].Range, vals[j].Range
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		if x.End != y.End {
+			return x.End < y.End
+		}
+		return vals[i].ID < vals[j].ID
+	})
+	inSet := make(map[*liveness.Value]bool, len(vals))
+	defined := make([][]*liveness.Value, end+1)
+	freed := make([][]*liveness.Value, end+1)
+	rangeEnd := make(map[*liveness.Value]int, len(vals))
+	for _, v := range vals {
+		inSet[v] = true
+		defined[v.Range.Start] = append(defined[v.Range.Start], v)
+		freed[v.Range.End] = append(freed[v.Range.End], v)
+		rangeEnd[v] = v.Range.End
+	}
+	var res replayResult
+	iv := make(map[*liveness.Value]*heapInterval, len(vals))
+	first := map[*liveness.Buffer]*liveness.Value{}
+	var clock, cur int64
+	live := map[*liveness.Value]bool{}
+	peakT := -1
+	var peakLive []*liveness.Value
+	note := func(t int) {
+		if cur > res.peak {
+			res.peak, peakT = cur, t
+			peakLive = peakLive[:0]
+			for _, v := range vals {
+				if live[v] {
+					peakLive = append(peakLive, v)
+				}
+			}
+		}
+	}
+	alloc := func(v *liveness.Value, share *liveness.Value, t int) {
+		h := &heapInterval{value: v, start: clock, end: -1, shareWith: share}
+		clock++
+		iv[v] = h
+		res.intervals = append(res.intervals, h)
+		cur += v.Size
+		live[v] = true
+		note(t)
+	}
+	free := func(v *liveness.Value) {
+		h := iv[v]
+		if h == nil || h.end >= 0 {
+			return
+		}
+		h.end = clock
+		clock++
+		cur -= v.Size
+		delete(live, v)
+	}
+	for t := 0; t <= end; t++ {
+		for _, v := range defined[t] {
+			b := v.Buffer
+			if f := first[b]; f != nil {
+				alloc(v, f, t)
+				continue
+			}
+			if reuseOperands && len(b.Values) == 1 {
+				if op := shareableOperand(a, v, t, freed[t], inSet, rangeEnd); op != nil {
+					free(op)
+					freed[t] = removeValue(freed[t], op)
+					alloc(v, op, t)
+					rangeEnd[op] = rangeEnd[v]
+					continue
+				}
+			}
+			alloc(v, nil, t)
+			first[b] = v
+		}
+		sort.Slice(freed[t], func(i, j int) bool { return freed[t][i].ID < freed[t][j].ID })
+		for _, v := range freed[t] {
+			free(v)
+		}
+	}
+	res.peakTime = peakT
+	res.peakLive = peakLive
+	return res
+}
+
+// shareableOperand finds an operand value whose slot v may take over at
+// time t (see the comment at the top of the file).
+func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow []*liveness.Value, inSet map[*liveness.Value]bool, rangeEnd map[*liveness.Value]int) *liveness.Value {
+	in := v.Inst
+	if in.Opcode == hlo.OpCopy {
+		return nil
+	}
+	for _, op := range in.Operands {
+		ov := a.ValueAt(op, hlo.ShapeIndex{})
+		if ov == nil || !inSet[ov] || len(ov.Buffer.Values) != 1 {
+			continue
+		}
+		if rangeEnd[ov] != t || !containsValue(freedNow, ov) {
+			continue
+		}
+		if !isOperand(in, ov.Inst) {
+			continue
+		}
+		if liveness.CanShareOperandBufferWithUser(ov.Inst, ov.Index, in, v.Index) {
+			return ov
+		}
+	}
+	return nil
+}
+
+func containsValue(vs []*liveness.Value, v *liveness.Value) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func removeValue(vs []*liveness.Value, v *liveness.Value) []*liveness.Value {
+	out := vs[:0]
+	for _, x := range vs {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}

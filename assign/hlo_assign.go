@@ -1,0 +1,626 @@
+package assign
+
+// Buffer assignment for HLO modules, the way XLA's BufferAssigner
+// (buffer_assignment.cc) does it, with the packing engine of this package
+// for the temporaries.
+//
+// The buffers of the analysed module are sorted as XLA sorts them
+// (kBiggestFirst: size, live-out first, earliest post-order position, id)
+// and handled one by one:
+//
+//   - a constant gets an allocation of its own ("constant");
+//   - a tuple's index table gets an allocation of its own that nothing
+//     shares;
+//   - an entry parameter leaf gets one ("parameter N ... at ShapeIndex");
+//     a donated one (input_output_alias) may later hold other buffers, an
+//     undonated one is read-only;
+//   - any other buffer first tries the allocations of its instruction's
+//     operands, then every reusable allocation from the smallest up: it may
+//     join one when its size fits (a live-out buffer needs exactly the
+//     allocation's size) and no value of it is live at the same time as a
+//     value already there (touching ranges are allowed where the later value
+//     may overwrite the earlier, dying operand);
+//   - otherwise a temporary is deferred to the temp heap, and a live-out
+//     buffer gets a new, reusable allocation ("maybe-live-out").
+//
+// The deferred temporaries of each color are replayed in schedule order as
+// XLA's HeapSimulator does (allocations before frees at each step; a value
+// may take over a dying operand's slot; values of one buffer are colocated),
+// which yields intervals in event time. Those are packed, chunk starts
+// aligned to the target's alignment, into one heap per color. Values of
+// thread-local computations (reduction functions and the like) get an
+// allocation each.
+//
+// Finally, as XLA's CombineTempAllocations: the temp allocations (heaps and
+// index tables that are not live out) are moved behind the others with
+// std::partition, which is not stable and whose exact permutation this
+// file reproduces, and the temp allocations of each color are concatenated
+// in that order, each starting at the next multiple of the alignment, into
+// one "preallocated-temp" allocation per color.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// Targets and their temp-buffer alignments. XLA:GPU's buffer assigner
+// aligns temp chunks to 128 bytes: every temp offset in the paired A100
+// dumps of the corpus is a multiple of 128, and index tables of 16 bytes
+// sit 128 bytes apart (0, 128, 256 in module_0010), which 256-byte
+// alignment cannot produce. XLA:CPU aligns to 64. The TPU-like target uses
+// 512-byte granules.
+var targetAlign = map[string]int64{"gpu": 128, "cpu": 64, "tpu": 512}
+
+// AssignOptions configures Assign. The zero value assigns for the GPU with
+// the "auto" packer.
+type AssignOptions struct {
+	// Target is "gpu" (default), "cpu" or "tpu".
+	Target string
+	// Align overrides the target's alignment of temp chunks when positive.
+	Align int64
+	// Algorithm names the packer for the temp heaps ("" means auto); "xla"
+	// reproduces XLA's best-of-spatial-and-temporal heap.
+	Algorithm string
+	// Budget bounds the exact search of "auto" and "exact" per heap.
+	Budget time.Duration
+	// NoOperandReuse disables letting a value take a dying operand's slot.
+	NoOperandReuse bool
+}
+
+// Slot places one value in an allocation.
+type Slot struct {
+	Value  *liveness.Value
+	Offset int64
+	Size   int64
+}
+
+// Allocation is one contiguous block of memory, as XLA's BufferAllocation.
+type Allocation struct {
+	Index int
+	Size  int64
+	Color int64
+	// Parameter is the entry parameter number, or -1.
+	Parameter      int64
+	ParameterIndex hlo.ShapeIndex
+	// ParameterAliased is true for a donated parameter (input_output_alias).
+	ParameterAliased bool
+	Constant         bool
+	ThreadLocal      bool
+	MaybeLiveOut     bool
+	// Temp marks a preallocated-temp allocation (the packed heap).
+	Temp bool
+	// Tuple marks an allocation made for a tuple's index table, which
+	// nothing else may share.
+	Tuple bool
+	// Output is set when the allocation holds the entry result's top level.
+	Output *hlo.Shape
+	// Slots in value ID order.
+	Slots []Slot
+
+	buffers []*liveness.Buffer
+	order   int // creation order
+}
+
+// isTemp is XLA's IsPreallocatedTempBuffer: not a parameter, not live
+// out, not thread-local, not a constant.
+func (al *Allocation) isTemp() bool {
+	return !al.IsParameter() && !al.MaybeLiveOut && !al.ThreadLocal && !al.Constant
+}
+
+// IsParameter reports whether the allocation backs an entry parameter.
+func (al *Allocation) IsParameter() bool { return al.Parameter >= 0 }
+
+// Kind names the allocation's class: parameter, constant, thread-local,
+// maybe-live-out or preallocated-temp.
+func (al *Allocation) Kind() string {
+	switch {
+	case al.IsParameter():
+		return "parameter"
+	case al.Constant:
+		return "constant"
+	case al.ThreadLocal:
+		return "thread-local"
+	case al.MaybeLiveOut:
+		return "maybe-live-out"
+	}
+	return "preallocated-temp"
+}
+
+// readonly: undonated parameters and constants may hold nothing else.
+func (al *Allocation) readonly() bool {
+	return al.IsParameter() && !al.ParameterAliased || al.Constant
+}
+
+// TempHeap is the packing of one color's temporaries.
+type TempHeap struct {
+	Color int64
+	// Problem holds the heap's intervals in event time (XLA's HeapSimulator
+	// counter), Values[i] being Problem.Buffers[i]'s value.
+	Problem  *Problem
+	Values   []*liveness.Value
+	Solution *Solution
+	// Allocation is the preallocated-temp allocation holding the heap, at
+	// offset Base (other temp allocations may come before it).
+	Allocation *Allocation
+	Base       int64
+	// LowerBound is the largest total size of these values live at once
+	// (XLA's NoFragmentationStatsHeap over the replay); PeakTime is the
+	// schedule time where it happens and PeakValues the values live there.
+	LowerBound int64
+	PeakTime   int
+	PeakValues []*liveness.Value
+}
+
+// Stats summarises an assignment as XLA's BufferAssignment stats do.
+type Stats struct {
+	ParameterBytes    int64
+	ConstantBytes     int64
+	MaybeLiveOutBytes int64
+	TempBytes         int64
+	// TempFragmentation is the temp heaps' size above their lower bounds.
+	TempFragmentation int64
+	TotalBytes        int64
+	// MinimumBytes is the largest total size of all values live at one time
+	// (HeapSimulator::MinimumMemoryForModule); TotalFragmentation is
+	// TotalBytes minus it.
+	MinimumBytes       int64
+	TotalFragmentation int64
+}
+
+// Assignment is the result of Assign.
+type Assignment struct {
+	Module      *hlo.Module
+	Analysis    *liveness.Analysis
+	Options     AssignOptions // with Target, Align and Algorithm resolved
+	Allocations []*Allocation
+	Heaps       []*TempHeap
+	Stats       Stats
+
+	allocOf []*Allocation // by buffer ID
+}
+
+// AllocationOf returns the allocation holding v and v's slot in it.
+func (as *Assignment) AllocationOf(v *liveness.Value) (*Allocation, Slot, bool) {
+	if v.Buffer == nil || v.Buffer.ID >= len(as.allocOf) || as.allocOf[v.Buffer.ID] == nil {
+		return nil, Slot{}, false
+	}
+	al := as.allocOf[v.Buffer.ID]
+	for _, s := range al.Slots {
+		if s.Value == v {
+			return al, s, true
+		}
+	}
+	return al, Slot{}, false
+}
+
+// Assign assigns every buffer of the analysed module to an allocation.
+func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Assignment, error) {
+	if opts.Target == "" {
+		opts.Target = "gpu"
+	}
+	align, ok := targetAlign[opts.Target]
+	if !ok {
+		return nil, fmt.Errorf("assign: unknown target %q (want gpu, cpu or tpu)", opts.Target)
+	}
+	if opts.Align > 0 {
+		align = opts.Align
+	}
+	opts.Align = align
+	if opts.Algorithm == "" {
+		opts.Algorithm = "auto"
+	}
+	as := &Assignment{Module: a.Module, Analysis: a, Options: opts, allocOf: make([]*Allocation, len(a.Buffers))}
+	as.assignGlobal()
+	deferred := as.deferred()
+	if err := as.packTemps(ctx, deferred); err != nil {
+		return nil, err
+	}
+	as.assignThreadLocal()
+	as.finish()
+	return as, nil
+}
+
+// sortBuffers orders buffers as XLA's kBiggestFirst: size descending, live
+// out first, earliest post-order position of any value, then ID.
+func (as *Assignment) sortBuffers(bufs []*liveness.Buffer) {
+	pos := postOrderPositions(as.Analysis)
+	minPos := make(map[*liveness.Buffer]int, len(bufs))
+	for _, b := range bufs {
+		m := int(^uint(0) >> 1)
+		for _, v := range b.Values {
+			if p, ok := pos[v.Inst]; ok && p < m {
+				m = p
+			}
+		}
+		minPos[b] = m
+	}
+	sort.SliceStable(bufs, func(i, j int) bool {
+		x, y := bufs[i], bufs[j]
+		if x.Size != y.Size {
+			return x.Size > y.Size
+		}
+		if lx, ly := x.LiveOut(), y.LiveOut(); lx != ly {
+			return lx
+		}
+		if minPos[x] != minPos[y] {
+			return minPos[x] < minPos[y]
+		}
+		return x.ID < y.ID
+	})
+}
+
+// postOrderPositions numbers the instructions of sequential computations
+// as XLA's AssignBuffersForComputations does: computations callers first,
+// each in depth-first post-order.
+func postOrderPositions(a *liveness.Analysis) map[*hlo.Instruction]int {
+	po := liveness.PostOrder(a.Module)
+	pos := map[*hlo.Instruction]int{}
+	var comps []*hlo.Computation
+	seen := map[*hlo.Computation]bool{}
+	var visit func(c *hlo.Computation)
+	visit = func(c *hlo.Computation) {
+		if c == nil || seen[c] || a.Kinds[c] != liveness.Sequential {
+			return
+		}
+		seen[c] = true
+		comps = append(comps, c)
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				visit(callee)
+			}
+		}
+	}
+	visit(a.Module.Entry)
+	n := 0
+	for _, c := range comps {
+		for _, in := range po.Sequence(c) {
+			pos[in] = n
+			n++
+		}
+	}
+	return pos
+}
+
+func (as *Assignment) newAllocation(b *liveness.Buffer, size int64) *Allocation {
+	al := &Allocation{Size: size, Color: b.Color, Parameter: -1, order: len(as.Allocations)}
+	as.Allocations = append(as.Allocations, al)
+	return al
+}
+
+// addBuffer places every value of b at offset 0 of al.
+func (as *Assignment) addBuffer(al *Allocation, b *liveness.Buffer) {
+	al.buffers = append(al.buffers, b)
+	for _, v := range b.Values {
+		al.Slots = append(al.Slots, Slot{Value: v, Offset: 0, Size: b.Size})
+	}
+	as.allocOf[b.ID] = al
+}
+
+func (as *Assignment) kindOf(b *liveness.Buffer) liveness.CompKind {
+	return as.Analysis.Kinds[b.Values[0].Inst.Parent]
+}
+
+// assignGlobal handles the buffers of sequential computations: special
+// allocations, reuse, and deferral of temporaries.
+func (as *Assignment) assignGlobal() {
+	var bufs []*liveness.Buffer
+	for _, b := range as.Analysis.Buffers {
+		if as.kindOf(b) == liveness.Sequential {
+			bufs = append(bufs, b)
+		}
+	}
+	as.sortBuffers(bufs)
+	var reusable []*Allocation
+	entry := as.Module.Entry
+	for _, b := range bufs {
+		if as.special(b, entry, &reusable) {
+			continue
+		}
+		if isTupleBuffer(b) {
+			// An index table gets an allocation of its own that nothing
+			// shares; unless it is live out, it is a temp allocation and is
+			// later concatenated with the temp heap.
+			al := as.newAllocation(b, b.Size)
+			al.Tuple = true
+			as.addBuffer(al, b)
+			continue
+		}
+		if as.reuse(b, reusable) {
+			continue
+		}
+		if !b.LiveOut() {
+			continue // deferred to the temp heap
+		}
+		al := as.newAllocation(b, b.Size)
+		as.addBuffer(al, b)
+		reusable = append(reusable, al)
+	}
+}
+
+// special gives constants and entry parameters their own allocation.
+func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusable *[]*Allocation) bool {
+	for _, v := range b.Values {
+		if v.Inst.Opcode == hlo.OpConstant {
+			al := as.newAllocation(b, b.Size)
+			al.Constant = true
+			as.addBuffer(al, b)
+			return true
+		}
+	}
+	for _, v := range b.Values {
+		in := v.Inst
+		if in.Opcode != hlo.OpParameter || in.Parent != entry {
+			continue
+		}
+		al := as.newAllocation(b, b.Size)
+		al.Parameter = in.ParameterNumber
+		al.ParameterIndex = append(hlo.ShapeIndex{}, v.Index...)
+		for _, io := range as.Module.InputOutputAlias {
+			if io.Param == in.ParameterNumber && io.ParamIndex.Equal(v.Index) {
+				al.ParameterAliased = true
+			}
+		}
+		as.addBuffer(al, b)
+		if al.ParameterAliased {
+			*reusable = append(*reusable, al)
+		}
+		return true
+	}
+	return false
+}
+
+// reuse tries the allocations of the defining instructions' operands, then
+// every reusable allocation from the most recent (smallest) back.
+func (as *Assignment) reuse(b *liveness.Buffer, reusable []*Allocation) bool {
+	for _, v := range b.Values {
+		if len(v.Index) != 0 || v.Shape.IsTuple() {
+			continue
+		}
+		for _, op := range v.Inst.Operands {
+			ov := as.Analysis.ValueAt(op, hlo.ShapeIndex{})
+			if ov == nil || ov.Buffer == nil {
+				continue
+			}
+			if al := as.allocOf[ov.Buffer.ID]; al != nil && as.maybeAssign(al, b) {
+				return true
+			}
+		}
+	}
+	for i := len(reusable) - 1; i >= 0; i-- {
+		if as.maybeAssign(reusable[i], b) {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeAssign puts b at offset 0 of al when XLA's MaybeAssignBuffer would.
+func (as *Assignment) maybeAssign(al *Allocation, b *liveness.Buffer) bool {
+	if b.Color != al.Color || b.Size > al.Size || al.readonly() || al.ThreadLocal || al.Temp || al.Tuple {
+		return false
+	}
+	for _, held := range al.buffers {
+		for _, x := range held.Values {
+			for _, y := range b.Values {
+				if interferes(x, y) {
+					return false
+				}
+				if y.Inst.Opcode == hlo.OpCopy && isOperand(y.Inst, x.Inst) {
+					return false
+				}
+			}
+		}
+	}
+	if b.LiveOut() && al.Size != b.Size {
+		return false
+	}
+	as.addBuffer(al, b)
+	return true
+}
+
+func isTupleBuffer(b *liveness.Buffer) bool {
+	for _, v := range b.Values {
+		if v.Shape.IsTuple() {
+			return true
+		}
+	}
+	return false
+}
+
+func isOperand(user, op *hlo.Instruction) bool {
+	for _, o := range user.Operands {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// interferes is XLA's LiveRangeInterferes on inclusive live ranges: ranges
+// that overlap interfere, except where one ends exactly as the other
+// starts and the later value's instruction may overwrite the earlier
+// value's last position (a dying operand).
+func interferes(x, y *liveness.Value) bool {
+	if !x.Scheduled || !y.Scheduled {
+		return true
+	}
+	rx, ry := x.Range, y.Range
+	if rx.Start > ry.End || ry.Start > rx.End {
+		return false
+	}
+	canShare := func(user, operand *liveness.Value) bool {
+		end := operand.EndPosition
+		return user.Inst.Opcode != hlo.OpCopy && isOperand(user.Inst, end.Inst) &&
+			liveness.CanShareOperandBufferWithUser(end.Inst, end.Index, user.Inst, user.Index)
+	}
+	switch {
+	case rx.End == ry.Start:
+		return !canShare(y, x)
+	case ry.End == rx.Start:
+		return !canShare(x, y)
+	}
+	return true
+}
+
+// deferred returns the buffers of sequential computations left without an
+// allocation: the temporaries.
+func (as *Assignment) deferred() []*liveness.Buffer {
+	var out []*liveness.Buffer
+	for _, b := range as.Analysis.Buffers {
+		if as.kindOf(b) == liveness.Sequential && as.allocOf[b.ID] == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// assignThreadLocal gives every buffer of a thread-local computation an
+// allocation of its own.
+func (as *Assignment) assignThreadLocal() {
+	var bufs []*liveness.Buffer
+	for _, b := range as.Analysis.Buffers {
+		if as.kindOf(b) == liveness.ThreadLocal {
+			bufs = append(bufs, b)
+		}
+	}
+	as.sortBuffers(bufs)
+	for _, b := range bufs {
+		constant := false
+		for _, v := range b.Values {
+			constant = constant || v.Inst.Opcode == hlo.OpConstant
+		}
+		al := as.newAllocation(b, b.Size)
+		al.ThreadLocal = !constant
+		al.Constant = constant
+		as.addBuffer(al, b)
+	}
+}
+
+// finish marks live-out allocations, combines the temp allocations as
+// XLA's CombineTempAllocations does, numbers the allocations and sorts
+// their slots by value ID.
+func (as *Assignment) finish() {
+	root := as.Module.Entry.Root
+	for _, al := range as.Allocations {
+		for _, s := range al.Slots {
+			if s.Value.LiveOut {
+				al.MaybeLiveOut = true
+			}
+			for _, p := range s.Value.Positions {
+				if p.Inst == root && len(p.Index) == 0 {
+					sh := root.Shape
+					al.Output = &sh
+				}
+			}
+		}
+	}
+	as.combineTemps()
+	for i, al := range as.Allocations {
+		al.Index = i
+		sort.SliceStable(al.Slots, func(i, j int) bool { return al.Slots[i].Value.ID < al.Slots[j].Value.ID })
+	}
+	st := &as.Stats
+	for _, al := range as.Allocations {
+		st.TotalBytes += al.Size
+		switch {
+		case al.IsParameter():
+			st.ParameterBytes += al.Size
+		case al.Constant:
+			st.ConstantBytes += al.Size
+		case al.MaybeLiveOut:
+			st.MaybeLiveOutBytes += al.Size
+		case al.Temp:
+			st.TempBytes += al.Size
+		}
+	}
+	for _, h := range as.Heaps {
+		st.TempFragmentation += h.Solution.Height() - h.LowerBound
+	}
+	min := replay(as.Analysis, nil, !as.Options.NoOperandReuse)
+	st.MinimumBytes = min.peak
+	st.TotalFragmentation = st.TotalBytes - st.MinimumBytes
+}
+
+// partition moves the elements for which keep is false behind the others
+// exactly as libstdc++'s and libc++'s std::partition do (swapping the first
+// misplaced element from the left with the last misplaced one from the
+// right), which is the order XLA's CombineTempAllocations sees. It returns
+// the index of the first element of the second group.
+func partition(als []*Allocation, keep func(*Allocation) bool) int {
+	first, last := 0, len(als)
+	for {
+		for {
+			if first == last {
+				return first
+			}
+			if !keep(als[first]) {
+				break
+			}
+			first++
+		}
+		last--
+		for {
+			if first == last {
+				return first
+			}
+			if keep(als[last]) {
+				break
+			}
+			last--
+		}
+		als[first], als[last] = als[last], als[first]
+		first++
+	}
+}
+
+// combineTemps concatenates the temp allocations of each color into one
+// preallocated-temp allocation, in partition order, each part starting at
+// the next multiple of the alignment.
+func (as *Assignment) combineTemps() {
+	als := as.Allocations
+	cut := partition(als, func(al *Allocation) bool { return !al.isTemp() })
+	kept := als[:cut:cut]
+	combined := map[int64]*Allocation{}
+	var order []*Allocation
+	for _, t := range als[cut:] {
+		c := combined[t.Color]
+		if c == nil {
+			c = &Allocation{Color: t.Color, Parameter: -1, Temp: true, order: t.order}
+			combined[t.Color] = c
+			order = append(order, c)
+			c.Slots = append(c.Slots, t.Slots...)
+			c.Size = t.Size
+			c.buffers = append(c.buffers, t.buffers...)
+		} else {
+			base := roundUp(c.Size, as.Options.Align)
+			for _, s := range t.Slots {
+				s.Offset += base
+				c.Slots = append(c.Slots, s)
+			}
+			c.Size = base + t.Size
+			c.buffers = append(c.buffers, t.buffers...)
+		}
+		for _, h := range as.Heaps {
+			if h.Allocation == t {
+				h.Allocation = c
+				h.Base = c.Size - t.Size
+			}
+		}
+		for _, b := range t.buffers {
+			as.allocOf[b.ID] = c
+		}
+	}
+	as.Allocations = append(kept, order...)
+}
+
+func roundUp(x, a int64) int64 {
+	if a <= 1 {
+		return x
+	}
+	return (x + a - 1) / a * a
+}
