@@ -9,8 +9,9 @@ package assign
 // and handled one by one:
 //
 //   - a constant gets an allocation of its own ("constant");
-//   - a tuple's index table gets an allocation of its own that nothing
-//     shares;
+//   - a tuple's index table never shares an allocation: the entry
+//     result's gets its own; with the "xla" algorithm so does every other
+//     one (as XLA does), while the other packers put them in the temp heap;
 //   - an entry parameter leaf gets one ("parameter N ... at ShapeIndex");
 //     a donated one (input_output_alias) may later hold other buffers, an
 //     undonated one is read-only;
@@ -322,12 +323,16 @@ func (as *Assignment) assignGlobal() {
 			continue
 		}
 		if isTupleBuffer(b) {
-			// An index table gets an allocation of its own that nothing
-			// shares; unless it is live out, it is a temp allocation and is
-			// later concatenated with the temp heap.
-			al := as.newAllocation(b, b.Size)
-			al.Tuple = true
-			as.addBuffer(al, b)
+			// XLA gives an index table an allocation of its own that
+			// nothing shares; unless it is live out, it is a temp allocation
+			// later concatenated with the temp heap. The other packers put
+			// the temporary ones into the heap, where they can share space
+			// over time.
+			if b.LiveOut() || as.Options.Algorithm == "xla" {
+				al := as.newAllocation(b, b.Size)
+				al.Tuple = true
+				as.addBuffer(al, b)
+			}
 			continue
 		}
 		if as.reuse(b, reusable) {

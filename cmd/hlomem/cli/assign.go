@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hlomem/hlomem/assign"
+)
+
+func init() {
+	register(&command{
+		name:    "assign",
+		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--schedule=NAME] [--format=xla|report|json|csv] FILE.hlo",
+		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
+		run:     runAssign,
+	})
+}
+
+func runAssign(e *env, args []string) error {
+	c := commands["assign"]
+	fs := newFlagSet(c, e)
+	target := fs.String("target", "gpu", "target: gpu (128-byte temp alignment, as XLA:GPU), cpu (64) or tpu (512)")
+	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
+	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
+	budget := fs.Duration("budget", 0, "time the exact search may take per heap (default 10s)")
+	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	format := fs.String("format", "xla", "output: xla, report, json or csv")
+	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
+	file, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "xla", "report", "json", "csv":
+	default:
+		return fmt.Errorf("hlomem assign: unknown format %q (want xla, report, json or csv)", *format)
+	}
+	if *fuse {
+		return errors.New("hlomem assign: --fuse is not available: the fusion pass is not part of this build yet")
+	}
+	if *align < 0 {
+		return fmt.Errorf("hlomem assign: --align must not be negative, got %d", *align)
+	}
+	mods, err := loadModules(file, true)
+	if err != nil {
+		return err
+	}
+	for i, m := range mods {
+		a, err := analyzeModule(m, *sched)
+		if err != nil {
+			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+		}
+		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget}
+		as, err := assign.Assign(context.Background(), a, opts)
+		if err != nil {
+			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+		}
+		if err := assign.CheckAssignment(as); err != nil {
+			return fmt.Errorf("%s: module %s: internal error, the plan is invalid: %w", file, m.Name, err)
+		}
+		if i > 0 && *format != "json" {
+			e.stdout.WriteString("\n// -----\n\n")
+		}
+		switch *format {
+		case "xla":
+			err = as.WriteXLA(e.stdout)
+		case "report":
+			err = as.WriteReport(e.stdout)
+		case "json":
+			err = as.WriteJSON(e.stdout)
+		case "csv":
+			err = as.WriteTempCSV(e.stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ = time.Second
