@@ -150,3 +150,54 @@ func flattenOne(m *Module, c *Computation, seen map[*Computation]bool, names *Na
 	visit(c)
 	return c
 }
+
+// InsertBefore adds in to c just before the instruction before (at the end
+// when before is nil), sets its parent and records it as a user of its
+// operands. It does not check names; use a NameUniquer.
+func (c *Computation) InsertBefore(in, before *Instruction) {
+	in.Parent = c
+	pos := len(c.Instructions)
+	if before != nil {
+		for i, x := range c.Instructions {
+			if x == before {
+				pos = i
+				break
+			}
+		}
+	}
+	c.Instructions = append(c.Instructions, nil)
+	copy(c.Instructions[pos+1:], c.Instructions[pos:])
+	c.Instructions[pos] = in
+	for _, op := range in.Operands {
+		if n := len(op.Users); n == 0 || op.Users[n-1] != in {
+			op.Users = append(op.Users, in)
+		}
+	}
+}
+
+// ReplaceOperand makes in take op as operand k, keeping the users lists of
+// the old and new operand right.
+func (in *Instruction) ReplaceOperand(k int, op *Instruction) {
+	old := in.Operands[k]
+	in.Operands[k] = op
+	stillUsed := false
+	for _, o := range in.Operands {
+		if o == old {
+			stillUsed = true
+		}
+	}
+	if !stillUsed {
+		for i, u := range old.Users {
+			if u == in {
+				old.Users = append(old.Users[:i], old.Users[i+1:]...)
+				break
+			}
+		}
+	}
+	for _, u := range op.Users {
+		if u == in {
+			return
+		}
+	}
+	op.Users = append(op.Users, in)
+}

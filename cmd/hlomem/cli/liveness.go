@@ -55,12 +55,18 @@ func runLiveness(e *env, args []string) error {
 	return nil
 }
 
-// analyzeModule flattens the call graph (as XLA does before buffer
-// assignment), analyses m and applies the named scheduler ("" picks keep
-// for a scheduled module and best otherwise).
+// analyzeModule prepares m as XLA does before buffer assignment (flatten
+// the call graph; for a module XLA has not compiled, insert the copies its
+// CopyInsertion pass would), analyses it and applies the named scheduler
+// ("" picks keep for a scheduled module and best otherwise).
 func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
 	if _, err := hlo.FlattenCallGraph(m); err != nil {
 		return nil, err
+	}
+	if !m.IsScheduled {
+		if _, err := liveness.InsertCopies(m); err != nil {
+			return nil, err
+		}
 	}
 	a, err := liveness.Analyze(m, liveness.Options{})
 	if err != nil {

@@ -1,0 +1,393 @@
+package liveness
+
+// Copy insertion: the special-case copies of XLA's CopyInsertion pass,
+// which runs before buffer assignment. Buffers join values that must share
+// an address (a while's loop state, a conditional's result, the entry's
+// result and its donated parameters). Without copies a joined buffer could
+// have to hold two live values at once, or a constant or an undonated
+// parameter could be overwritten. XLA adds copies everywhere and removes
+// those that turn out unnecessary; this pass adds only the ones the
+// following rules call for, which covers the same cases conservatively:
+//
+//   - while init: a leaf the loop changes (it is not loop-invariant) whose
+//     value is a constant or an entry parameter not donated at that index,
+//     appears at an earlier leaf too, or is read somewhere the while does
+//     not depend on (it may be read after the loop);
+//   - while body root and conditional branch roots: a leaf whose value is
+//     a constant, is not defined in that computation (a pass-through of a
+//     branch parameter), or appears at an earlier leaf; a body root leaf
+//     that passes the body parameter through at the same index needs none;
+//   - entry root: a leaf whose value is a constant, an entry parameter not
+//     donated to that output index, or appears at an earlier leaf.
+//
+//   - in-place operations (dynamic-update-slice, scatter, in-place fusions
+//     and custom-calls): an overwritten operand that is a constant, an
+//     undonated entry parameter, a value from a calling computation, or a
+//     value read somewhere the operation does not depend on.
+//
+// A scheduled module has been through XLA's copy insertion already; callers
+// run this only on unscheduled ones.
+
+import (
+	"fmt"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// InsertCopies adds the copies described above, until none is needed, and
+// reports whether it changed m. The call graph must be flat
+// (hlo.FlattenCallGraph).
+func InsertCopies(m *hlo.Module) (changed bool, err error) {
+	for round := 0; round < 32; round++ {
+		more, err := insertCopiesOnce(m)
+		if err != nil {
+			return changed, err
+		}
+		if !more {
+			return changed, nil
+		}
+		changed = true
+	}
+	return changed, fmt.Errorf("liveness: copy insertion did not settle")
+}
+
+func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
+	a, err := Analyze(m, Options{})
+	if err != nil {
+		return false, err
+	}
+	ci := &copier{a: a, names: hlo.NewNameUniquer(m)}
+	type site struct {
+		c     *hlo.Computation
+		root  bool // replace c's root
+		while *hlo.Instruction
+		need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool
+	}
+	var sites []site
+	type inPlaceSite struct {
+		op      *hlo.Instruction
+		operand int
+		index   hlo.ShapeIndex
+	}
+	var inPlace []inPlaceSite
+	entry := m.Entry
+	donated := map[string]bool{}
+	for _, io := range m.InputOutputAlias {
+		donated[fmt.Sprint(io.Param, io.ParamIndex)] = true
+	}
+	paramDonated := func(v *Value) bool {
+		return donated[fmt.Sprint(v.Inst.ParameterNumber, v.Index)]
+	}
+	for _, c := range m.Computations {
+		if a.Kinds[c] != Sequential {
+			continue
+		}
+		for _, in := range c.Instructions {
+			switch in.Opcode {
+			case hlo.OpWhile:
+				w := in
+				var anc map[*hlo.Instruction]bool
+				sites = append(sites, site{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+					if a.ValueAt(w, ix) == v {
+						return false // loop-invariant: the loop never writes it
+					}
+					if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+						return true
+					}
+					if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !paramDonated(v) {
+						return true
+					}
+					for _, u := range v.Uses {
+						if u.Inst == w || u.Inst.Parent != c {
+							continue
+						}
+						if anc == nil {
+							anc = ancestors(w)
+						}
+						if !anc[u.Inst] {
+							return true
+						}
+					}
+					return false
+				}})
+				if b := w.Body(); b != nil && len(b.Params) == 1 {
+					body := b
+					sites = append(sites, site{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+						if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+							return true
+						}
+						// Passing the loop state through at the same index is free.
+						if pv := a.ValueAt(body.Params[0], ix); pv == v {
+							return false
+						}
+						return !within(body)[v.Inst.Parent]
+					}})
+				}
+			case hlo.OpDynamicUpdateSlice, hlo.OpScatter, hlo.OpFusion, hlo.OpCustomCall, hlo.OpAllReduceStart:
+				// An in-place operand is overwritten: it must not be read
+				// only, nor read again later.
+				op := in
+				for _, p := range InPlacePairs(op) {
+					if p.Operand >= len(op.Operands) {
+						continue
+					}
+					v := a.ValueAt(op.Operands[p.Operand], p.OperandIndex)
+					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated) {
+						continue
+					}
+					inPlace = append(inPlace, inPlaceSite{op: op, operand: p.Operand, index: p.OperandIndex})
+				}
+			case hlo.OpConditional:
+				for _, br := range in.Branches() {
+					br := br
+					if br == nil {
+						continue
+					}
+					sites = append(sites, site{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !within(br)[v.Inst.Parent] ||
+							v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == br
+					}})
+				}
+			}
+		}
+	}
+	sites = append(sites, site{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+		if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+			return true
+		}
+		if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry {
+			for _, io := range m.InputOutputAlias {
+				if io.Output.Equal(ix) && io.Param == v.Inst.ParameterNumber && io.ParamIndex.Equal(v.Index) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}})
+	for _, s := range inPlace {
+		x := s.op.Operands[s.operand]
+		nx := ci.rebuild(s.op.Parent, x, hlo.ShapeIndex{}, []hlo.ShapeIndex{s.index}, s.op)
+		for k, o := range s.op.Operands {
+			if o == x {
+				s.op.ReplaceOperand(k, nx)
+				break
+			}
+		}
+		changed = true
+	}
+	if changed {
+		// The other sites are judged on a fresh analysis in the next round.
+		m.Renumber()
+		return changed, nil
+	}
+	for _, s := range sites {
+		var x *hlo.Instruction
+		if s.root {
+			x = s.c.Root
+		} else {
+			x = s.while.Operands[0]
+		}
+		seen := map[*Value]bool{}
+		var needs []hlo.ShapeIndex
+		any := false
+		x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if sub.IsTuple() {
+				return
+			}
+			v := a.ValueAt(x, ix)
+			if v == nil {
+				return
+			}
+			if s.need(v, ix, seen) {
+				needs = append(needs, append(hlo.ShapeIndex{}, ix...))
+				any = true
+			}
+			seen[v] = true
+		})
+		if !any {
+			continue
+		}
+		before := s.while
+		if s.root {
+			before = nil
+		}
+		nx := ci.rebuild(s.c, x, hlo.ShapeIndex{}, needs, before)
+		if s.root {
+			s.c.Root = nx
+		} else {
+			s.while.ReplaceOperand(0, nx)
+		}
+		changed = true
+	}
+	if changed {
+		m.Renumber()
+	}
+	return changed, nil
+}
+
+type copier struct {
+	a     *Analysis
+	names *hlo.NameUniquer
+}
+
+// rebuild returns x with the leaves listed in needs replaced by copies,
+// adding the new instructions to c before before (or at the end). A tuple
+// used by nothing but the site is edited in place; others are taken apart
+// with get-tuple-element and put back together with a new tuple.
+func (ci *copier) rebuild(c *hlo.Computation, x *hlo.Instruction, ix hlo.ShapeIndex, needs []hlo.ShapeIndex, before *hlo.Instruction) *hlo.Instruction {
+	if !x.Shape.IsTuple() {
+		if !containsIndex(needs, ix) {
+			return x
+		}
+		cp := &hlo.Instruction{Name: ci.names.Unique("copy"), Opcode: hlo.OpCopy, Shape: x.Shape, Operands: []*hlo.Instruction{x}}
+		c.InsertBefore(cp, before)
+		return cp
+	}
+	if !anyUnder(needs, ix) {
+		return x
+	}
+	inPlace := x.Opcode == hlo.OpTuple && len(x.Operands) == len(x.Shape.Tuple) &&
+		(len(x.Users) == 0 || len(x.Users) == 1 && x.Users[0] == before)
+	elems := make([]*hlo.Instruction, len(x.Shape.Tuple))
+	for k := range x.Shape.Tuple {
+		var e *hlo.Instruction
+		if x.Opcode == hlo.OpTuple && k < len(x.Operands) {
+			e = x.Operands[k]
+		} else {
+			e = &hlo.Instruction{Name: ci.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[k], Operands: []*hlo.Instruction{x}, TupleIndex: int64(k)}
+			c.InsertBefore(e, before)
+		}
+		elems[k] = ci.rebuild(c, e, append(append(hlo.ShapeIndex{}, ix...), int64(k)), needs, before)
+	}
+	if inPlace {
+		// The copies were inserted before the site; the tuple itself must
+		// come after them.
+		for k, e := range elems {
+			if e != x.Operands[k] {
+				x.ReplaceOperand(k, e)
+			}
+		}
+		moveAfterOperands(c, x)
+		return x
+	}
+	t := &hlo.Instruction{Name: ci.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems}
+	c.InsertBefore(t, before)
+	return t
+}
+
+// moveAfterOperands moves x behind its last operand in c's order if needed.
+func moveAfterOperands(c *hlo.Computation, x *hlo.Instruction) {
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	last := -1
+	for _, o := range x.Operands {
+		last = max(last, pos[o])
+	}
+	if pos[x] > last {
+		return
+	}
+	ins := append(c.Instructions[:pos[x]:pos[x]], c.Instructions[pos[x]+1:]...)
+	last-- // x was removed in front of it
+	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	out = append(out, ins[:last+1]...)
+	out = append(out, x)
+	out = append(out, ins[last+1:]...)
+	c.Instructions = out
+}
+
+func containsIndex(ixs []hlo.ShapeIndex, ix hlo.ShapeIndex) bool {
+	for _, x := range ixs {
+		if x.Equal(ix) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyUnder reports whether some index in ixs starts with prefix.
+func anyUnder(ixs []hlo.ShapeIndex, prefix hlo.ShapeIndex) bool {
+	for _, x := range ixs {
+		if len(x) >= len(prefix) && x[:len(prefix)].Equal(prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsInPlaceCopy reports whether the value v, which op overwrites in
+// place, is a constant or an undonated entry parameter, or is read by
+// something op does not depend on.
+func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool) bool {
+	if v.Inst.Opcode == hlo.OpConstant {
+		return true
+	}
+	if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !donated(v) {
+		return true
+	}
+	if v.Inst.Parent != op.Parent {
+		return true // a value from the caller: keep the caller's copy intact
+	}
+	var anc map[*hlo.Instruction]bool
+	for _, u := range v.Uses {
+		if u.Inst == op || u.Inst.Parent != op.Parent {
+			continue
+		}
+		if anc == nil {
+			anc = ancestors(op) // only when there is another reader
+		}
+		if !anc[u.Inst] {
+			return true
+		}
+	}
+	return false
+}
+
+// within returns c and the computations it calls sequentially, directly
+// or not: the values defined there are c's own.
+func within(c *hlo.Computation) map[*hlo.Computation]bool {
+	seen := map[*hlo.Computation]bool{c: true}
+	stack := []*hlo.Computation{c}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, in := range x.Instructions {
+			if in.Opcode != hlo.OpCall && in.Opcode != hlo.OpWhile && in.Opcode != hlo.OpConditional {
+				continue
+			}
+			for _, callee := range in.Callees() {
+				if callee != nil && !seen[callee] {
+					seen[callee] = true
+					stack = append(stack, callee)
+				}
+			}
+		}
+	}
+	return seen
+}
+
+// ancestors returns every instruction w depends on, through operands and
+// control predecessors.
+func ancestors(w *hlo.Instruction) map[*hlo.Instruction]bool {
+	seen := map[*hlo.Instruction]bool{}
+	stack := []*hlo.Instruction{w}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, o := range x.Operands {
+			if !seen[o] {
+				seen[o] = true
+				stack = append(stack, o)
+			}
+		}
+		for _, p := range x.ControlPredecessors() {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return seen
+}
