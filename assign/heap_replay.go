@@ -19,8 +19,10 @@ package assign
 // Then every value freed at that step is freed, in ID order. Every event
 // (alloc, share, free) advances a private clock, as XLA's
 // GlobalDecreasingSizeBestFitHeap does; the intervals live in that clock.
-// Along the way a running total gives the no-fragmentation peak (XLA's
-// NoFragmentationStatsHeap), the lower bound of any packing.
+// Along the way a running total gives the no-fragmentation peak, the lower
+// bound of any packing: like XLA's NoFragmentationStatsHeap, except that a
+// group of values sharing an address counts once, at its largest live
+// member (XLA counts a colocated value twice while its partner is live).
 
 import (
 	"sort"
@@ -80,6 +82,19 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 	first := map[*liveness.Buffer]*liveness.Value{}
 	var clock, cur int64
 	live := map[*liveness.Value]bool{}
+	// Values sharing an address form a group, which occupies as many bytes
+	// as its largest live member.
+	group := map[*liveness.Value]*liveness.Value{}
+	members := map[*liveness.Value][]*liveness.Value{}
+	groupBytes := func(root *liveness.Value) int64 {
+		var m int64
+		for _, x := range members[root] {
+			if live[x] {
+				m = max(m, x.Size)
+			}
+		}
+		return m
+	}
 	peakT := -1
 	var peakLive []*liveness.Value
 	note := func(t int) {
@@ -98,8 +113,15 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		clock++
 		iv[v] = h
 		res.intervals = append(res.intervals, h)
-		cur += v.Size
+		root := v
+		if share != nil {
+			root = group[share]
+		}
+		group[v] = root
+		members[root] = append(members[root], v)
+		before := groupBytes(root)
 		live[v] = true
+		cur += groupBytes(root) - before
 		note(t)
 	}
 	free := func(v *liveness.Value) {
@@ -109,8 +131,10 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		}
 		h.end = clock
 		clock++
-		cur -= v.Size
+		root := group[v]
+		before := groupBytes(root)
 		delete(live, v)
+		cur -= before - groupBytes(root)
 	}
 	for t := 0; t <= end; t++ {
 		for _, v := range defined[t] {

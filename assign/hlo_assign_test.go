@@ -1,0 +1,250 @@
+package assign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
+)
+
+// assignText parses, prepares and assigns a module the way the CLI does.
+func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
+	t.Helper()
+	_, err := hlo.FlattenCallGraph(m)
+	require.NoError(t, err)
+	if !m.IsScheduled {
+		_, err = liveness.InsertCopies(m)
+		require.NoError(t, err)
+	}
+	a, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	if !m.IsScheduled {
+		_, _, err = liveness.Best(a)
+		require.NoError(t, err)
+	}
+	as, err := Assign(context.Background(), a, opts)
+	require.NoError(t, err)
+	require.NoError(t, CheckAssignment(as))
+	for _, h := range as.Heaps {
+		require.NoError(t, Check(h.Problem, h.Solution.Packing))
+		require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound, "a heap below its lower bound")
+	}
+	return as
+}
+
+const peakBuffers = `HloModule peak, is_scheduled=true
+ENTRY e {
+  p = f32[100] parameter(0)
+  log = f32[100] log(p)
+  rev = f32[100] reverse(log), dimensions={0}
+  neg = f32[100] negate(p)
+  concat = f32[200] concatenate(rev, neg), dimensions={0}
+  ROOT root = f32[1] slice(concat), slice={[0:1]}
+}`
+
+// TestPeakBuffers reproduces XLA's buffer_assignment_test PeakBuffers: the
+// temp allocation holds four values in 1,600 bytes, with exactly XLA's
+// report rows for the size-first and the lifetime-first order, and the
+// buffers at the peak are rev, neg and concat.
+func TestPeakBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		algo string
+		rows []string
+	}{
+		{"bestfit-size", []string{
+			"     800B( 50%);       800B;            0;                2; f32[100], f32[200]",
+			"   1.2KiB( 75%);       400B;          800;                1; f32[100]",
+			"   1.6KiB(100%);       400B;         1200;                1; f32[100]",
+		}},
+		{"bestfit-lifetime", []string{
+			"     800B( 50%);       800B;          400;                2; f32[100], f32[200]",
+			"   1.2KiB( 75%);       400B;            0;                1; f32[100]",
+			"   1.6KiB(100%);       400B;         1200;                1; f32[100]",
+		}},
+	} {
+		t.Run(tc.algo, func(t *testing.T) {
+			m, err := hlo.ParseModule("peak.hlo", peakBuffers)
+			require.NoError(t, err)
+			as := assignModule(t, m, AssignOptions{Align: 1, Algorithm: tc.algo})
+			require.Len(t, as.Heaps, 1)
+			temp := as.Heaps[0].Allocation
+			require.EqualValues(t, 1600, temp.Size)
+			require.Len(t, temp.Slots, 4)
+			rows := temp.ReportRows()
+			if diff := cmp.Diff(tc.rows, rows[2:]); diff != "" {
+				t.Errorf("report rows (-want +got):\n%s", diff)
+			}
+			var peak []string
+			for _, v := range as.Heaps[0].PeakValues {
+				peak = append(peak, v.Inst.Name)
+			}
+			require.ElementsMatch(t, []string{"rev", "neg", "concat"}, peak)
+			require.EqualValues(t, 1600, as.Heaps[0].LowerBound)
+		})
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0B", 20: "20B", 1023: "1023B", 1024: "1.0KiB", 786432: "768.0KiB", 1048575: "1024.0KiB",
+		1048576: "1.00MiB", 224494040: "214.09MiB", 908104528: "866.04MiB", 24491870208: "22.81GiB", -2048: "-2.0KiB",
+	} {
+		require.Equal(t, want, HumanBytes(n), "%d", n)
+	}
+}
+
+var (
+	totalRe = regexp.MustCompile(`(?m)^Total bytes used: (\d+)`)
+	allocRe = regexp.MustCompile(`(?m)^allocation (\d+): size (\d+)(.*):$`)
+)
+
+type xlaAlloc struct {
+	size int64
+	desc string
+}
+
+func readXLAAssignment(t *testing.T, path string) (total int64, allocs []xlaAlloc, text string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text = string(b)
+	m := totalRe.FindStringSubmatch(text)
+	require.NotNil(t, m, "%s: no Total bytes used", path)
+	total, _ = strconv.ParseInt(m[1], 10, 64)
+	for _, a := range allocRe.FindAllStringSubmatch(text, -1) {
+		size, _ := strconv.ParseInt(a[2], 10, 64)
+		allocs = append(allocs, xlaAlloc{size, strings.TrimPrefix(a[3], ", ")})
+	}
+	return total, allocs, text
+}
+
+func tempSize(allocs []xlaAlloc) int64 {
+	for _, a := range allocs {
+		if strings.Contains(a.desc, "preallocated-temp") {
+			return a.size
+		}
+	}
+	return 0
+}
+
+// TestPairedAssignment holds the assignment to XLA's own on every paired
+// GPU module: with the default packer the total is never above XLA's; the
+// parameter and output allocations have XLA's sizes; every plan passes the
+// checks; and with --algo=xla the temp allocation equals XLA's and the
+// whole buffer-assignment dump is XLA's, byte for byte.
+func TestPairedAssignment(t *testing.T) {
+	dirs := corpus.Glob(t, "paired/*")
+	var table strings.Builder
+	table.WriteString("module                                        XLA total     ours total   XLA temp   ours temp   temp LB\n")
+	sameTemp, sameDump := 0, 0
+	for _, dir := range dirs {
+		name := filepath.Base(dir)
+		hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
+		xTotal, xAllocs, xText := readXLAAssignment(t, globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
+		load := func() *hlo.Module {
+			mods, err := hlo.ParseFile(hloFile)
+			require.NoError(t, err)
+			return mods[0]
+		}
+		ours := assignModule(t, load(), AssignOptions{})
+		require.LessOrEqual(t, ours.Stats.TotalBytes, xTotal, "%s: total above XLA's", name)
+		// Parameter and output allocations have XLA's sizes.
+		want := map[string]int64{}
+		for _, a := range xAllocs {
+			if strings.Contains(a.desc, "parameter ") || strings.Contains(a.desc, "output shape is") {
+				want[strings.SplitN(a.desc, ", maybe-live-out", 2)[0]] = a.size
+			}
+		}
+		got := map[string]int64{}
+		headerRe := regexp.MustCompile(`^allocation \d+: size X, (.*):$`)
+		for _, al := range ours.Allocations {
+			if al.IsParameter() || al.Output != nil {
+				desc := headerRe.FindStringSubmatch(al.header("X"))[1]
+				got[strings.SplitN(desc, ", maybe-live-out", 2)[0]] = al.Size
+			}
+		}
+		require.Equal(t, want, got, "%s: parameter and output allocations", name)
+		x := assignModule(t, load(), AssignOptions{Algorithm: "xla"})
+		if x.Stats.TempBytes == tempSize(xAllocs) {
+			sameTemp++
+		} else {
+			t.Errorf("%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
+		}
+		var dump strings.Builder
+		require.NoError(t, x.WriteXLA(&dump))
+		ourAllocs := dump.String()[:strings.Index(dump.String(), "\nTotal bytes used")]
+		xlaAllocs := xText[:strings.Index(xText, "\nTotal bytes used")]
+		if ourAllocs == xlaAllocs {
+			sameDump++
+		} else {
+			t.Errorf("%s: --algo=xla dump differs from XLA's:\n%s", name, firstDiff(xlaAllocs, ourAllocs))
+		}
+		var lb int64
+		for _, h := range ours.Heaps {
+			lb += h.LowerBound
+		}
+		table.WriteString(strings.Join([]string{pad(name, 44), padl(xTotal, 12), padl(ours.Stats.TotalBytes, 14), padl(tempSize(xAllocs), 10), padl(ours.Stats.TempBytes, 11), padl(lb, 9)}, " "))
+		table.WriteByte('\n')
+	}
+	t.Logf("\n%s--algo=xla: temp equal on %d/%d modules, dump identical on %d/%d", table.String(), sameTemp, len(dirs), sameDump, len(dirs))
+	require.GreaterOrEqual(t, sameTemp, 24)
+}
+
+func pad(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+func padl(v int64, n int) string {
+	s := strconv.FormatInt(v, 10)
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat(" ", n-len(s)) + s
+}
+
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return "line " + strconv.Itoa(i+1) + ":\nxla:  " + la[i] + "\nours: " + lb[i]
+		}
+	}
+	return "lengths differ"
+}
+
+func globOne(t *testing.T, pattern string) string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	require.NoError(t, err)
+	require.Len(t, m, 1, pattern)
+	return m[0]
+}
+
+// TestAssignRandomModules assigns random modules with several packers; every
+// plan passes the independent checks and no heap is below its lower bound.
+func TestAssignRandomModules(t *testing.T) {
+	n := uint64(150)
+	if testing.Short() {
+		n = 30
+	}
+	for seed := uint64(0); seed < n; seed++ {
+		for _, algo := range []string{"xla", "auto", "firstfit-start"} {
+			m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%60)}))
+			require.NoError(t, err)
+			assignModule(t, m, AssignOptions{Algorithm: algo, Target: []string{"gpu", "cpu", "tpu"}[seed%3]})
+		}
+	}
+}
