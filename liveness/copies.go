@@ -57,6 +57,7 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 		return false, err
 	}
 	ci := &copier{a: a, names: hlo.NewNameUniquer(m)}
+	topo := topologicalComputations(m)
 	type site struct {
 		c     *hlo.Computation
 		root  bool // replace c's root
@@ -86,7 +87,6 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 			switch in.Opcode {
 			case hlo.OpWhile:
 				w := in
-				var anc map[*hlo.Instruction]bool
 				sites = append(sites, site{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
 					if a.ValueAt(w, ix) == v {
 						return false // loop-invariant: the loop never writes it
@@ -97,18 +97,13 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 					if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !paramDonated(v) {
 						return true
 					}
+					var readers []*hlo.Instruction
 					for _, u := range v.Uses {
-						if u.Inst == w || u.Inst.Parent != c {
-							continue
-						}
-						if anc == nil {
-							anc = ancestors(w)
-						}
-						if !anc[u.Inst] {
-							return true
+						if u.Inst != w && u.Inst.Parent == c {
+							readers = append(readers, u.Inst)
 						}
 					}
-					return false
+					return !dependsOnAll(w, readers, topo)
 				}})
 				if b := w.Body(); b != nil && len(b.Params) == 1 {
 					body := b
@@ -132,7 +127,7 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 						continue
 					}
 					v := a.ValueAt(op.Operands[p.Operand], p.OperandIndex)
-					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated) {
+					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated, topo) {
 						continue
 					}
 					inPlace = append(inPlace, inPlaceSite{op: op, operand: p.Operand, index: p.OperandIndex})
@@ -320,7 +315,7 @@ func anyUnder(ixs []hlo.ShapeIndex, prefix hlo.ShapeIndex) bool {
 // needsInPlaceCopy reports whether the value v, which op overwrites in
 // place, is a constant or an undonated entry parameter, or is read by
 // something op does not depend on.
-func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool) bool {
+func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo map[*hlo.Computation]bool) bool {
 	if v.Inst.Opcode == hlo.OpConstant {
 		return true
 	}
@@ -330,19 +325,13 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 	if v.Inst.Parent != op.Parent {
 		return true // a value from the caller: keep the caller's copy intact
 	}
-	var anc map[*hlo.Instruction]bool
+	var readers []*hlo.Instruction
 	for _, u := range v.Uses {
-		if u.Inst == op || u.Inst.Parent != op.Parent {
-			continue
-		}
-		if anc == nil {
-			anc = ancestors(op) // only when there is another reader
-		}
-		if !anc[u.Inst] {
-			return true
+		if u.Inst != op && u.Inst.Parent == op.Parent {
+			readers = append(readers, u.Inst)
 		}
 	}
-	return false
+	return !dependsOnAll(op, readers, topo)
 }
 
 // within returns c and the computations it calls sequentially, directly
@@ -368,26 +357,70 @@ func within(c *hlo.Computation) map[*hlo.Computation]bool {
 	return seen
 }
 
-// ancestors returns every instruction w depends on, through operands and
-// control predecessors.
-func ancestors(w *hlo.Instruction) map[*hlo.Instruction]bool {
-	seen := map[*hlo.Instruction]bool{}
-	stack := []*hlo.Instruction{w}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, o := range x.Operands {
-			if !seen[o] {
-				seen[o] = true
-				stack = append(stack, o)
+// dependsOnAll reports whether x depends on every instruction in ys
+// (through operands and control predecessors). In a computation whose text
+// order is topological, an instruction placed after x cannot be a
+// dependency, and the backward search from x stops below the earliest of
+// ys.
+func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo map[*hlo.Computation]bool) bool {
+	if len(ys) == 0 {
+		return true
+	}
+	bound := -1
+	if topo[x.Parent] {
+		bound = x.ID
+		for _, y := range ys {
+			if y.ID > x.ID {
+				return false
 			}
-		}
-		for _, p := range x.ControlPredecessors() {
-			if !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
+			bound = min(bound, y.ID)
 		}
 	}
-	return seen
+	want := make(map[*hlo.Instruction]bool, len(ys))
+	for _, y := range ys {
+		want[y] = true
+	}
+	found := 0
+	seen := map[*hlo.Instruction]bool{}
+	stack := []*hlo.Instruction{x}
+	for len(stack) > 0 && found < len(want) {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		visit := func(d *hlo.Instruction) {
+			if seen[d] || d.ID < bound {
+				return
+			}
+			seen[d] = true
+			if want[d] {
+				found++
+			}
+			stack = append(stack, d)
+		}
+		for _, o := range c.Operands {
+			visit(o)
+		}
+		for _, p := range c.ControlPredecessors() {
+			visit(p)
+		}
+	}
+	return found == len(want)
+}
+
+// topologicalComputations reports for each computation whether every
+// operand and control predecessor comes before its user in text order.
+func topologicalComputations(m *hlo.Module) map[*hlo.Computation]bool {
+	topo := make(map[*hlo.Computation]bool, len(m.Computations))
+	for _, c := range m.Computations {
+		ok := true
+		for _, in := range c.Instructions {
+			for _, o := range in.Operands {
+				ok = ok && o.ID < in.ID
+			}
+			for _, p := range in.ControlPredecessors() {
+				ok = ok && p.ID < in.ID
+			}
+		}
+		topo[c] = ok
+	}
+	return topo
 }
