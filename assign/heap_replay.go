@@ -83,29 +83,17 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 	var clock, cur int64
 	live := map[*liveness.Value]bool{}
 	// Values sharing an address form a group, which occupies as many bytes
-	// as its largest live member.
+	// as its largest live member: gmax is that size, gcount how many live
+	// members have it.
 	group := map[*liveness.Value]*liveness.Value{}
 	members := map[*liveness.Value][]*liveness.Value{}
-	groupBytes := func(root *liveness.Value) int64 {
-		var m int64
-		for _, x := range members[root] {
-			if live[x] {
-				m = max(m, x.Size)
-			}
-		}
-		return m
-	}
+	gmax := map[*liveness.Value]int64{}
+	gcount := map[*liveness.Value]int{}
+	peakClock := int64(-1)
 	peakT := -1
-	var peakLive []*liveness.Value
 	note := func(t int) {
 		if cur > res.peak {
-			res.peak, peakT = cur, t
-			peakLive = peakLive[:0]
-			for _, v := range vals {
-				if live[v] {
-					peakLive = append(peakLive, v)
-				}
-			}
+			res.peak, peakT, peakClock = cur, t, clock-1
 		}
 	}
 	alloc := func(v *liveness.Value, share *liveness.Value, t int) {
@@ -119,9 +107,14 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		}
 		group[v] = root
 		members[root] = append(members[root], v)
-		before := groupBytes(root)
 		live[v] = true
-		cur += groupBytes(root) - before
+		switch {
+		case v.Size > gmax[root]:
+			cur += v.Size - gmax[root]
+			gmax[root], gcount[root] = v.Size, 1
+		case v.Size == gmax[root]:
+			gcount[root]++
+		}
 		note(t)
 	}
 	free := func(v *liveness.Value) {
@@ -132,9 +125,27 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		h.end = clock
 		clock++
 		root := group[v]
-		before := groupBytes(root)
 		delete(live, v)
-		cur -= before - groupBytes(root)
+		if v.Size != gmax[root] {
+			return
+		}
+		if gcount[root] > 1 {
+			gcount[root]--
+			return
+		}
+		var m int64
+		n := 0
+		for _, x := range members[root] {
+			switch {
+			case !live[x]:
+			case x.Size > m:
+				m, n = x.Size, 1
+			case x.Size == m:
+				n++
+			}
+		}
+		cur -= gmax[root] - m
+		gmax[root], gcount[root] = m, n
 	}
 	for t := 0; t <= end; t++ {
 		for _, v := range defined[t] {
@@ -161,7 +172,11 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		}
 	}
 	res.peakTime = peakT
-	res.peakLive = peakLive
+	for _, h := range res.intervals {
+		if h.start <= peakClock && (h.end < 0 || h.end >= peakClock) {
+			res.peakLive = append(res.peakLive, h.value)
+		}
+	}
 	return res
 }
 

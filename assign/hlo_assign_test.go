@@ -248,3 +248,28 @@ func TestAssignRandomModules(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusModulesAssign assigns every module of the corpus (scheduled
+// ones in their order, the others scheduled by best) with the portfolio
+// packer; every plan passes the checks.
+func TestCorpusModulesAssign(t *testing.T) {
+	files := corpus.Glob(t, "hlo/*/*.hlo")
+	modules := 0
+	for _, f := range files {
+		mods, err := hlo.ParseFile(f)
+		if err != nil {
+			continue // the one file without a module; hlo's tests cover it
+		}
+		for _, m := range mods {
+			if testing.Short() && m.NumInstructions() > 5000 {
+				continue
+			}
+			modules++
+			t.Run(filepath.Base(f)+"/"+m.Name, func(t *testing.T) {
+				require.NoError(t, hlo.Verify(m))
+				assignModule(t, m, AssignOptions{Algorithm: "portfolio"})
+			})
+		}
+	}
+	t.Logf("%d modules assigned", modules)
+}

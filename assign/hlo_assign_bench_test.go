@@ -1,0 +1,66 @@
+package assign
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// BenchmarkAssignMixtral runs what `hlomem assign` does on the
+// 43,714-instruction Mixtral module (parse, flatten, copy insertion, best
+// schedule, liveness, assignment with the default packer) and reports each
+// phase's share in milliseconds per run.
+func BenchmarkAssignMixtral(b *testing.B) {
+	src, err := os.ReadFile(corpus.Path(b, "hlo/xla/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var phase [6]time.Duration
+	var total int64
+	for b.Loop() {
+		t := time.Now()
+		lap := func(i int) {
+			now := time.Now()
+			phase[i] += now.Sub(t)
+			t = now
+		}
+		mods, err := hlo.Parse("mixtral.hlo", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := mods[0]
+		lap(0)
+		if _, err := hlo.FlattenCallGraph(m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := liveness.InsertCopies(m); err != nil {
+			b.Fatal(err)
+		}
+		lap(1)
+		a, err := liveness.Analyze(m, liveness.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lap(2)
+		if _, _, err := liveness.Best(a); err != nil {
+			b.Fatal(err)
+		}
+		lap(3)
+		as, err := Assign(context.Background(), a, AssignOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lap(4)
+		total = as.Stats.TotalBytes
+	}
+	n := float64(b.N)
+	for i, name := range []string{"parse-ms", "prepare-ms", "analyze-ms", "schedule-ms", "assign-ms"} {
+		b.ReportMetric(float64(phase[i].Milliseconds())/n, name)
+	}
+	b.ReportMetric(float64(total), "total-bytes")
+}
