@@ -540,3 +540,30 @@ func (s Shape) effectiveLayout() *Layout {
 	}
 	return l
 }
+
+// StringWithLayout prints the shape with a layout on every array of rank
+// one or more, the default (descending) one where none was given, as XLA
+// prints shapes after layout assignment: f32[2,3]{1,0}.
+func (s Shape) StringWithLayout() string {
+	var b strings.Builder
+	s.writeWithLayout(&b)
+	return b.String()
+}
+
+func (s Shape) writeWithLayout(b *strings.Builder) {
+	if s.IsTuple() {
+		b.WriteByte('(')
+		for i, e := range s.Tuple {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			e.writeWithLayout(b)
+		}
+		b.WriteByte(')')
+		return
+	}
+	if s.IsArray() && s.Layout == nil && len(s.Dims) > 0 {
+		s.Layout = s.effectiveLayout()
+	}
+	s.write(b, true)
+}

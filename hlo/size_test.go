@@ -79,3 +79,7 @@ func TestByteSizeErrors(t *testing.T) {
 	_, err = ByteSize(shapeOf(t, "f32[9223372036854775807]{0:T(1024)}"))
 	require.ErrorContains(t, err, "overflows int64")
 }
+
+func TestStringWithLayout(t *testing.T) {
+	require.Equal(t, "(f32[2,3]{1,0}, s32[], bf16[4]{0:T(128)})", shapeOf(t, "(f32[2,3], s32[], bf16[4]{0:T(128)})").StringWithLayout())
+}
