@@ -65,7 +65,7 @@ func (as *Assignment) WriteXLA(w io.Writer) error {
 		b.WriteString(al.header(fmt.Sprint(al.Size)))
 		b.WriteByte('\n')
 		for _, s := range al.Slots {
-			fmt.Fprintf(&b, " value: %s (size=%d,offset=%d): %s\n", valueLabel(s), s.Size, s.Offset, s.Value.Shape)
+			fmt.Fprintf(&b, " value: %s (size=%d,offset=%d): %s\n", valueLabel(s), s.Size, s.Offset, s.Value.Shape.StringWithLayout())
 		}
 	}
 	fmt.Fprintf(&b, "\nTotal bytes used: %d (%s)\n\n", as.Stats.TotalBytes, HumanBytes(as.Stats.TotalBytes))
