@@ -51,16 +51,84 @@ import (
 	"time"
 )
 
-// exactItems is the largest instance the exact search takes on; beyond it
-// the portfolio's packing stands.
-const exactItems = 20000
+// exactItems is the largest instance the exact search takes on whole;
+// beyond it only large items are searched (see bigDive).
+const exactItems = 5000
+
+// bigDive handles instances too large for the whole search: the items of at
+// least bigItem times the lower bound go through single descents of the
+// search (a node limit of twice their number, so barely any backtracking) at
+// the target height, and the rest then go into the gaps by best fit, largest
+// first. Small items rarely decide the height of real traces, and leaving
+// them out shrinks the pairs of overlapping items the search must keep by
+// an order of magnitude. Targets start at the capacity or the lower bound
+// and relax in small steps while the budget lasts.
+func bigDive(ctx context.Context, in *instance, pc *packContext, best *heapResult) *heapResult {
+	var big, small []int32
+	limit := bigItem * float64(pc.lb)
+	for i := range in.items {
+		if float64(in.items[i].size) >= limit || in.items[i].fixed {
+			big = append(big, int32(i))
+		} else {
+			small = append(small, int32(i))
+		}
+	}
+	if len(big) > exactItems*4 {
+		return best
+	}
+	sub := subInstance(in, big)
+	x := newExactInst(sub)
+	smallOrder := sortItems(subInstance(in, small), bySize)
+	target := pc.lb
+	if pc.opts.Capacity > 0 {
+		target = pc.opts.Capacity
+	}
+	for _, step := range []float64{0, 0.0005, 0.001, 0.002, 0.005} {
+		c := target + int64(step*float64(pc.lb))
+		if c >= best.height {
+			break
+		}
+		for _, h := range []string{"TWA", "TAW", "WAT"} {
+			if ctx.Err() != nil || !time.Now().Before(pc.deadline) {
+				return best
+			}
+			x.heuristics = []string{h}
+			s := newSearch(x, c, ctx, pc.deadline)
+			s.reset(0, int64(2*x.n))
+			st := s.root()
+			if st != found {
+				continue
+			}
+			off := make([]int64, len(in.items))
+			g := newGreedy(in, bestFit)
+			for k, i := range big {
+				off[i] = s.sol[k]
+				g.commit(&in.items[i], off[i])
+			}
+			for _, k := range smallOrder {
+				i := small[k]
+				off[i] = g.place(&in.items[i])
+			}
+			if hgt := in.height(off); hgt < best.height {
+				best = &heapResult{off: off, height: hgt, algo: "exact"}
+				if hgt <= target {
+					return best
+				}
+			}
+		}
+	}
+	return best
+}
+
+// bigItem is the relative size from which bigDive searches an item.
+const bigItem = 1e-4
 
 func init() { improveExact = exactImprove }
 
 // exactImprove runs the exact search from the warm-start packing warm.
 func exactImprove(ctx context.Context, in *instance, pc *packContext, warm *heapResult) (*heapResult, error) {
 	if len(in.items) > exactItems {
-		return warm, nil
+		return bigDive(ctx, in, pc, warm), nil
 	}
 	x := newExactInst(in)
 	best := warm
@@ -225,44 +293,50 @@ func newExactInst(in *instance) *exactInst {
 		x.isecs[i] = [2]int32{x.psecs[it.p0][0], x.psecs[it.p1-1][1]}
 	}
 	// Overlaps: for parts that meet in time, each item's edge to the other
-	// carries the largest of its own parts that meets the other item.
-	type key struct{ a, b int32 }
-	ext := map[key]int64{}
-	var keys []key
-	active := map[int32]bool{}
-	for t := 0; t < in.nslot; t++ {
-		for _, p := range ends[t] {
-			delete(active, p)
-		}
-		for _, p := range starts[t] {
-			for q := range active {
-				a, b := partItem[p], partItem[q]
-				if a == b {
-					continue
-				}
-				for _, k := range []struct {
-					k key
-					s int64
-				}{{key{a, b}, in.parts[p].size}, {key{b, a}, in.parts[q].size}} {
-					if old, ok := ext[k.k]; !ok {
-						ext[k.k] = k.s
-						keys = append(keys, k.k)
-					} else if k.s > old {
-						ext[k.k] = k.s
-					}
-				}
-			}
-			active[p] = true
+	// carries the largest of its own parts that meets the other item. The
+	// sweep keeps the live parts in a slice with each part's position, so
+	// removal is O(1).
+	active := make([]int32, 0, 64)
+	pos := make([]int32, len(in.parts))
+	multi := false
+	for i := range in.items {
+		if in.items[i].p1-in.items[i].p0 > 1 {
+			multi = true
 		}
 	}
-	slices.SortFunc(keys, func(u, v key) int {
-		if u.a != v.a {
-			return int(u.a - v.a)
+	for t := 0; t < in.nslot; t++ {
+		for _, p := range ends[t] {
+			k := pos[p]
+			last := active[len(active)-1]
+			active[k] = last
+			pos[last] = k
+			active = active[:len(active)-1]
 		}
-		return int(u.b - v.b)
-	})
-	for _, k := range keys {
-		x.adj[k.a] = append(x.adj[k.a], edge{k.b, ext[k]})
+		for _, p := range starts[t] {
+			a := partItem[p]
+			for _, q := range active {
+				b := partItem[q]
+				if a != b {
+					x.adj[a] = append(x.adj[a], edge{b, in.parts[p].size})
+					x.adj[b] = append(x.adj[b], edge{a, in.parts[q].size})
+				}
+			}
+			pos[p] = int32(len(active))
+			active = append(active, p)
+		}
+	}
+	if multi {
+		// A pair of items may meet through several parts: keep one
+		// edge, with the largest extent.
+		for i, es := range x.adj {
+			slices.SortFunc(es, func(u, v edge) int {
+				if u.to != v.to {
+					return int(u.to - v.to)
+				}
+				return cmpInt64(v.ext, u.ext)
+			})
+			x.adj[i] = slices.CompactFunc(es, func(u, v edge) bool { return u.to == v.to })
+		}
 	}
 	x.width = make([]int64, n)
 	for i := range in.items {
@@ -291,7 +365,9 @@ type search struct {
 	order     int // which static order
 	sol       []int64
 	trail     []undo
-	stack     []int32 // arena for the item lists of the nodes on the path
+	stack     []int32 // arena for the item lists of partitions on the path
+	next      []int32 // unlaid-item lists, see newHead
+	prev      []int32
 	cands     []cand
 
 	// h1, h2 hash the unlaid items with their minimum offsets (Zobrist);
@@ -343,6 +419,7 @@ func newSearch(x *exactInst, c int64, ctx context.Context, deadline time.Time) *
 		floor: make([]int64, x.nsec), rem: make([]int64, x.nsec),
 		cut: make([]int32, max(x.nsec-1, 0)), witness: make([]int32, x.nsec),
 		rank: make([]int32, x.n), sol: make([]int64, x.n), load: make([]int64, x.n),
+		next: make([]int32, x.n), prev: make([]int32, x.n),
 		tt: make([]ttEntry, ttSize(x.n)),
 	}
 }
@@ -486,65 +563,104 @@ func (s *search) run() searchStatus {
 	}
 }
 
-// root searches every independent partition of the instance.
-func (s *search) root() searchStatus {
-	items := make([]int32, s.x.n)
-	for i := range items {
-		items[i] = int32(i)
-	}
-	return s.partitions(items, 0, int32(s.x.nsec))
+// The unlaid items of a partition form a doubly linked list in rank order,
+// threaded through next and prev, with a head node of index >= n. Laying an
+// item unlinks it and undoing relinks it (dancing links), so a node never
+// copies its list: memory stays O(n) on paths of any depth.
+
+// newHead allocates an empty list and returns its head.
+func (s *search) newHead() int32 {
+	h := int32(len(s.next))
+	s.next = append(s.next, h)
+	s.prev = append(s.prev, h)
+	return h
 }
 
-// partitions splits items, whose sections lie in [lo, hi), at the boundaries
-// no unlaid item spans and searches each part on its own.
-func (s *search) partitions(items []int32, lo, hi int32) searchStatus {
+// pushBack appends item i to the list with head h.
+func (s *search) pushBack(h, i int32) {
+	p := s.prev[h]
+	s.next[p], s.prev[i], s.next[i], s.prev[h] = i, p, h, i
+}
+
+// root searches every independent partition of the instance.
+func (s *search) root() searchStatus {
+	s.next, s.prev = s.next[:s.x.n], s.prev[:s.x.n]
+	h := s.newHead()
+	for i := range int32(s.x.n) {
+		s.pushBack(h, i)
+	}
+	return s.partitions(h, 0, int32(s.x.nsec))
+}
+
+// partitions splits the list h, whose items' sections lie in [lo, hi), at
+// the boundaries no unlaid item spans, and searches each part on its own,
+// each with its own list in its own rank order. The list h is rebuilt on
+// return.
+func (s *search) partitions(h int32, lo, hi int32) searchStatus {
 	x := s.x
+	base := len(s.stack)
+	for i := s.next[h]; i != h; i = s.next[i] {
+		s.stack = append(s.stack, i)
+	}
+	all := s.stack[base:]
+	defer func() {
+		// Rebuild h in its original order.
+		s.next[h], s.prev[h] = h, h
+		for _, i := range s.stack[base : base+len(all)] {
+			s.pushBack(h, i)
+		}
+		s.stack = s.stack[:base]
+	}()
+	st := found
 	start := lo
-	for k := lo; k < hi; k++ {
+	for k := lo; k < hi && st == found; k++ {
 		if k+1 < hi && s.cut[k] > 0 {
 			continue
 		}
 		// [start, k+1) is independent of the rest.
-		base := len(s.stack)
+		sbase := len(s.stack)
 		var p1, p2 uint64
-		for _, i := range items {
-			if s.off[i] < 0 && x.isecs[i][0] >= start && x.isecs[i][1] <= k+1 {
+		for _, i := range s.stack[base : base+len(all)] {
+			if x.isecs[i][0] >= start && x.isecs[i][1] <= k+1 {
 				s.stack = append(s.stack, i)
 				p1 ^= zobrist(i, s.minOff[i], seed1)
 				p2 ^= zobrist(i, s.minOff[i], seed2)
 			}
 		}
-		if len(s.stack) > base {
-			sub := s.stack[base:]
+		if len(s.stack) > sbase {
+			sub := s.stack[sbase:]
 			s.rankItems(sub)
 			rbase := len(s.rankTrail)
-			for k, i := range sub {
+			hs := s.newHead()
+			for r, i := range sub {
 				s.rankTrail = append(s.rankTrail, [2]int32{i, s.rank[i]})
-				s.rank[i] = int32(k)
+				s.rank[i] = int32(r)
+				s.pushBack(hs, i)
 			}
+			s.stack = s.stack[:sbase]
 			// The partition's own hash is the global one with the
 			// other unlaid items' share taken out, a constant while
 			// the partition is searched.
-			st := s.node(sub, start, k+1, 0, -1, s.h1^p1, s.h2^p2)
-			s.stack = s.stack[:base]
+			st = s.node(hs, start, k+1, 0, -1, s.h1^p1, s.h2^p2)
+			s.next, s.prev = s.next[:hs], s.prev[:hs]
 			for _, r := range s.rankTrail[rbase:] {
 				s.rank[r[0]] = r[1]
 			}
 			s.rankTrail = s.rankTrail[:rbase]
-			if st != found {
-				return st
-			}
 		}
 		start = k + 1
 	}
-	return found
+	return st
 }
 
-// node expands one search node: items are the partition's items (some may be
-// laid), in rank order; sections [slo, shi); the last item laid went to
-// offset last with rank lastRank; d1, d2 turn the global state hash into the
-// partition's.
-func (s *search) node(items []int32, slo, shi int32, last int64, lastRank int32, d1, d2 uint64) searchStatus {
+// maxCands is how many candidates a node ranks at a time; when they all
+// fail it looks for the next ones.
+const maxCands = 32
+
+// node expands one search node: h is the list of the partition's unlaid
+// items; sections [slo, shi); the last item laid went to offset last with
+// rank lastRank; d1, d2 turn the global state hash into the partition's.
+func (s *search) node(h int32, slo, shi int32, last int64, lastRank int32, d1, d2 uint64) searchStatus {
 	x := s.x
 	s.nodes++
 	if s.nodes > s.limit {
@@ -554,15 +670,12 @@ func (s *search) node(items []int32, slo, shi int32, last int64, lastRank int32,
 		s.stopped = true
 		return aborted
 	}
-	// Compact the unlaid items and find the least top any can reach.
-	base := len(s.stack)
-	defer func() { s.stack = s.stack[:base] }()
+	if s.next[h] == h {
+		return found
+	}
+	// The least top any unlaid item can reach.
 	minTop := int64(1 << 62)
-	for _, i := range items {
-		if s.off[i] >= 0 {
-			continue
-		}
-		s.stack = append(s.stack, i)
+	for i := s.next[h]; i != h; i = s.next[i] {
 		o := s.minOff[i]
 		if x.fixed[i] {
 			if o > x.foff[i] || x.foff[i] < last {
@@ -572,56 +685,81 @@ func (s *search) node(items []int32, slo, shi int32, last int64, lastRank int32,
 		}
 		minTop = min(minTop, o+x.size[i])
 	}
-	unlaid := s.stack[base:]
-	if len(unlaid) == 0 {
-		return found
-	}
 	k1 := (s.h1 ^ d1) + uint64(s.order)*0x9E3779B97F4A7C15
 	k2 := s.h2 ^ d2 ^ uint64(s.order)
-	e := &s.tt[k1&uint64(len(s.tt)-1)]
-	if e.k1 == k1 && e.k2 == k2 && (last > e.last || last == e.last && lastRank >= e.rank) {
+	if e := &s.tt[k1&uint64(len(s.tt)-1)]; e.k1 == k1 && e.k2 == k2 && (last > e.last || last == e.last && lastRank >= e.rank) {
 		return infeasible
 	}
 	cbase := len(s.cands)
 	defer func() { s.cands = s.cands[:cbase] }()
-	for _, i := range unlaid {
-		o := s.minOff[i]
-		if x.fixed[i] {
-			o = x.foff[i]
+	// Candidates in (offset, rank) order, maxCands at a time: after is
+	// the last one tried.
+	after := cand{off: -1}
+	for {
+		s.cands = s.cands[:cbase]
+		more := false
+		for i := s.next[h]; i != h; i = s.next[i] {
+			o := s.minOff[i]
+			if x.fixed[i] {
+				o = x.foff[i]
+			}
+			r := s.rank[i]
+			if o < last || o == last && r < lastRank || o >= minTop {
+				continue
+			}
+			if o < after.off || o == after.off && r <= after.rank {
+				continue
+			}
+			c := cand{o, r, i}
+			cs := s.cands[cbase:]
+			if len(cs) == maxCands {
+				more = true
+				if w := cs[maxCands-1]; c.off > w.off || c.off == w.off && c.rank > w.rank {
+					continue
+				}
+				s.cands = s.cands[:len(s.cands)-1]
+			}
+			// Insert in order.
+			s.cands = append(s.cands, c)
+			cs = s.cands[cbase:]
+			for k := len(cs) - 1; k > 0 && (cs[k].off < cs[k-1].off || cs[k].off == cs[k-1].off && cs[k].rank < cs[k-1].rank); k-- {
+				cs[k], cs[k-1] = cs[k-1], cs[k]
+			}
 		}
-		if o < last || o == last && s.rank[i] < lastRank || o >= minTop {
-			continue
+		n := len(s.cands) - cbase
+		for k := 0; k < n; k++ {
+			c := s.cands[cbase+k]
+			after = c
+			mark := len(s.trail)
+			st := infeasible
+			ok, hatless := s.lay(c.item, c.off, slo, shi)
+			if ok {
+				st = s.descend(h, c, slo, shi, d1, d2)
+			}
+			s.undoTo(mark)
+			if st != infeasible {
+				return st
+			}
+			if hatless {
+				// Nothing rests on c.item: laying it lowest is never
+				// worse, so no other candidate can succeed where this
+				// one failed.
+				more = false
+				break
+			}
 		}
-		s.cands = append(s.cands, cand{o, s.rank[i], i})
-	}
-	// unlaid is in rank order, so a stable sort by offset gives (offset, rank).
-	slices.SortStableFunc(s.cands[cbase:], func(a, b cand) int { return cmpInt64(a.off, b.off) })
-	for k := cbase; k < len(s.cands); k++ {
-		c := s.cands[k]
-		mark := len(s.trail)
-		st := infeasible
-		ok, hatless := s.lay(c.item, c.off, slo, shi)
-		if ok {
-			st = s.descend(unlaid, c, slo, shi, d1, d2)
-		}
-		s.undoTo(mark)
-		if st != infeasible {
-			return st
-		}
-		if hatless {
-			// Nothing rests on c.item: laying it lowest is never worse,
-			// so no other candidate can succeed where this one failed.
+		if !more {
 			break
 		}
 	}
-	e = &s.tt[k1&uint64(len(s.tt)-1)]
+	e := &s.tt[k1&uint64(len(s.tt)-1)]
 	*e = ttEntry{k1, k2, last, lastRank}
 	return infeasible
 }
 
 // descend continues below a node after laying c, splitting the partition if
 // laying it cut every tie between two of its sections.
-func (s *search) descend(unlaid []int32, c cand, slo, shi int32, d1, d2 uint64) searchStatus {
+func (s *search) descend(h int32, c cand, slo, shi int32, d1, d2 uint64) searchStatus {
 	x := s.x
 	split := false
 	for k := x.isecs[c.item][0]; k+1 < x.isecs[c.item][1]; k++ {
@@ -631,9 +769,9 @@ func (s *search) descend(unlaid []int32, c cand, slo, shi int32, d1, d2 uint64) 
 		}
 	}
 	if split {
-		return s.partitions(unlaid, slo, shi)
+		return s.partitions(h, slo, shi)
 	}
-	return s.node(unlaid, slo, shi, c.off, c.rank, d1, d2)
+	return s.node(h, slo, shi, c.off, c.rank, d1, d2)
 }
 
 // set records the old value of a state variable and changes it, keeping the
@@ -643,6 +781,9 @@ func (s *search) set(kind uint8, idx int32, v int64) {
 	switch kind {
 	case undoOff:
 		old, s.off[idx] = s.off[idx], v
+		// Unlink the item from its list.
+		s.next[s.prev[idx]] = s.next[idx]
+		s.prev[s.next[idx]] = s.prev[idx]
 		m := s.minOff[idx]
 		s.h1 ^= zobrist(idx, m, seed1)
 		s.h2 ^= zobrist(idx, m, seed2)
@@ -666,6 +807,8 @@ func (s *search) undoTo(mark int) {
 		switch u.kind {
 		case undoOff:
 			s.off[u.idx] = u.val
+			s.next[s.prev[u.idx]] = u.idx
+			s.prev[s.next[u.idx]] = u.idx
 			m := s.minOff[u.idx]
 			s.h1 ^= zobrist(u.idx, m, seed1)
 			s.h2 ^= zobrist(u.idx, m, seed2)
