@@ -41,10 +41,8 @@ type Options struct {
 // Algorithms returns the names Options.Algorithm accepts.
 func Algorithms() []string {
 	names := []string{"auto", "portfolio", "exact", "xla"}
-	for _, rule := range []fitRule{bestFit, firstFit} {
-		for o := range numOrders {
-			names = append(names, greedyVariant{o, rule}.name())
-		}
+	for _, v := range append(allVariants(), skylineVariants()...) {
+		names = append(names, v.name)
 	}
 	return names
 }
@@ -171,36 +169,79 @@ func packerFor(name string) (packerFunc, bool) {
 		}, true
 	case "xla":
 		return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-			return portfolio(in, []greedyVariant{{bySize, bestFit}, {byLifetime, bestFit}}, pc.opts.Workers)
+			vs := allVariants()
+			return portfolio(in, []variant{vs[0], vs[1]}, pc.opts.Workers)
 		}, true
 	case "exact":
 		return packExact, true
 	}
-	for _, v := range allVariants() {
-		if v.name() == name {
+	for _, v := range append(allVariants(), skylineVariants()...) {
+		if v.name == name {
 			return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 				off := make([]int64, len(in.items))
-				h, _, err := runGreedy(in, v, off, nil)
+				h, ok, err := v.run(in, off, nil)
 				if err != nil {
 					return nil, err
 				}
-				return &heapResult{off: off, height: h, algo: v.name()}, nil
+				if !ok {
+					return nil, errFixedSkyline
+				}
+				return &heapResult{off: off, height: h, algo: v.name}, nil
 			}, true
 		}
 	}
 	return nil, false
 }
 
-// allVariants returns every greedy variant, XLA's two first: the portfolio
+// errFixedSkyline reports a skyline packer that could not honour fixed
+// offsets: it lays items lowest first and cannot go back under a fixed item.
+var errFixedSkyline = errors.New("assign: the skyline packers cannot place around these fixed offsets; use a best-fit or first-fit packer")
+
+// variant is one greedy packer of the portfolio. run writes item offsets
+// into off and returns the height; with a non-nil bound it may give up,
+// returning ok == false, once its height must exceed *bound.
+type variant struct {
+	name string
+	run  func(in *instance, off []int64, bound *atomic.Int64) (h int64, ok bool, err error)
+}
+
+// allVariants returns every greedy packer, XLA's two first: the portfolio
 // runs them in this order, so the likely winners set the bound early.
-func allVariants() []greedyVariant {
-	return []greedyVariant{
+func allVariants() []variant {
+	var vs []variant
+	for _, g := range []greedyVariant{
 		{bySize, bestFit}, {byLifetime, bestFit},
 		{bySize, firstFit}, {byLifetime, firstFit},
 		{byArea, bestFit}, {byStart, bestFit},
 		{byArea, firstFit}, {byStart, firstFit},
+	} {
+		vs = append(vs, variant{g.name(), func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
+			return runGreedy(in, g, off, bound)
+		}})
 	}
+	return vs
 }
+
+// skylineVariants returns the skyline packers, which auto runs after the
+// portfolio: their descents cost more than a best-fit pass on the largest
+// traces, and they pay off mostly where best fit is already close.
+func skylineVariants() []variant { return skylineVariantsUntil(nil) }
+
+// skylineVariantsUntil is skylineVariants with a stop condition.
+func skylineVariantsUntil(stop func() bool) []variant {
+	var vs []variant
+	for _, o := range skylineOrders {
+		vs = append(vs, variant{"skyline-" + o, func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
+			h, ok := runSkyline(in, o, skylineTiny, off, bound, stop)
+			return h, ok, nil
+		}})
+	}
+	return vs
+}
+
+// skylineTiny is the relative size below which the skyline packers leave an
+// item to their closing best-fit pass.
+const skylineTiny = 1e-5
 
 // parallelItems is the instance size from which the portfolio runs its
 // packers on several goroutines; below it a whole portfolio takes well
@@ -213,7 +254,13 @@ const parallelItems = 2000
 // stops early, since it can no longer win. Which runs stop depends on timing
 // but the result does not: a stopped run was strictly worse than one that
 // finished.
-func portfolio(in *instance, vs []greedyVariant, workers int) (*heapResult, error) {
+func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
+	return portfolioBelow(in, vs, workers, math.MaxInt64)
+}
+
+// portfolioBelow is portfolio with the shared bound starting at limit: runs
+// that cannot get below it stop early. It returns nil when none got below.
+func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -229,10 +276,10 @@ func portfolio(in *instance, vs []greedyVariant, workers int) (*heapResult, erro
 	}
 	outs := make([]out, len(vs))
 	var bound atomic.Int64
-	bound.Store(math.MaxInt64)
+	bound.Store(limit)
 	runOne := func(k int) {
 		off := make([]int64, len(in.items))
-		h, ok, err := runGreedy(in, vs[k], off, &bound)
+		h, ok, err := vs[k].run(in, off, &bound)
 		if !ok {
 			off = nil
 		}
@@ -265,25 +312,29 @@ func portfolio(in *instance, vs []greedyVariant, workers int) (*heapResult, erro
 		if outs[k].err != nil {
 			return nil, outs[k].err
 		}
-		if outs[k].ok && (best < 0 || outs[k].h < outs[best].h) {
+		if outs[k].ok && outs[k].h < limit && (best < 0 || outs[k].h < outs[best].h) {
 			best = k
 		}
 	}
-	return &heapResult{off: outs[best].off, height: outs[best].h, algo: vs[best].name()}, nil
+	if best < 0 {
+		return nil, nil
+	}
+	return &heapResult{off: outs[best].off, height: outs[best].h, algo: vs[best].name}, nil
 }
 
-// packAuto runs the portfolio, then the exact search when the result is above
-// the capacity or, without a capacity, above the lower bound.
+// packAuto runs the portfolio, then, while the result is above the target
+// (the capacity when there is one, else the lower bound), the skyline
+// descents and the exact search, within the budget.
 func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 	r, err := portfolio(in, allVariants(), pc.opts.Workers)
 	if err != nil {
 		return nil, err
 	}
-	need := r.height > pc.lb
-	if pc.opts.Capacity > 0 {
-		need = r.height > pc.opts.Capacity
+	if pc.met(r) || !pc.budget {
+		return r, nil
 	}
-	if !need || !pc.budget {
+	r = pc.skyline(ctx, in, r)
+	if pc.met(r) {
 		return r, nil
 	}
 	return improveExact(ctx, in, pc, r)
@@ -299,6 +350,25 @@ func packExact(ctx context.Context, in *instance, pc *packContext) (*heapResult,
 		return r, nil
 	}
 	return improveExact(ctx, in, pc, r)
+}
+
+// met reports whether r needs no more work: it fits the capacity, or,
+// without one, it reaches the lower bound.
+func (pc *packContext) met(r *heapResult) bool {
+	if pc.opts.Capacity > 0 {
+		return r.height <= pc.opts.Capacity
+	}
+	return r.height <= pc.lb
+}
+
+// skyline runs the skyline packers against r and returns the better result.
+func (pc *packContext) skyline(ctx context.Context, in *instance, r *heapResult) *heapResult {
+	stop := func() bool { return ctx.Err() != nil || time.Now().After(pc.deadline) }
+	s, err := portfolioBelow(in, skylineVariantsUntil(stop), pc.opts.Workers, r.height)
+	if err != nil || s == nil {
+		return r
+	}
+	return s
 }
 
 // improveExact is filled in by exact.go.

@@ -1,0 +1,103 @@
+package assign
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	b := func(id string) Buffer { return Buffer{ID: id, Start: 0, End: 2, Size: 4} }
+	tests := []struct {
+		name string
+		p    Problem
+		want string
+	}{
+		{"ok", Problem{Buffers: []Buffer{b("a"), b("b")}, Groups: [][]int{{0, 1}}}, ""},
+		{"negative size", Problem{Buffers: []Buffer{{ID: "a", End: 1, Size: -1}}}, `buffer "a": negative size -1`},
+		{"end before start", Problem{Buffers: []Buffer{{ID: "a", Start: 3, End: 1}}}, `buffer "a": end 1 before start 3`},
+		{"negative alignment", Problem{Buffers: []Buffer{{ID: "a", Align: -4}}}, `buffer "a": negative alignment -4`},
+		{"negative color", Problem{Buffers: []Buffer{{ID: "a", Color: -1}}}, `buffer "a": negative color -1`},
+		{"misaligned fixed", Problem{Buffers: []Buffer{{ID: "a", Align: 8, Fixed: true, Offset: 12}}},
+			`buffer "a": fixed offset 12 is not a multiple of its alignment 8`},
+		{"too large", Problem{Buffers: []Buffer{{ID: "a", Size: math.MaxInt64}}}, `buffer "a": size, alignment or offset too large`},
+		{"sum too large", Problem{Buffers: []Buffer{{ID: "a", Size: math.MaxInt64 / 5}, {ID: "b", Size: math.MaxInt64 / 5}}},
+			"color 0: sizes add up to more than 2305843009213693951 bytes"},
+		{"empty group", Problem{Buffers: []Buffer{b("a")}, Groups: [][]int{{}}}, "group 0 is empty"},
+		{"group index", Problem{Buffers: []Buffer{b("a")}, Groups: [][]int{{0, 3}}}, "group 0: buffer index 3 out of range"},
+		{"two groups", Problem{Buffers: []Buffer{b("a"), b("b")}, Groups: [][]int{{0, 1}, {1}}}, `buffer "b" is in groups 0 and 1`},
+		{"group colors", Problem{Buffers: []Buffer{b("a"), {ID: "b", Color: 2}}, Groups: [][]int{{0, 1}}},
+			`group 0: buffer "b" has color 2, buffer "a" color 0`},
+		{"group fixed", Problem{Buffers: []Buffer{{ID: "a", Fixed: true, Offset: 4}, {ID: "b", Fixed: true, Offset: 8}}, Groups: [][]int{{0, 1}}},
+			`group 0: buffers "a" and "b" are fixed at different offsets 4 and 8`},
+		{"group fixed alignment", Problem{Buffers: []Buffer{{ID: "a", Fixed: true, Offset: 4}, {ID: "b", Align: 8}}, Groups: [][]int{{0, 1}}},
+			`group 0: fixed offset 4 of buffer "a" is not a multiple of the alignment 8 of buffer "b"`},
+	}
+	for _, tc := range tests {
+		err := tc.p.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrInvalid) || err.Error() != "assign: invalid problem: "+tc.want {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestLowerBound(t *testing.T) {
+	p := &Problem{Buffers: []Buffer{
+		{ID: "a", Start: 0, End: 4, Size: 4},
+		{ID: "b", Start: 1, End: 3, Size: 2},
+		{ID: "c", Start: 3, End: 6, Size: 2},
+		{ID: "d", Start: 4, End: 8, Size: 4},
+		{ID: "e", Start: 0, End: 8, Size: 10, Color: 1},
+		{ID: "f", Start: 2, End: 2, Size: 100}, // never live
+	}}
+	if lb := LowerBound(p, 0); lb != 6 {
+		t.Fatalf("color 0: lower bound %d, want 6", lb)
+	}
+	if lb := LowerBound(p, 1); lb != 10 {
+		t.Fatalf("color 1: lower bound %d, want 10", lb)
+	}
+	if lb := LowerBound(p, 7); lb != 0 {
+		t.Fatalf("absent color: lower bound %d, want 0", lb)
+	}
+	// Members of a group alias: live together, they count as the largest.
+	q := &Problem{Buffers: []Buffer{
+		{ID: "a", Start: 0, End: 4, Size: 4},
+		{ID: "g", Start: 1, End: 4, Size: 3},
+	}}
+	if lb := LowerBound(q, 0); lb != 7 {
+		t.Fatalf("ungrouped: lower bound %d, want 7", lb)
+	}
+	q.Groups = [][]int{{0, 1}}
+	if lb := LowerBound(q, 0); lb != 4 {
+		t.Fatalf("grouped: lower bound %d, want 4", lb)
+	}
+	if lb := LowerBound(&Problem{Buffers: []Buffer{{ID: "x", Start: 1, End: 0}}}, 0); lb != 0 {
+		t.Fatalf("invalid problem: lower bound %d, want 0", lb)
+	}
+}
+
+func TestGroupProfile(t *testing.T) {
+	p := &Problem{Buffers: []Buffer{
+		{ID: "a", Start: 0, End: 4, Size: 8},
+		{ID: "b", Start: 2, End: 10, Size: 2},
+		{ID: "c", Start: 6, End: 8, Size: 5},
+		{ID: "d", Start: 12, End: 14, Size: 2},
+		{ID: "e", Start: 3, End: 3, Size: 50},
+	}}
+	got := groupProfile(p, []int{0, 1, 2, 3, 4}, nil)
+	want := []seg{{0, 4, 8}, {4, 6, 2}, {6, 8, 5}, {8, 10, 2}, {12, 14, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}

@@ -1,0 +1,385 @@
+package assign
+
+// Skyline packing: the first descent of the exact search, without the
+// search. Items are laid lowest first: the next item is always the one whose
+// lowest possible offset, on top of everything laid so far that it overlaps
+// in time, is least (ties by a static rank), and it goes exactly there. In
+// canonical-packing terms (see exact.go) this is the leftmost branch of the
+// search tree, with MiniMalloc's static orders ("WAT", "TAW", "TWA") as the
+// tie-breaks; on real traces it is often optimal outright (it reaches the
+// lower bound on SOMAS PanGu-2.6B, where the best-fit orders stay 0.8% to
+// 20% above it).
+//
+// An item never goes into a hole below something already laid over its
+// lifetime, so its lowest offset is the largest top laid over its lifetime:
+// the skyline. The skyline is a segment tree over time slots with range
+// "raise to at least" and range maximum, so a placement costs O(log S) per
+// part. The candidates sit in a heap keyed by their lowest offset; keys only
+// grow as the skyline rises, so a stale key is a lower bound and a popped
+// item whose key is current is the true minimum (lazy deletion). A second
+// segment tree keeps the load left to lay in each slot: since every later
+// item goes at or above the current offset, that offset plus the largest
+// remaining load bounds the final height from below, which lets the
+// portfolio stop a descent that can no longer win.
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// skylineOrders are the static tie-break orders of the skyline packers.
+var skylineOrders = []string{"wat", "taw", "twa"}
+
+// runSkyline packs in by skyline descent with static order h (letters as in
+// rankItems: W lifetime, A area, T largest slot load spanned), leaving items
+// smaller than tiny times the lower bound to a best-fit pass at the end. It
+// returns ok == false when it stops because its height must exceed *bound,
+// when stop (polled now and then) says so, or when a fixed item cannot be
+// laid where it is fixed.
+func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic.Int64, stop func() bool) (height int64, ok bool) {
+	n := len(in.items)
+	if n == 0 {
+		return 0, true
+	}
+	// Initial load per slot, for the T key and the remaining-load tree.
+	load := make([]int64, in.nslot)
+	{
+		delta := make([]int64, in.nslot+1)
+		for _, pt := range in.parts {
+			delta[pt.start] += pt.size
+			delta[pt.end] -= pt.size
+		}
+		var cur int64
+		for s := range load {
+			cur += delta[s]
+			load[s] = cur
+		}
+	}
+	remTree := newAddMaxTree(load)
+	sky := newChmaxTree(in.nslot)
+	loadMax := newChmaxTree(in.nslot)
+	for s, l := range load {
+		loadMax.chmax(int32(s), int32(s+1), l)
+	}
+	total := make([]int64, n)
+	for i := range in.items {
+		it := &in.items[i]
+		for _, pt := range in.parts[it.p0:it.p1] {
+			total[i] = max(total[i], loadMax.max(pt.start, pt.end))
+		}
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	its := in.items
+	slices.SortFunc(order, func(a, b int32) int {
+		for k := 0; k < len(h); k++ {
+			var c int
+			switch h[k] {
+			case 'w':
+				c = cmpInt64(its[b].t1-its[b].t0, its[a].t1-its[a].t0)
+			case 'a':
+				if its[a].area > its[b].area {
+					c = -1
+				} else if its[a].area < its[b].area {
+					c = 1
+				}
+			case 't':
+				c = cmpInt64(total[b], total[a])
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return int(a - b)
+	})
+	rank := make([]int32, n)
+	for k, i := range order {
+		rank[i] = int32(k)
+	}
+	// lowest returns the item's lowest offset over the current skyline.
+	lowest := func(i int32) int64 {
+		it := &its[i]
+		if it.fixed {
+			return it.off
+		}
+		var m int64
+		for _, pt := range in.parts[it.p0:it.p1] {
+			m = max(m, sky.max(pt.start, pt.end))
+		}
+		return alignUp(m, it.align)
+	}
+	q := &skyHeap{key: make([]int64, n), rank: rank}
+	q.items = order
+	for i := range its {
+		if its[i].fixed {
+			q.key[i] = its[i].off
+		}
+	}
+	// Items below tiny x the lower bound are left out of the descent and put
+	// into the gaps afterwards, best fit, largest first: they barely change
+	// the height but each one would nudge the skyline under many waiting
+	// items, which then have to be looked at again.
+	var small []int32
+	isSmall := make([]bool, n)
+	if limit := tiny * float64(remTree.max()); limit > 0 {
+		k := 0
+		for _, i := range q.items {
+			if float64(its[i].size) >= limit || its[i].fixed {
+				q.items[k] = i
+				k++
+			} else {
+				small = append(small, i)
+				isSmall[i] = true
+				for _, pt := range in.parts[its[i].p0:its[i].p1] {
+					remTree.add(pt.start, pt.end, -pt.size)
+				}
+			}
+		}
+		q.items = q.items[:k]
+	}
+	q.init()
+	b := int64(1<<63 - 1)
+	for step := 0; q.len() > 0; step++ {
+		if stop != nil && step&4095 == 4095 && stop() {
+			return 0, false
+		}
+		i := q.items[0]
+		m := lowest(i)
+		it := &its[i]
+		if it.fixed {
+			// Everything laid so far is at or below the fixed offset in
+			// order; it conflicts if the skyline under it is higher.
+			var under int64
+			for _, pt := range in.parts[it.p0:it.p1] {
+				under = max(under, sky.max(pt.start, pt.end))
+			}
+			if under > it.off {
+				return 0, false
+			}
+		} else if m > q.key[i] {
+			q.key[i] = m
+			q.fix0()
+			continue
+		}
+		q.pop()
+		if bound != nil {
+			b = bound.Load()
+		}
+		if m+remTree.max() > b || m+it.size > b {
+			return 0, false // the height will exceed the bound
+		}
+		off[i] = m
+		height = max(height, m+it.size)
+		for _, pt := range in.parts[it.p0:it.p1] {
+			sky.chmax(pt.start, pt.end, m+pt.size)
+			remTree.add(pt.start, pt.end, -pt.size)
+		}
+	}
+	if len(small) > 0 {
+		g := newGreedy(in, bestFit)
+		for i := range its {
+			if !isSmall[i] {
+				g.commit(&its[i], off[i])
+			}
+		}
+		slices.SortFunc(small, func(a, b int32) int {
+			if c := cmpInt64(its[b].size, its[a].size); c != 0 {
+				return c
+			}
+			if c := cmpInt64(its[a].t0, its[b].t0); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+		for _, i := range small {
+			off[i] = g.place(&its[i])
+			height = max(height, off[i]+its[i].size)
+		}
+	}
+	if bound != nil && height > bound.Load() {
+		return height, false
+	}
+	return height, true
+}
+
+// skyHeap is a binary min-heap of items by (key, rank).
+type skyHeap struct {
+	items []int32
+	key   []int64
+	rank  []int32
+}
+
+func (h *skyHeap) len() int { return len(h.items) }
+
+func (h *skyHeap) less(a, b int32) bool {
+	if h.key[a] != h.key[b] {
+		return h.key[a] < h.key[b]
+	}
+	return h.rank[a] < h.rank[b]
+}
+
+func (h *skyHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// fix0 restores the heap after the key of the top item grew.
+func (h *skyHeap) fix0() { h.down(0) }
+
+func (h *skyHeap) pop() {
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
+	if last > 0 {
+		h.down(0)
+	}
+}
+
+func (h *skyHeap) down(i int) {
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
+			m = r
+		}
+		if !h.less(h.items[m], h.items[i]) {
+			return
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+}
+
+// chmaxTree is a segment tree over slots with "raise to at least v" over a
+// range and maximum over a range.
+type chmaxTree struct {
+	n       int32
+	mx, tag []int64 // tag: a raise pending over the whole node
+}
+
+func newChmaxTree(n int) *chmaxTree {
+	size := 1
+	for size < n {
+		size *= 2
+	}
+	return &chmaxTree{n: int32(max(n, 1)), mx: make([]int64, 2*size), tag: make([]int64, 2*size)}
+}
+
+func (t *chmaxTree) chmax(a, b int32, v int64) {
+	if a < b {
+		t.chmaxRec(1, 0, t.n, a, b, v)
+	}
+}
+
+func (t *chmaxTree) chmaxRec(node int, l, r, a, b int32, v int64) {
+	if a <= l && r <= b {
+		t.mx[node] = max(t.mx[node], v)
+		t.tag[node] = max(t.tag[node], v)
+		return
+	}
+	m := (l + r) / 2
+	if a < m {
+		t.chmaxRec(2*node, l, m, a, b, v)
+	}
+	if m < b {
+		t.chmaxRec(2*node+1, m, r, a, b, v)
+	}
+	t.mx[node] = max(t.mx[node], t.mx[2*node], t.mx[2*node+1])
+}
+
+func (t *chmaxTree) max(a, b int32) int64 {
+	if a >= b {
+		return 0
+	}
+	return t.maxRec(1, 0, t.n, a, b)
+}
+
+func (t *chmaxTree) maxRec(node int, l, r, a, b int32) int64 {
+	if a <= l && r <= b {
+		return t.mx[node]
+	}
+	best := t.tag[node]
+	m := (l + r) / 2
+	if a < m {
+		best = max(best, t.maxRec(2*node, l, m, a, b))
+	}
+	if m < b {
+		best = max(best, t.maxRec(2*node+1, m, r, a, b))
+	}
+	return best
+}
+
+// addMaxTree is a segment tree over slots with range add and global max.
+type addMaxTree struct {
+	n      int32
+	mx, lz []int64
+}
+
+func newAddMaxTree(vals []int64) *addMaxTree {
+	size := 1
+	for size < len(vals) {
+		size *= 2
+	}
+	t := &addMaxTree{n: int32(max(len(vals), 1)), mx: make([]int64, 2*size), lz: make([]int64, 2*size)}
+	t.build(1, 0, t.n, vals)
+	return t
+}
+
+func (t *addMaxTree) build(node int, l, r int32, vals []int64) {
+	if r-l == 1 {
+		if int(l) < len(vals) {
+			t.mx[node] = vals[l]
+		}
+		return
+	}
+	m := (l + r) / 2
+	t.build(2*node, l, m, vals)
+	t.build(2*node+1, m, r, vals)
+	t.mx[node] = max(t.mx[2*node], t.mx[2*node+1])
+}
+
+func (t *addMaxTree) add(a, b int32, d int64) {
+	if a < b {
+		t.addRec(1, 0, t.n, a, b, d)
+	}
+}
+
+func (t *addMaxTree) addRec(node int, l, r, a, b int32, d int64) {
+	if a <= l && r <= b {
+		t.mx[node] += d
+		t.lz[node] += d
+		return
+	}
+	m := (l + r) / 2
+	if a < m {
+		t.addRec(2*node, l, m, a, b, d)
+	}
+	if m < b {
+		t.addRec(2*node+1, m, r, a, b, d)
+	}
+	t.mx[node] = t.lz[node] + max(t.mx[2*node], t.mx[2*node+1])
+}
+
+// max returns the largest value over all slots.
+func (t *addMaxTree) max() int64 { return t.mx[1] }
+
+// subInstance returns the instance made of the items of in listed in ids
+// (same slots), and the list itself.
+func subInstance(in *instance, ids []int32) *instance {
+	sub := &instance{color: in.color, times: in.times, nslot: in.nslot}
+	for _, i := range ids {
+		it := in.items[i]
+		p0 := int32(len(sub.parts))
+		sub.parts = append(sub.parts, in.parts[it.p0:it.p1]...)
+		it.p0, it.p1 = p0, int32(len(sub.parts))
+		sub.items = append(sub.items, it)
+	}
+	return sub
+}

@@ -1,0 +1,62 @@
+package assign
+
+import (
+	"math/rand"
+	"testing"
+)
+
+func TestChmaxTree(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for iter := 0; iter < 200; iter++ {
+		n := 1 + rng.Intn(30)
+		tr := newChmaxTree(n)
+		ref := make([]int64, n)
+		for k := 0; k < 50; k++ {
+			a := int32(rng.Intn(n))
+			b := a + 1 + int32(rng.Intn(n-int(a)))
+			if rng.Intn(2) == 0 {
+				v := int64(rng.Intn(100))
+				tr.chmax(a, b, v)
+				for s := a; s < b; s++ {
+					ref[s] = max(ref[s], v)
+				}
+				continue
+			}
+			var want int64
+			for s := a; s < b; s++ {
+				want = max(want, ref[s])
+			}
+			if got := tr.max(a, b); got != want {
+				t.Fatalf("max [%d,%d) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+func TestAddMaxTree(t *testing.T) {
+	rng := rand.New(rand.NewSource(10))
+	for iter := 0; iter < 200; iter++ {
+		n := 1 + rng.Intn(30)
+		ref := make([]int64, n)
+		for i := range ref {
+			ref[i] = int64(rng.Intn(50))
+		}
+		tr := newAddMaxTree(ref)
+		for k := 0; k < 50; k++ {
+			a := int32(rng.Intn(n))
+			b := a + 1 + int32(rng.Intn(n-int(a)))
+			d := int64(rng.Intn(21) - 10)
+			tr.add(a, b, d)
+			want := int64(-1 << 62)
+			for s := range ref {
+				if int32(s) >= a && int32(s) < b {
+					ref[s] += d
+				}
+				want = max(want, ref[s])
+			}
+			if got := tr.max(); got != want {
+				t.Fatalf("max = %d, want %d", got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/hlomem/hlomem/assign"
+)
+
+func init() {
+	register(&command{
+		name:    "pack",
+		usage:   "[--algo=NAME] [--capacity=N] [--budget=DURATION] [--format=csv|json] FILE.csv",
+		summary: "pack a raw offset-assignment problem (MiniMalloc CSV)",
+		run:     runPack,
+	})
+}
+
+// packJSON is the machine-readable result of hlomem pack.
+type packJSON struct {
+	Height        int64            `json:"height"`
+	LowerBound    int64            `json:"lower_bound"`
+	Capacity      int64            `json:"capacity,omitempty"`
+	Algorithm     string           `json:"algorithm"`
+	ProvenOptimal bool             `json:"proven_optimal"`
+	Seconds       float64          `json:"seconds"`
+	Buffers       []packJSONBuffer `json:"buffers"`
+}
+
+type packJSONBuffer struct {
+	ID     string `json:"id"`
+	Offset int64  `json:"offset"`
+}
+
+func runPack(e *env, args []string) error {
+	c := commands["pack"]
+	fs := newFlagSet(c, e)
+	algo := fs.String("algo", "auto", "packer: "+strings.Join(assign.Algorithms(), ", "))
+	capacity := fs.Int64("capacity", 0, "bytes available; exit 2 when no packing fits (0: no limit, minimise the height)")
+	budget := fs.Duration("budget", 0, "time the exact search may take (0: 10s; negative: no search)")
+	format := fs.String("format", "csv", "output format: csv (the input rows plus an offset column) or json")
+	file, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	fail := func(format string, a ...any) error {
+		return &exitError{code: exitFailure, msg: fmt.Sprintf("hlomem pack: "+format, a...)}
+	}
+	if *format != "csv" && *format != "json" {
+		return fail("unknown format %q (want csv or json)", *format)
+	}
+	if *capacity < 0 {
+		return fail("negative capacity %d", *capacity)
+	}
+	if !knownAlgorithm(*algo) {
+		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(assign.Algorithms(), ", "))
+	}
+
+	var r io.Reader
+	if file == "-" {
+		r = e.stdin
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	p, err := assign.ReadCSV(r, file)
+	if err != nil {
+		return &exitError{code: exitFailure, msg: err.Error()}
+	}
+
+	// An interrupt stops the exact search, which then returns the best
+	// packing found so far.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	sol, err := assign.Pack(ctx, p, assign.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget})
+	var capErr *assign.CapacityError
+	switch {
+	case errors.As(err, &capErr):
+		// Keep going: the best packing is printed with the error.
+	case err != nil:
+		return fail("%s: %v", file, err)
+	}
+	if err := assign.Check(p, sol.Packing); err != nil {
+		return fail("internal error: packer %s: %v", sol.Algorithm, err)
+	}
+
+	switch *format {
+	case "csv":
+		if err := assign.WriteCSV(e.stdout, p, sol.Packing); err != nil {
+			return fail("%v", err)
+		}
+	case "json":
+		out := packJSON{
+			Height:        sol.Height(),
+			LowerBound:    sol.LowerBound(),
+			Capacity:      *capacity,
+			Algorithm:     sol.Algorithm,
+			ProvenOptimal: sol.Optimal(),
+			Seconds:       sol.Elapsed.Round(time.Microsecond).Seconds(),
+			Buffers:       make([]packJSONBuffer, len(p.Buffers)),
+		}
+		for i, b := range p.Buffers {
+			out.Buffers[i] = packJSONBuffer{ID: b.ID, Offset: sol.Offsets[i]}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if capErr != nil {
+		over := capErr.Need - capErr.Limit
+		return &exitError{code: exitInfeasible, msg: fmt.Sprintf(
+			"hlomem pack: %s: no packing found within capacity %d: the best needs %d bytes, %d (%.2f%%) over; the lower bound is %d",
+			file, capErr.Limit, capErr.Need, over, 100*float64(over)/float64(capErr.Limit), sol.LowerBound())}
+	}
+	return nil
+}
+
+func knownAlgorithm(name string) bool {
+	for _, a := range assign.Algorithms() {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
