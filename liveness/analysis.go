@@ -97,13 +97,7 @@ func (a *Analysis) Reschedule(s *Schedule) error {
 	if err := s.Validate(a.Module, a.Kinds); err != nil {
 		return err
 	}
-	a.Schedule = s
-	a.Sequence = a.Sequence[:0]
-	for _, v := range a.Values {
-		v.Range, v.Scheduled = Range{}, false
-	}
-	a.flatten()
-	a.liveRanges()
+	a.install(s, a.layout(s))
 	return nil
 }
 
@@ -261,19 +255,41 @@ func sortPositions(v *Value) {
 	}
 }
 
-// flatten lays the schedule out in time as XLA's HloLiveRange does: before
-// a call, conditional or async-start its called computations; for a while,
-// the condition, then the body, then the while itself.
-func (a *Analysis) flatten() {
-	a.times = make([]int, a.Module.NumInstructions())
-	for i := range a.times {
-		a.times[i] = -1
+// timeline is a schedule laid out in time: the flattened sequence, each
+// instruction's time and computation's span, and each value's range. It
+// is computed without touching the analysis, so that several schedules
+// can be scored at once.
+type timeline struct {
+	seq       []*hlo.Instruction
+	times     []int // by instruction ID, -1 when not scheduled
+	spans     map[*hlo.Computation]Span
+	ranges    []Range // by value ID
+	scheduled []bool
+	endPos    []Position
+}
+
+func (tl *timeline) time(in *hlo.Instruction) int {
+	if in.ID < 0 || in.ID >= len(tl.times) {
+		return -1
 	}
-	a.Spans = map[*hlo.Computation]Span{}
+	return tl.times[in.ID]
+}
+
+// layout flattens s as XLA's HloLiveRange does (before a call,
+// conditional or async-start its called computations; for a while, the
+// condition, then the body, then the while itself) and computes every
+// value's live range (CalculateBufferStartEndMap), then chains the ranges
+// of values that share a buffer (NormalizeAliasedBuffers).
+func (a *Analysis) layout(s *Schedule) *timeline {
+	tl := &timeline{times: make([]int, a.Module.NumInstructions()), spans: map[*hlo.Computation]Span{},
+		ranges: make([]Range, len(a.Values)), scheduled: make([]bool, len(a.Values)), endPos: make([]Position, len(a.Values))}
+	for i := range tl.times {
+		tl.times[i] = -1
+	}
 	var walk func(c *hlo.Computation)
 	walk = func(c *hlo.Computation) {
-		start := len(a.Sequence)
-		for _, in := range a.Schedule.Sequence(c) {
+		start := len(tl.seq)
+		for _, in := range s.Sequence(c) {
 			switch in.Opcode {
 			case hlo.OpCall, hlo.OpConditional, hlo.OpAsyncStart:
 				for _, callee := range in.Callees() {
@@ -283,19 +299,14 @@ func (a *Analysis) flatten() {
 				walk(in.Condition())
 				walk(in.Body())
 			}
-			a.times[in.ID] = len(a.Sequence)
-			a.Sequence = append(a.Sequence, in)
+			tl.times[in.ID] = len(tl.seq)
+			tl.seq = append(tl.seq, in)
 		}
-		a.Spans[c] = Span{start, len(a.Sequence)}
+		tl.spans[c] = Span{start, len(tl.seq)}
 	}
 	walk(a.Module.Entry)
-}
 
-// liveRanges computes each value's range (XLA's
-// HloLiveRange::CalculateBufferStartEndMap) and then chains the ranges of
-// values that share a buffer (NormalizeAliasedBuffers).
-func (a *Analysis) liveRanges() {
-	end := a.EndTime()
+	end := len(tl.seq)
 	entry := a.Module.Entry
 	aliasedParam := map[[2]int64]bool{}
 	for _, al := range a.Module.InputOutputAlias {
@@ -305,34 +316,34 @@ func (a *Analysis) liveRanges() {
 	}
 	for _, v := range a.Values {
 		def := v.Inst
-		t := a.Time(def)
+		t := tl.time(def)
 		if t < 0 {
 			continue // thread-local or otherwise outside the flattened schedule
 		}
 		start := t
 		if def.Opcode == hlo.OpParameter {
-			start = a.Spans[def.Parent].Start
+			start = tl.spans[def.Parent].Start
 		}
 		last := start
-		v.EndPosition = v.Positions[0]
+		endPos := v.Positions[0]
 		// Positions: a position at a computation's root counts at that
 		// computation's span end.
 		for _, p := range v.Positions {
 			var pt int
 			if p.Inst.IsRoot() {
-				span, ok := a.Spans[p.Inst.Parent]
+				span, ok := tl.spans[p.Inst.Parent]
 				if !ok {
 					continue
 				}
 				pt = span.End
 			} else {
-				if pt = a.Time(p.Inst); pt < 0 {
+				if pt = tl.time(p.Inst); pt < 0 {
 					continue
 				}
 			}
 			if pt > last {
 				last = pt
-				v.EndPosition = p
+				endPos = p
 			}
 		}
 		// Uses: a call's use is ignored (its callee is flattened in); a
@@ -348,7 +359,7 @@ func (a *Analysis) liveRanges() {
 					used = b.Params[0]
 				}
 			}
-			if ut := a.Time(used); ut >= 0 {
+			if ut := tl.time(used); ut >= 0 {
 				last = max(last, ut)
 			}
 		}
@@ -357,19 +368,24 @@ func (a *Analysis) liveRanges() {
 			!aliasedParam[[2]int64{def.ParameterNumber, int64(ordinal(def.Shape, v.Index))}] {
 			last = end
 		}
-		v.Range = Range{start, last}
-		v.Scheduled = true
+		tl.ranges[v.ID] = Range{start, last}
+		tl.scheduled[v.ID] = true
+		tl.endPos[v.ID] = endPos
 	}
 	// Normalize: values of one buffer get disjoint, chained ranges.
+	var vs []*Value
 	for _, b := range a.Buffers {
-		var vs []*Value
+		if len(b.Values) < 2 {
+			continue
+		}
+		vs = vs[:0]
 		for _, v := range b.Values {
-			if v.Scheduled {
+			if tl.scheduled[v.ID] {
 				vs = append(vs, v)
 			}
 		}
 		sort.Slice(vs, func(i, j int) bool {
-			ri, rj := vs[i].Range, vs[j].Range
+			ri, rj := tl.ranges[vs[i].ID], tl.ranges[vs[j].ID]
 			if ri.Start != rj.Start {
 				return ri.Start < rj.Start
 			}
@@ -379,10 +395,22 @@ func (a *Analysis) liveRanges() {
 			return vs[i].ID < vs[j].ID
 		})
 		for i := 0; i+1 < len(vs); i++ {
-			r1, r2 := &vs[i].Range, &vs[i+1].Range
+			r1, r2 := &tl.ranges[vs[i].ID], &tl.ranges[vs[i+1].ID]
 			r2.End = max(r1.End, r2.End)
 			r1.End = min(r1.End, r2.Start)
 		}
+	}
+	return tl
+}
+
+// install makes tl the analysis's current layout.
+func (a *Analysis) install(s *Schedule, tl *timeline) {
+	a.Schedule = s
+	a.Sequence = tl.seq
+	a.times = tl.times
+	a.Spans = tl.spans
+	for _, v := range a.Values {
+		v.Range, v.Scheduled, v.EndPosition = tl.ranges[v.ID], tl.scheduled[v.ID], tl.endPos[v.ID]
 	}
 }
 

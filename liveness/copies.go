@@ -38,23 +38,33 @@ import (
 // reports whether it changed m. The call graph must be flat
 // (hlo.FlattenCallGraph).
 func InsertCopies(m *hlo.Module) (changed bool, err error) {
+	_, changed, err = AnalyzeInsertingCopies(m)
+	return changed, err
+}
+
+// AnalyzeInsertingCopies inserts copies as InsertCopies does and returns
+// the analysis of the resulting module (in its own order), which the last
+// round of copy insertion computes anyway.
+func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error) {
 	for round := 0; round < 32; round++ {
-		more, err := insertCopiesOnce(m)
+		a, more, err := insertCopiesOnce(m)
 		if err != nil {
-			return changed, err
+			return nil, changed, err
 		}
 		if !more {
-			return changed, nil
+			return a, changed, nil
 		}
 		changed = true
 	}
-	return changed, fmt.Errorf("liveness: copy insertion did not settle")
+	return nil, changed, fmt.Errorf("liveness: copy insertion did not settle")
 }
 
-func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
-	a, err := Analyze(m, Options{})
+// insertCopiesOnce analyses m, adds the copies the analysis calls for and
+// reports whether it added any; when it did not, the analysis is current.
+func insertCopiesOnce(m *hlo.Module) (a *Analysis, changed bool, err error) {
+	a, err = Analyze(m, Options{})
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	ci := &copier{a: a, names: hlo.NewNameUniquer(m)}
 	topo := topologicalComputations(m)
@@ -174,7 +184,7 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 	if changed {
 		// The other sites are judged on a fresh analysis in the next round.
 		m.Renumber()
-		return changed, nil
+		return a, changed, nil
 	}
 	for _, s := range sites {
 		var x *hlo.Instruction
@@ -218,7 +228,7 @@ func insertCopiesOnce(m *hlo.Module) (changed bool, err error) {
 	if changed {
 		m.Renumber()
 	}
-	return changed, nil
+	return a, changed, nil
 }
 
 type copier struct {

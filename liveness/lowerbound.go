@@ -17,6 +17,11 @@ type Bound struct {
 // accepts (all of them when include is nil). A buffer is live from the
 // start of its first value to the end of its last (both inclusive).
 func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
+	return a.boundOf(include, func(b *Buffer) (Range, bool) { return b.Range() })
+}
+
+// boundOf computes the bound with the given buffer ranges.
+func (a *Analysis) boundOf(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
 	type event struct {
 		t     int
 		delta int64
@@ -28,7 +33,7 @@ func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
 		if include != nil && !include(b) {
 			continue
 		}
-		r, ok := b.Range()
+		r, ok := rangeOf(b)
 		if !ok {
 			continue
 		}
@@ -67,4 +72,24 @@ func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
 		})
 	}
 	return best
+}
+
+// bound is the lower bound of all buffers under timeline tl.
+func (tl *timeline) bound(a *Analysis) int64 {
+	return a.boundOf(nil, func(b *Buffer) (Range, bool) {
+		var r Range
+		ok := false
+		for _, v := range b.Values {
+			if !tl.scheduled[v.ID] {
+				continue
+			}
+			vr := tl.ranges[v.ID]
+			if !ok {
+				r, ok = vr, true
+				continue
+			}
+			r.Start, r.End = min(r.Start, vr.Start), max(r.End, vr.End)
+		}
+		return r, ok
+	}).Bytes
 }

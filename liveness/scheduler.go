@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -419,29 +420,48 @@ type Candidate struct {
 // in XLA's DefaultMemoryScheduler. It leaves a analysed under the chosen
 // schedule.
 func Best(a *Analysis) (*Schedule, []Candidate, error) {
-	var cands []Candidate
 	names := append(append([]string(nil), SchedulerNames...), SchedKeep)
-	for _, name := range names {
-		s, err := ScheduleByName(a, name)
-		if err != nil {
-			return nil, nil, err
+	cands := make([]Candidate, len(names))
+	tls := make([]*timeline, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			// The schedulers only read the analysis; each candidate is laid
+			// out and scored on its own timeline.
+			defer wg.Done()
+			s, err := ScheduleByName(a, name)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if err := s.Validate(a.Module, a.Kinds); err != nil {
+				if name == SchedKeep {
+					return // text with forward references: not a candidate
+				}
+				errs[i] = err
+				return
+			}
+			tls[i] = a.layout(s)
+			cands[i] = Candidate{Name: name, Schedule: s, LowerBound: tls[i].bound(a)}
+		}()
+	}
+	wg.Wait()
+	best := -1
+	var out []Candidate
+	for i := range names {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
 		}
-		if name == SchedKeep && s.Validate(a.Module, a.Kinds) != nil {
+		if tls[i] == nil {
 			continue
 		}
-		if err := a.Reschedule(s); err != nil {
-			return nil, nil, err
-		}
-		cands = append(cands, Candidate{Name: name, Schedule: s, LowerBound: a.LowerBound(nil).Bytes})
-	}
-	best := cands[0]
-	for _, c := range cands[1:] {
-		if c.LowerBound < best.LowerBound {
-			best = c
+		out = append(out, cands[i])
+		if best < 0 || cands[i].LowerBound < cands[best].LowerBound {
+			best = i
 		}
 	}
-	if err := a.Reschedule(best.Schedule); err != nil {
-		return nil, nil, err
-	}
-	return best.Schedule, cands, nil
+	a.install(cands[best].Schedule, tls[best])
+	return cands[best].Schedule, out, nil
 }

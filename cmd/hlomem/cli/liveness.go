@@ -63,12 +63,13 @@ func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
 	if _, err := hlo.FlattenCallGraph(m); err != nil {
 		return nil, err
 	}
-	if !m.IsScheduled {
-		if _, err := liveness.InsertCopies(m); err != nil {
-			return nil, err
-		}
+	var a *liveness.Analysis
+	var err error
+	if m.IsScheduled {
+		a, err = liveness.Analyze(m, liveness.Options{})
+	} else {
+		a, _, err = liveness.AnalyzeInsertingCopies(m)
 	}
-	a, err := liveness.Analyze(m, liveness.Options{})
 	if err != nil {
 		return nil, err
 	}
