@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
@@ -22,11 +23,12 @@ func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
 	t.Helper()
 	_, err := hlo.FlattenCallGraph(m)
 	require.NoError(t, err)
-	if !m.IsScheduled {
-		_, err = liveness.InsertCopies(m)
-		require.NoError(t, err)
+	var a *liveness.Analysis
+	if m.IsScheduled {
+		a, err = liveness.Analyze(m, liveness.Options{})
+	} else {
+		a, _, err = liveness.AnalyzeInsertingCopies(m)
 	}
-	a, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	if !m.IsScheduled {
 		_, _, err = liveness.Best(a)
@@ -244,7 +246,7 @@ func TestAssignRandomModules(t *testing.T) {
 		for _, algo := range []string{"xla", "auto", "firstfit-start"} {
 			m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%60)}))
 			require.NoError(t, err)
-			assignModule(t, m, AssignOptions{Algorithm: algo, Target: []string{"gpu", "cpu", "tpu"}[seed%3]})
+			assignModule(t, m, AssignOptions{Algorithm: algo, Target: []string{"gpu", "cpu", "tpu"}[seed%3], Budget: 50 * time.Millisecond})
 		}
 	}
 }
