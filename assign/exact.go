@@ -20,11 +20,12 @@ package assign
 //   - Dominance: if item b could sit wholly below the offset of the candidate
 //     (minoff(b) + size(b) <= offset), laying the candidate first leaves a hole
 //     b would fill in some other branch, so the candidate is skipped.
-//   - Cross-section load ("section inference"): a section is a maximal set of
-//     items live at one moment. The unlaid items of a section are pairwise
-//     live together, so they stack: the top is at least the lowest start any
-//     of them can take (the last offset laid, the section's floor, their least
-//     minimum offset) plus the sum of their sizes. Above the capacity, prune.
+//   - Cross-section load ("section inference"): a section is the set of
+//     items live just before some item ends. The unlaid items of a section
+//     are pairwise live together, so they stack: the top is at least the
+//     lowest start any of them can take (the last offset laid, and their
+//     least minimum offset, which is above everything laid in the section)
+//     plus the sum of their sizes. Above the capacity, prune.
 //   - An unlaid item whose minimum offset plus size exceeds the capacity, or a
 //     fixed item pushed above its fixed offset, prunes at once.
 //
@@ -355,10 +356,10 @@ type search struct {
 
 	off       []int64 // -1 while unlaid
 	minOff    []int64
-	floor     []int64 // per section: top of the highest item laid in it
 	rem       []int64 // per section: total size of its unlaid parts
 	cut       []int32 // per section boundary k|k+1: unlaid items spanning it
 	witness   []int32 // per section: an unlaid member that is low enough, or -1
+	top       int64   // the highest top of the items laid
 	rank      []int32 // per item: position in its partition's static order
 	load      []int64 // per item: scratch for rankItems
 	rankTrail [][2]int32
@@ -388,8 +389,8 @@ type undo struct {
 const (
 	undoOff uint8 = iota
 	undoMinOff
-	undoFloor
-	undoRem
+	undoRem // the load the item idx took from its sections
+	undoTop
 	undoCut
 )
 
@@ -416,7 +417,7 @@ func newSearch(x *exactInst, c int64, ctx context.Context, deadline time.Time) *
 	return &search{
 		x: x, c: c, ctx: ctx, deadline: deadline,
 		off: make([]int64, x.n), minOff: make([]int64, x.n),
-		floor: make([]int64, x.nsec), rem: make([]int64, x.nsec),
+		rem: make([]int64, x.nsec),
 		cut: make([]int32, max(x.nsec-1, 0)), witness: make([]int32, x.nsec),
 		rank: make([]int32, x.n), sol: make([]int64, x.n), load: make([]int64, x.n),
 		next: make([]int32, x.n), prev: make([]int32, x.n),
@@ -512,8 +513,7 @@ func (s *search) reset(r int, limit int64) {
 		s.h1 ^= zobrist(int32(i), 0, seed1)
 		s.h2 ^= zobrist(int32(i), 0, seed2)
 	}
-	for sec := range s.floor {
-		s.floor[sec] = 0
+	for sec := range s.rem {
 		s.rem[sec] = x.secTotal[sec]
 		s.witness[sec] = -1
 	}
@@ -527,6 +527,7 @@ func (s *search) reset(r int, limit int64) {
 	}
 	s.trail = s.trail[:0]
 	s.stack = s.stack[:0]
+	s.top = 0
 	s.nodes, s.limit = 0, limit
 }
 
@@ -774,6 +775,20 @@ func (s *search) descend(h int32, c cand, slo, shi int32, d1, d2 uint64) searchS
 	return s.node(h, slo, shi, c.off, c.rank, d1, d2)
 }
 
+// takeLoad removes (sign -1) or restores (sign +1) the load of item i from
+// the sections it spans.
+func (s *search) takeLoad(i int32, sign int64) {
+	x := s.x
+	it := &x.in.items[i]
+	for p := it.p0; p < it.p1; p++ {
+		d := sign * x.in.parts[p].size
+		rem := s.rem[x.psecs[p][0]:x.psecs[p][1]]
+		for k := range rem {
+			rem[k] += d
+		}
+	}
+}
+
 // set records the old value of a state variable and changes it, keeping the
 // state hash up to date.
 func (s *search) set(kind uint8, idx int32, v int64) {
@@ -791,10 +806,10 @@ func (s *search) set(kind uint8, idx int32, v int64) {
 		old, s.minOff[idx] = s.minOff[idx], v
 		s.h1 ^= zobrist(idx, old, seed1) ^ zobrist(idx, v, seed1)
 		s.h2 ^= zobrist(idx, old, seed2) ^ zobrist(idx, v, seed2)
-	case undoFloor:
-		old, s.floor[idx] = s.floor[idx], v
 	case undoRem:
-		old, s.rem[idx] = s.rem[idx], v
+		s.takeLoad(idx, -1)
+	case undoTop:
+		old, s.top = s.top, v
 	case undoCut:
 		old, s.cut[idx] = int64(s.cut[idx]), int32(v)
 	}
@@ -817,10 +832,10 @@ func (s *search) undoTo(mark int) {
 			s.minOff[u.idx] = u.val
 			s.h1 ^= zobrist(u.idx, cur, seed1) ^ zobrist(u.idx, u.val, seed1)
 			s.h2 ^= zobrist(u.idx, cur, seed2) ^ zobrist(u.idx, u.val, seed2)
-		case undoFloor:
-			s.floor[u.idx] = u.val
 		case undoRem:
-			s.rem[u.idx] = u.val
+			s.takeLoad(u.idx, +1)
+		case undoTop:
+			s.top = u.val
 		case undoCut:
 			s.cut[u.idx] = int32(u.val)
 		}
@@ -833,17 +848,13 @@ func (s *search) undoTo(mark int) {
 // item overlaps it, so laying it constrains no one.
 func (s *search) lay(i int32, o int64, slo, shi int32) (ok, hatless bool) {
 	x := s.x
-	in := x.in
 	s.set(undoOff, i, o)
 	s.sol[i] = o
-	// The item's own sections: the floor rises to its top, the load falls.
-	it := &in.items[i]
-	for p := it.p0; p < it.p1; p++ {
-		top := o + in.parts[p].size
-		for sec := x.psecs[p][0]; sec < x.psecs[p][1]; sec++ {
-			s.set(undoFloor, sec, max(s.floor[sec], top))
-			s.set(undoRem, sec, s.rem[sec]-in.parts[p].size)
-		}
+	// The item's load leaves its sections; undoing gives it back, so one
+	// trail entry does for all of them.
+	s.set(undoRem, i, 0)
+	if t := o + x.size[i]; t > s.top {
+		s.set(undoTop, 0, t)
 	}
 	// Items above it must start above its top.
 	hatless = true
@@ -863,18 +874,24 @@ func (s *search) lay(i int32, o int64, slo, shi int32) (ok, hatless bool) {
 		s.set(undoMinOff, j, nv)
 	}
 	// Cross-section load over the partition. The unlaid parts of a section
-	// stack above the last offset laid, above the section's floor, and above
-	// the least minimum offset among them; a witness, an unlaid member low
-	// enough, is kept per section and looked for again only when it fails.
+	// stack above the last offset laid and above the least minimum offset
+	// among them (which is above everything laid in the section, as they
+	// all overlap it); a witness, an unlaid member low enough, is kept per
+	// section and looked for again only when it fails.
 	for sec := slo; sec < shi; sec++ {
 		r := s.rem[sec]
 		if r == 0 {
 			continue
 		}
-		if max(s.floor[sec], o)+r > s.c {
+		if o+r > s.c {
 			return false, hatless
 		}
 		thr := s.c - r
+		if s.top <= thr {
+			// No minimum offset is above the highest top laid, so
+			// every unlaid member is low enough.
+			continue
+		}
 		if w := s.witness[sec]; w >= 0 && s.off[w] < 0 && s.minOff[w] <= thr {
 			continue
 		}
