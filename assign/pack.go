@@ -179,7 +179,7 @@ func packerFor(name string) (packerFunc, bool) {
 		if v.name == name {
 			return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 				off := make([]int64, len(in.items))
-				h, ok, err := v.run(in, off, nil)
+				h, ok, err := v.run(in, off, nil, nil)
 				if err != nil {
 					return nil, err
 				}
@@ -202,7 +202,7 @@ var errFixedSkyline = errors.New("assign: the skyline packers cannot place aroun
 // returning ok == false, once its height must exceed *bound.
 type variant struct {
 	name string
-	run  func(in *instance, off []int64, bound *atomic.Int64) (h int64, ok bool, err error)
+	run  func(in *instance, off []int64, bound *atomic.Int64, pool *occPool) (h int64, ok bool, err error)
 }
 
 // allVariants returns every greedy packer, XLA's two first: the portfolio
@@ -215,8 +215,8 @@ func allVariants() []variant {
 		{byArea, bestFit}, {byStart, bestFit},
 		{byArea, firstFit}, {byStart, firstFit},
 	} {
-		vs = append(vs, variant{g.name(), func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
-			return runGreedy(in, g, off, bound)
+		vs = append(vs, variant{g.name(), func(in *instance, off []int64, bound *atomic.Int64, pool *occPool) (int64, bool, error) {
+			return runGreedy(in, g, off, bound, pool)
 		}})
 	}
 	return vs
@@ -231,7 +231,7 @@ func skylineVariants() []variant { return skylineVariantsUntil(nil) }
 func skylineVariantsUntil(stop func() bool) []variant {
 	var vs []variant
 	for _, o := range skylineOrders {
-		vs = append(vs, variant{"skyline-" + o, func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
+		vs = append(vs, variant{"skyline-" + o, func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
 			h, ok := runSkyline(in, o, skylineTiny, off, bound, stop)
 			return h, ok, nil
 		}})
@@ -277,14 +277,28 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 	outs := make([]out, len(vs))
 	var bound atomic.Int64
 	bound.Store(limit)
+	// Only the best packing so far is kept (ties to the earlier variant),
+	// so at most workers+1 offset arrays are alive at once.
+	var mu sync.Mutex
+	best := -1
+	pool := &occPool{}
 	runOne := func(k int) {
 		off := make([]int64, len(in.items))
-		h, ok, err := vs[k].run(in, off, &bound)
-		if !ok {
-			off = nil
+		h, ok, err := vs[k].run(in, off, &bound, pool)
+		mu.Lock()
+		defer mu.Unlock()
+		outs[k] = out{nil, h, ok, err}
+		if !ok || err != nil {
+			return
 		}
-		outs[k] = out{off, h, ok, err}
-		for ok {
+		if best < 0 || h < outs[best].h || h == outs[best].h && k < best {
+			if best >= 0 {
+				outs[best].off = nil
+			}
+			best = k
+			outs[k].off = off
+		}
+		for {
 			b := bound.Load()
 			if h >= b || bound.CompareAndSwap(b, h) {
 				break
@@ -307,16 +321,12 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 	}
 	close(next)
 	wg.Wait()
-	best := -1
 	for k := range outs {
 		if outs[k].err != nil {
 			return nil, outs[k].err
 		}
-		if outs[k].ok && outs[k].h < limit && (best < 0 || outs[k].h < outs[best].h) {
-			best = k
-		}
 	}
-	if best < 0 {
+	if best < 0 || outs[best].h >= limit {
 		return nil, nil
 	}
 	return &heapResult{off: outs[best].off, height: outs[best].h, algo: vs[best].name}, nil
