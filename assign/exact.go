@@ -124,8 +124,6 @@ func bigDive(ctx context.Context, in *instance, pc *packContext, best *heapResul
 // bigItem is the relative size from which bigDive searches an item.
 const bigItem = 1e-4
 
-func init() { improveExact = exactImprove }
-
 // exactImprove runs the exact search from the warm-start packing warm.
 func exactImprove(ctx context.Context, in *instance, pc *packContext, warm *heapResult) (*heapResult, error) {
 	if len(in.items) > exactItems {
