@@ -79,6 +79,8 @@ func bigDive(ctx context.Context, in *instance, pc *packContext, best *heapResul
 	}
 	sub := subInstance(in, big)
 	x := newExactInst(sub)
+	var nodes int64
+	defer func() { best.nodes = nodes }()
 	smallOrder := sortItems(subInstance(in, small), bySize)
 	target := pc.lb
 	if pc.opts.Capacity > 0 {
@@ -97,6 +99,7 @@ func bigDive(ctx context.Context, in *instance, pc *packContext, best *heapResul
 			s := newSearch(x, c, ctx, pc.deadline)
 			s.reset(0, int64(2*x.n))
 			st := s.root()
+			nodes += s.nodes
 			if st != found {
 				continue
 			}

@@ -101,7 +101,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 	var algos []string
 	for k, in := range lay.insts {
 		lb := in.lowerBound()
-		r, err := run(ctx, in, &packContext{opts: opts, lb: lb, deadline: deadline, budget: budget > 0})
+		r, err := runSafely(run, algo, ctx, in, &packContext{opts: opts, lb: lb, deadline: deadline, budget: budget > 0})
 		if err != nil {
 			var fe *fixedOverlapError
 			if errors.As(err, &fe) {
@@ -140,6 +140,17 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 		}
 	}
 	return sol, nil
+}
+
+// runSafely runs a packer, turning a panic into an error that names it: a
+// bug in one packer must not bring down a program that packs many problems.
+func runSafely(run packerFunc, algo string, ctx context.Context, in *instance, pc *packContext) (r *heapResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, fmt.Errorf("assign: internal error in packer %s: %v", algo, v)
+		}
+	}()
+	return run(ctx, in, pc)
 }
 
 // fixedOverlap turns a fixedOverlapError of instance k into an InvalidError
