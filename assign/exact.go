@@ -28,16 +28,31 @@ package assign
 //     plus the sum of their sizes. Above the capacity, prune.
 //   - An unlaid item whose minimum offset plus size exceeds the capacity, or a
 //     fixed item pushed above its fixed offset, prunes at once.
+//   - Hatless items: if the item just tried has no unlaid item overlapping it,
+//     laying it lowest constrains nobody, so when its subtree fails no other
+//     candidate of the node can succeed.
 //
 // Decomposition. Once every item spanning the boundary between two adjacent
 // sections is laid, the items on either side never meet again, so the two
 // sides are searched independently (MiniMalloc's dynamic decomposition): a
 // failure on one side is not retried against other solutions of the other.
 //
-// Restarts. A static rank (MiniMalloc's "WAT", "TAW" and "TWA": W the number
-// of sections spanned, A the area, T the largest section total spanned)
-// breaks ties; each rank runs in turn with a node limit that doubles every
-// round, so a rank that suits the instance finishes early.
+// Restarts. A static rank (MiniMalloc's "WAT", "TAW" and "TWA": W the
+// lifetime, A the area, T the largest section load spanned) breaks ties;
+// each rank runs in turn with a node limit that doubles every round, so a
+// rank that suits the instance finishes early. As in MiniMalloc, each
+// subproblem made by decomposition is ranked afresh, with T taken from the
+// loads still unlaid: with this re-ranking the hardest MiniMalloc instances
+// (E, H and I) take 4,000 to 73,000 nodes; with the ranks fixed at the root,
+// ten million nodes did not solve them.
+//
+// Memory of failures. A node's fate depends only on its partition's unlaid
+// items and their minimum offsets, and on the canonical restriction (the
+// last offset and rank laid). Failed states go into a transposition table
+// keyed by a 128-bit Zobrist hash kept up to date as items are laid and
+// unlaid; a state met again under an equal or stronger restriction is cut
+// at once. The table survives the restarts of one capacity, which makes the
+// doubling node limits cheap: each round skips what earlier rounds refuted.
 //
 // Modes. With a capacity the search decides whether everything fits. To
 // minimise, the capacity is bisected between the lower bound (raised by every
@@ -45,6 +60,12 @@ package assign
 // portfolio's packing. Node limits, the time budget and the context bound the
 // work; the best packing found so far is always kept, and it is reported as
 // optimal only when its height equals a proven lower bound.
+//
+// Large instances. The search keeps the pairs of items that overlap in time,
+// which real traces of tens of thousands of buffers have by the tens of
+// millions; beyond exactItems items only the large items are searched, by
+// single descents, and the small ones are fitted into the gaps afterwards
+// (bigDive). On SOMAS PanGu-2.6B this reaches the lower bound.
 
 import (
 	"context"
