@@ -107,18 +107,20 @@ func bigDive(ctx context.Context, in *instance, pc *packContext, best *heapResul
 	if pc.opts.Capacity > 0 {
 		target = pc.opts.Capacity
 	}
+	// T-first orders suit real traces best; they go first.
+	x.heuristics = []string{"TWA", "TAW", "WAT"}
+	s := newSearch(x, 0, ctx, pc.deadline)
 	for _, step := range []float64{0, 0.0005, 0.001, 0.002, 0.005} {
 		c := target + int64(step*float64(pc.lb))
 		if c >= best.height {
 			break
 		}
-		for _, h := range []string{"TWA", "TAW", "WAT"} {
+		for r := range x.heuristics {
 			if ctx.Err() != nil || !time.Now().Before(pc.deadline) {
 				return best
 			}
-			x.heuristics = []string{h}
-			s := newSearch(x, c, ctx, pc.deadline)
-			s.reset(0, int64(2*x.n))
+			s.c = c
+			s.reset(r, int64(2*x.n))
 			st := s.root()
 			nodes += s.nodes
 			if st != found {
@@ -159,14 +161,17 @@ func exactImprove(ctx context.Context, in *instance, pc *packContext, warm *heap
 	proven := true
 	nodes := int64(0)
 	defer func() { best.nodes = nodes }()
+	// One search serves every capacity tried: its table of failed states
+	// keys them by capacity too.
+	s := newSearch(x, 0, ctx, time.Time{})
 	try := func(c int64, deadline time.Time) searchStatus {
-		s := newSearch(x, c, ctx, deadline)
+		s.c, s.deadline = c, deadline
 		st := s.run()
 		nodes += s.nodes
 		if st == found {
 			h := in.height(s.sol)
 			if h < best.height {
-				best = &heapResult{off: s.sol, height: h, algo: "exact"}
+				best = &heapResult{off: slices.Clone(s.sol), height: h, algo: "exact"}
 			}
 		}
 		return st
@@ -550,6 +555,7 @@ func (s *search) reset(r int, limit int64) {
 	s.trail = s.trail[:0]
 	s.stack = s.stack[:0]
 	s.top = 0
+	s.stopped = false
 	s.nodes, s.limit = 0, limit
 }
 
@@ -708,8 +714,8 @@ func (s *search) node(h int32, slo, shi int32, last int64, lastRank int32, d1, d
 		}
 		minTop = min(minTop, o+x.size[i])
 	}
-	k1 := (s.h1 ^ d1) + uint64(s.order)*0x9E3779B97F4A7C15
-	k2 := s.h2 ^ d2 ^ uint64(s.order)
+	k1 := (s.h1 ^ d1) + uint64(s.order)*0x9E3779B97F4A7C15 + uint64(s.c)*0xD6E8FEB86659FD93
+	k2 := s.h2 ^ d2 ^ uint64(s.order) ^ uint64(s.c)*0xA0761D6478BD642F
 	if e := &s.tt[k1&uint64(len(s.tt)-1)]; e.k1 == k1 && e.k2 == k2 && (last > e.last || last == e.last && lastRank >= e.rank) {
 		return infeasible
 	}
