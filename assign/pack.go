@@ -37,10 +37,11 @@ type Options struct {
 	// packing found does not fit.
 	Capacity int64
 
-	// Budget bounds the wall time of the exact search, for "exact" and
-	// "auto"; 0 means DefaultBudget and a negative value means no search.
-	// The greedy packers ignore it. Cancelling the context also stops the
-	// search, which then returns the best packing found so far.
+	// Budget bounds the wall time spent after the portfolio, by "auto"
+	// (skyline descents, exact search) and "exact"; 0 means DefaultBudget
+	// and a negative value means no work beyond the portfolio. The other
+	// packers ignore it. Cancelling the context also stops the search,
+	// which then returns the best packing found so far.
 	Budget time.Duration
 
 	// Workers bounds how many greedy packers the portfolio runs at once;
