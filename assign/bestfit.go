@@ -30,6 +30,7 @@ package assign
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -129,6 +130,36 @@ type greedy struct {
 
 func newGreedy(in *instance, rule fitRule) *greedy {
 	return &greedy{in: in, occ: newOccupancy(in.nslot), rule: rule}
+}
+
+// occPool hands out occupancy indexes over one instance's slots for reuse
+// across the runs of a portfolio.
+type occPool struct {
+	mu   sync.Mutex
+	free []*occupancy
+}
+
+func (p *occPool) get(nslot int) *occupancy {
+	if p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if n := len(p.free); n > 0 {
+			o := p.free[n-1]
+			p.free = p.free[:n-1]
+			return o
+		}
+	}
+	return newOccupancy(nslot)
+}
+
+func (p *occPool) put(o *occupancy) {
+	if p == nil {
+		return
+	}
+	o.reset()
+	p.mu.Lock()
+	p.free = append(p.free, o)
+	p.mu.Unlock()
 }
 
 // placeFixed records every fixed item, failing if two of them overlap.
@@ -269,8 +300,10 @@ func (g *greedy) placeMany(it *item) int64 {
 // runGreedy packs in with variant v, writing item offsets into off. When
 // bound is not nil the run gives up, returning ok == false, as soon as its
 // height exceeds *bound: the portfolio shares its best height so far there.
-func runGreedy(in *instance, v greedyVariant, off []int64, bound *atomic.Int64) (h int64, ok bool, err error) {
-	g := newGreedy(in, v.rule)
+// The occupancy index comes from pool (nil: a fresh one).
+func runGreedy(in *instance, v greedyVariant, off []int64, bound *atomic.Int64, pool *occPool) (h int64, ok bool, err error) {
+	g := &greedy{in: in, occ: pool.get(in.nslot), rule: v.rule}
+	defer func() { pool.put(g.occ) }()
 	if err := g.placeFixed(off); err != nil {
 		return 0, false, err
 	}

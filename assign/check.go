@@ -31,7 +31,7 @@ var ErrCheck = errors.New("assign: invalid packing")
 // indices (B is -1 unless two buffers are involved); Time is the time of an
 // overlap.
 type CheckError struct {
-	Kind string // "count", "negative", "misaligned", "moved", "split", "overlap"
+	Kind string // "count", "negative", "range", "misaligned", "moved", "split", "overlap"
 	A, B int
 	Time int64
 	Msg  string
@@ -61,7 +61,7 @@ func Check(p *Problem, pk Packing) error {
 			return &CheckError{Kind: "negative", A: i, B: -1,
 				Msg: fmt.Sprintf("buffer %q: negative offset %d", b.ID, off[i])}
 		case off[i] > (1<<62) || b.Size > (1<<62):
-			return &CheckError{Kind: "negative", A: i, B: -1,
+			return &CheckError{Kind: "range", A: i, B: -1,
 				Msg: fmt.Sprintf("buffer %q: offset %d or size %d too large", b.ID, off[i], b.Size)}
 		case b.Align > 1 && off[i]%b.Align != 0:
 			return &CheckError{Kind: "misaligned", A: i, B: -1,

@@ -96,26 +96,32 @@ func randomProblem(rng *rand.Rand, o genOptions) *Problem {
 }
 
 // traceProblem returns a seeded problem shaped like a training-step trace:
-// many short-lived activations of log-uniform size and a few long-lived
-// buffers (weights, optimizer state) that span large parts of the run.
-// About 3% of the buffers are long-lived, and the time axis grows with n,
-// so the number of buffers live at once grows slowly with n.
+// a few hundred buffers live for the whole run (weights), some live for
+// tens to thousands of steps (saved activations, optimizer state), and the
+// rest are short-lived temporaries, all of log-uniform sizes. The run gets
+// longer as n grows but the number of buffers live at once does not (about
+// 600), as in real programs, where a bigger model means a longer schedule.
 func traceProblem(seed int64, n int) *Problem {
 	rng := rand.New(rand.NewSource(seed))
-	steps := int64(max(n/4, 16))
+	steps := int64(max(n/4, 64))
 	p := &Problem{Buffers: make([]Buffer, n)}
 	logUniform := func(lo, hi float64) int64 {
 		return int64(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo))))
 	}
+	globals := min(n/100, 500)
 	for i := range p.Buffers {
 		b := &p.Buffers[i]
 		b.ID = fmt.Sprintf("t%d", i)
-		if rng.Intn(100) < 3 {
-			length := steps/10 + rng.Int63n(steps-steps/10)
+		switch r := rng.Intn(100); {
+		case i < globals:
+			b.Start, b.End = 0, steps
+			b.Size = logUniform(1<<12, 1<<24)
+		case r < 4:
+			length := min(logUniform(16, 4096), steps)
 			b.Start = rng.Int63n(steps - length + 1)
 			b.End = b.Start + length
-			b.Size = logUniform(1<<12, 1<<24)
-		} else {
+			b.Size = logUniform(1<<8, 1<<22)
+		default:
 			b.Start = rng.Int63n(steps)
 			b.End = b.Start + 1 + int64(rng.ExpFloat64()*4)
 			b.Size = logUniform(1<<6, 1<<22)

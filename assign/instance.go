@@ -79,7 +79,17 @@ func normalize(p *Problem) (*layout, error) {
 		}
 	}
 	// raw collects each color's parts in problem time before compression.
+	// Sizing the slices from a count first keeps a large problem from
+	// being copied over and over as they grow.
 	raw := make([][]seg, len(colors))
+	count := make([]int, len(colors))
+	for i := range p.Buffers {
+		count[cidx[p.Buffers[i].Color]]++
+	}
+	for ci, c := range count {
+		raw[ci] = make([]seg, 0, c)
+		lay.insts[ci].items = make([]item, 0, c)
+	}
 	var profile []seg
 	var members []int
 	addItem := func(members []int) error {

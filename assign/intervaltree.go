@@ -35,6 +35,7 @@ type span struct{ lo, hi int64 }
 type occupancy struct {
 	nodes []occNode
 	sets  [][]span // sets[0] is the shared empty set
+	free  [][]span // emptied sets kept for reuse by reset
 	lists [][]span // query scratch: the gathered lists
 	bufs  [][]span // query scratch: one buffer per merge of a query
 }
@@ -47,14 +48,16 @@ type occNode struct {
 	own, sub int32 // indices into sets
 }
 
-// OccFanout is the number of children of an inner node.
-var OccFanout = 8
+// occFanout is the number of children of an inner node. Wider trees put a
+// rectangle in more nodes of a level and narrower ones in more levels;
+// eight measured best on the corpus.
+const occFanout = 8
 
 func newOccupancy(nslot int) *occupancy {
 	o := &occupancy{sets: make([][]span, 1, 64)}
 	o.nodes = make([]occNode, 1, 2*nslot+1)
 	o.nodes[0] = occNode{l: 0, r: int32(nslot)}
-	// Breadth-first build: split each node's range into up to OccFanout
+	// Breadth-first build: split each node's range into up to occFanout
 	// nearly equal parts; children of a node are contiguous.
 	for v := 0; v < len(o.nodes); v++ {
 		n := o.nodes[v]
@@ -62,7 +65,7 @@ func newOccupancy(nslot int) *occupancy {
 		if w <= 1 {
 			continue
 		}
-		k := min(int32(OccFanout), w)
+		k := min(int32(occFanout), w)
 		o.nodes[v].kid = int32(len(o.nodes))
 		o.nodes[v].nkid = k
 		for i := int32(0); i < k; i++ {
@@ -70,6 +73,20 @@ func newOccupancy(nslot int) *occupancy {
 		}
 	}
 	return o
+}
+
+// reset empties the index for reuse over the same slots, keeping the memory
+// of its sets: a portfolio packs one instance many times, and reusing the
+// sets spares the allocator and the garbage collector most of the work.
+func (o *occupancy) reset() {
+	for i := range o.nodes {
+		o.nodes[i].own, o.nodes[i].sub = 0, 0
+	}
+	for _, s := range o.sets[1:] {
+		o.free = append(o.free, s[:0])
+	}
+	clear(o.sets[1:])
+	o.sets = o.sets[:1]
 }
 
 // insert records bytes [lo, hi) as taken over the slots [a, b).
@@ -84,7 +101,11 @@ func (o *occupancy) insertRec(v int32, a, b int32, lo, hi int64) {
 	n := &o.nodes[v]
 	o.add(&n.sub, lo, hi)
 	if a <= n.l && n.r <= b {
-		o.add(&n.own, lo, hi)
+		// A query reads own only at nodes it covers in part, which a
+		// leaf (one slot) never is, so leaves keep sub alone.
+		if n.nkid > 0 {
+			o.add(&n.own, lo, hi)
+		}
 		return
 	}
 	for c := n.kid; c < n.kid+n.nkid; c++ {
@@ -98,7 +119,13 @@ func (o *occupancy) insertRec(v int32, a, b int32, lo, hi int64) {
 func (o *occupancy) add(ref *int32, lo, hi int64) {
 	if *ref == 0 {
 		*ref = int32(len(o.sets))
-		o.sets = append(o.sets, []span{{lo, hi}})
+		var s []span
+		if n := len(o.free); n > 0 {
+			s = o.free[n-1]
+			o.free[n-1] = nil
+			o.free = o.free[:n-1]
+		}
+		o.sets = append(o.sets, append(s, span{lo, hi}))
 		return
 	}
 	s := o.sets[*ref]
@@ -121,6 +148,14 @@ func (o *occupancy) add(ref *int32, lo, hi int64) {
 	}
 	switch {
 	case k == i:
+		if len(s) == cap(s) {
+			// Grow by a quarter, not the doubling of append: the sets
+			// are many and mostly small, and the slack is most of the
+			// index's memory otherwise.
+			t := make([]span, len(s), len(s)+len(s)/4+1)
+			copy(t, s)
+			s = t
+		}
 		s = slices.Insert(s, i, span{lo, hi})
 	case k == i+1:
 		s[i] = span{lo, hi}
@@ -211,6 +246,12 @@ func shortestTwo(ls [][]span) (int, int) {
 // merging ranges that overlap or touch. The choice between the two lists is
 // made without a branch: it is unpredictable and dominates the cost.
 func union2(x, y []span, dst []span) []span {
+	switch {
+	case len(x) >= 8*len(y):
+		return unionGallop(x, y, dst)
+	case len(y) >= 8*len(x):
+		return unionGallop(y, x, dst)
+	}
 	start := len(dst)
 	i, j := 0, 0
 	nx, ny := len(x), len(y)
@@ -259,4 +300,41 @@ func appendUnion(dst []span, start int, s span) []span {
 		return dst
 	}
 	return append(dst, s)
+}
+
+// unionGallop is union2 for a long list big and a short list small: it
+// finds each range of small in big by binary search and copies the ranges
+// of big in between wholesale, so the cost follows len(small) log len(big)
+// plus a memory copy of big. Long lists are the ranges of buffers live for
+// most of the program, gathered at the top of the tree by every query.
+func unionGallop(big, small []span, dst []span) []span {
+	start := len(dst)
+	i := 0
+	for _, s := range small {
+		// j is the first range of big starting after s.
+		lo, hi := i, len(big)
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			if big[h].lo <= s.lo {
+				lo = h + 1
+			} else {
+				hi = h
+			}
+		}
+		dst = appendRuns(dst, start, big[i:lo])
+		dst = appendUnion(dst, start, s)
+		i = lo
+	}
+	return appendRuns(dst, start, big[i:])
+}
+
+// appendRuns appends the sorted disjoint ranges rs to dst, merging those
+// that the last range of dst reaches and copying the rest wholesale.
+func appendRuns(dst []span, start int, rs []span) []span {
+	k := 0
+	for k < len(rs) && len(dst) > start && rs[k].lo <= dst[len(dst)-1].hi {
+		dst[len(dst)-1].hi = max(dst[len(dst)-1].hi, rs[k].hi)
+		k++
+	}
+	return append(dst, rs[k:]...)
 }

@@ -61,3 +61,37 @@ func TestUnion2(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+func TestUnionGallop(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for iter := 0; iter < 2000; iter++ {
+		mk := func(n int) []span {
+			var out []span
+			var at int64
+			for len(out) < n {
+				at += int64(rng.Intn(5))
+				hi := at + 1 + int64(rng.Intn(4))
+				out = append(out, span{at, hi})
+				at = hi + 1
+			}
+			return out
+		}
+		big, small := mk(1+rng.Intn(60)), mk(rng.Intn(6))
+		got := unionGallop(big, small, nil)
+		var all []span
+		all = append(all, big...)
+		all = append(all, small...)
+		slices.SortFunc(all, func(x, y span) int { return cmpInt64(x.lo, y.lo) })
+		var want []span
+		for _, s := range all {
+			if n := len(want); n > 0 && s.lo <= want[n-1].hi {
+				want[n-1].hi = max(want[n-1].hi, s.hi)
+				continue
+			}
+			want = append(want, s)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("big %v small %v: got %v, want %v", big, small, got, want)
+		}
+	}
+}

@@ -1,14 +1,24 @@
 package assign
 
+// Pack is the entry point: it validates the problem, splits it into one
+// instance per color (instance.go), runs the chosen packer on each, and maps
+// the item offsets back onto the buffers.
+//
+// The default packer, auto, spends effort only where it pays. The portfolio
+// costs milliseconds and is within a fraction of a percent of the lower
+// bound on most real traces; when it is not at the target (the capacity, or
+// without one the lower bound) the skyline descents run, which often close
+// the last percent on large traces; and when those miss too, the exact
+// search takes what remains of the budget: on small instances the whole
+// branch-and-bound, on large ones descents over the large items only. The
+// lower bound is cheap and always reported, so a caller can see how far a
+// packing can still be from optimal (PACKING.md, ideas 1 and 3).
+
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -27,10 +37,11 @@ type Options struct {
 	// packing found does not fit.
 	Capacity int64
 
-	// Budget bounds the wall time of the exact search, for "exact" and
-	// "auto"; 0 means DefaultBudget and a negative value means no search.
-	// The greedy packers ignore it. Cancelling the context also stops the
-	// search, which then returns the best packing found so far.
+	// Budget bounds the wall time spent after the portfolio, by "auto"
+	// (skyline descents, exact search) and "exact"; 0 means DefaultBudget
+	// and a negative value means no work beyond the portfolio. The other
+	// packers ignore it. Cancelling the context also stops the search,
+	// which then returns the best packing found so far.
 	Budget time.Duration
 
 	// Workers bounds how many greedy packers the portfolio runs at once;
@@ -91,7 +102,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 	var algos []string
 	for k, in := range lay.insts {
 		lb := in.lowerBound()
-		r, err := run(ctx, in, &packContext{opts: opts, lb: lb, deadline: deadline, budget: budget > 0})
+		r, err := runSafely(run, algo, ctx, in, &packContext{opts: opts, lb: lb, deadline: deadline, budget: budget > 0})
 		if err != nil {
 			var fe *fixedOverlapError
 			if errors.As(err, &fe) {
@@ -130,6 +141,17 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 		}
 	}
 	return sol, nil
+}
+
+// runSafely runs a packer, turning a panic into an error that names it: a
+// bug in one packer must not bring down a program that packs many problems.
+func runSafely(run packerFunc, algo string, ctx context.Context, in *instance, pc *packContext) (r *heapResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, fmt.Errorf("assign: internal error in packer %s: %v", algo, v)
+		}
+	}()
+	return run(ctx, in, pc)
 }
 
 // fixedOverlap turns a fixedOverlapError of instance k into an InvalidError
@@ -179,7 +201,7 @@ func packerFor(name string) (packerFunc, bool) {
 		if v.name == name {
 			return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 				off := make([]int64, len(in.items))
-				h, ok, err := v.run(in, off, nil)
+				h, ok, err := v.run(in, off, nil, nil)
 				if err != nil {
 					return nil, err
 				}
@@ -191,135 +213,6 @@ func packerFor(name string) (packerFunc, bool) {
 		}
 	}
 	return nil, false
-}
-
-// errFixedSkyline reports a skyline packer that could not honour fixed
-// offsets: it lays items lowest first and cannot go back under a fixed item.
-var errFixedSkyline = errors.New("assign: the skyline packers cannot place around these fixed offsets; use a best-fit or first-fit packer")
-
-// variant is one greedy packer of the portfolio. run writes item offsets
-// into off and returns the height; with a non-nil bound it may give up,
-// returning ok == false, once its height must exceed *bound.
-type variant struct {
-	name string
-	run  func(in *instance, off []int64, bound *atomic.Int64) (h int64, ok bool, err error)
-}
-
-// allVariants returns every greedy packer, XLA's two first: the portfolio
-// runs them in this order, so the likely winners set the bound early.
-func allVariants() []variant {
-	var vs []variant
-	for _, g := range []greedyVariant{
-		{bySize, bestFit}, {byLifetime, bestFit},
-		{bySize, firstFit}, {byLifetime, firstFit},
-		{byArea, bestFit}, {byStart, bestFit},
-		{byArea, firstFit}, {byStart, firstFit},
-	} {
-		vs = append(vs, variant{g.name(), func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
-			return runGreedy(in, g, off, bound)
-		}})
-	}
-	return vs
-}
-
-// skylineVariants returns the skyline packers, which auto runs after the
-// portfolio: their descents cost more than a best-fit pass on the largest
-// traces, and they pay off mostly where best fit is already close.
-func skylineVariants() []variant { return skylineVariantsUntil(nil) }
-
-// skylineVariantsUntil is skylineVariants with a stop condition.
-func skylineVariantsUntil(stop func() bool) []variant {
-	var vs []variant
-	for _, o := range skylineOrders {
-		vs = append(vs, variant{"skyline-" + o, func(in *instance, off []int64, bound *atomic.Int64) (int64, bool, error) {
-			h, ok := runSkyline(in, o, skylineTiny, off, bound, stop)
-			return h, ok, nil
-		}})
-	}
-	return vs
-}
-
-// skylineTiny is the relative size below which the skyline packers leave an
-// item to their closing best-fit pass.
-const skylineTiny = 1e-5
-
-// parallelItems is the instance size from which the portfolio runs its
-// packers on several goroutines; below it a whole portfolio takes well
-// under a millisecond and goroutines would only add overhead.
-const parallelItems = 2000
-
-// portfolio runs every variant and keeps the lowest height; ties go to the
-// earlier variant in vs. Variants run on up to workers goroutines, in the
-// order of vs, sharing the best height found so far: a run that exceeds it
-// stops early, since it can no longer win. Which runs stop depends on timing
-// but the result does not: a stopped run was strictly worse than one that
-// finished.
-func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
-	return portfolioBelow(in, vs, workers, math.MaxInt64)
-}
-
-// portfolioBelow is portfolio with the shared bound starting at limit: runs
-// that cannot get below it stop early. It returns nil when none got below.
-func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if len(in.items) < parallelItems {
-		workers = 1
-	}
-	workers = min(workers, len(vs))
-	type out struct {
-		off []int64
-		h   int64
-		ok  bool
-		err error
-	}
-	outs := make([]out, len(vs))
-	var bound atomic.Int64
-	bound.Store(limit)
-	runOne := func(k int) {
-		off := make([]int64, len(in.items))
-		h, ok, err := vs[k].run(in, off, &bound)
-		if !ok {
-			off = nil
-		}
-		outs[k] = out{off, h, ok, err}
-		for ok {
-			b := bound.Load()
-			if h >= b || bound.CompareAndSwap(b, h) {
-				break
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				runOne(k)
-			}
-		}()
-	}
-	for k := range vs {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
-	best := -1
-	for k := range outs {
-		if outs[k].err != nil {
-			return nil, outs[k].err
-		}
-		if outs[k].ok && outs[k].h < limit && (best < 0 || outs[k].h < outs[best].h) {
-			best = k
-		}
-	}
-	if best < 0 {
-		return nil, nil
-	}
-	return &heapResult{off: outs[best].off, height: outs[best].h, algo: vs[best].name}, nil
 }
 
 // packAuto runs the portfolio, then, while the result is above the target
@@ -337,7 +230,7 @@ func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, 
 	if pc.met(r) {
 		return r, nil
 	}
-	return improveExact(ctx, in, pc, r)
+	return exactImprove(ctx, in, pc, r)
 }
 
 // packExact runs the portfolio for a warm start, then the exact search.
@@ -349,7 +242,7 @@ func packExact(ctx context.Context, in *instance, pc *packContext) (*heapResult,
 	if r.height <= pc.lb || !pc.budget {
 		return r, nil
 	}
-	return improveExact(ctx, in, pc, r)
+	return exactImprove(ctx, in, pc, r)
 }
 
 // met reports whether r needs no more work: it fits the capacity, or,
@@ -369,9 +262,4 @@ func (pc *packContext) skyline(ctx context.Context, in *instance, r *heapResult)
 		return r
 	}
 	return s
-}
-
-// improveExact is filled in by exact.go.
-var improveExact = func(ctx context.Context, in *instance, pc *packContext, warm *heapResult) (*heapResult, error) {
-	return warm, nil
 }

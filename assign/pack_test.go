@@ -147,7 +147,7 @@ func TestPackCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSolution(t, p, sol, "cancelled exact")
-	if el := time.Since(start); el > 20*time.Second {
+	if el := time.Since(start); el > 20*time.Second && !raceEnabled {
 		t.Fatalf("cancelled search took %v", el)
 	}
 }
@@ -161,7 +161,7 @@ func TestPackBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSolution(t, p, sol, "budgeted exact")
-	if el := time.Since(start); el > 10*time.Second {
+	if el := time.Since(start); el > 10*time.Second && !raceEnabled {
 		t.Fatalf("a 200ms budget took %v", el)
 	}
 }

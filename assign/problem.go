@@ -1,5 +1,10 @@
 package assign
 
+// The data model of the packing layer: buffers over half-open time
+// intervals, must-share groups, packings and what is known about them, and
+// the typed errors the packers return. The rules a packing must follow are
+// in doc.go; Validate enforces the ones a problem must follow.
+
 import (
 	"errors"
 	"fmt"

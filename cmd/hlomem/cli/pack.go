@@ -44,7 +44,7 @@ func runPack(e *env, args []string) error {
 	fs := newFlagSet(c, e)
 	algo := fs.String("algo", "auto", "packer: "+strings.Join(assign.Algorithms(), ", "))
 	capacity := fs.Int64("capacity", 0, "bytes available; exit 2 when no packing fits (0: no limit, minimise the height)")
-	budget := fs.Duration("budget", 0, "time the exact search may take (0: 10s; negative: no search)")
+	budget := fs.Duration("budget", 0, "time auto and exact may spend after the portfolio (0: 10s; negative: none)")
 	format := fs.String("format", "csv", "output format: csv (the input rows plus an offset column) or json")
 	file, err := parseArgs(fs, args)
 	if err != nil {

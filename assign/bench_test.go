@@ -1,0 +1,137 @@
+package assign
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hlomem/hlomem/internal/corpus"
+)
+
+// benchPack packs p b.N times with opts and reports height/LB, the exact
+// search's nodes and buffers per second. Every packing is checked.
+func benchPack(b *testing.B, p *Problem, opts Options) {
+	b.ReportAllocs()
+	var sol *Solution
+	var err error
+	for b.Loop() {
+		sol, err = Pack(context.Background(), p, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := Check(p, sol.Packing); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(sol.Height())/float64(sol.LowerBound()), "height/lb")
+	b.ReportMetric(float64(sol.Nodes), "nodes")
+	b.ReportMetric(float64(len(p.Buffers))*float64(b.N)/b.Elapsed().Seconds(), "buffers/s")
+}
+
+// BenchmarkIdealloc: the five real traces with the portfolio and with auto.
+func BenchmarkIdealloc(b *testing.B) {
+	for _, path := range corpus.Glob(b, "alloc/idealloc/*.csv") {
+		p := readCorpusCSV(b, path)
+		for _, algo := range []string{"portfolio", "auto"} {
+			b.Run(fmt.Sprintf("%s/%s", filepath.Base(path), algo), func(b *testing.B) {
+				benchPack(b, p, Options{Algorithm: algo})
+			})
+		}
+	}
+}
+
+// BenchmarkMinimalloc: MiniMalloc's challenging instances at their capacity.
+func BenchmarkMinimalloc(b *testing.B) {
+	for _, path := range corpus.Glob(b, "alloc/minimalloc/*.csv") {
+		p := readCorpusCSV(b, path)
+		b.Run(filepath.Base(path), func(b *testing.B) {
+			benchPack(b, p, Options{Capacity: 1048576})
+		})
+	}
+}
+
+// BenchmarkSynthetic: all synthetic instances, packed to their optimum.
+func BenchmarkSynthetic(b *testing.B) {
+	var ps []*Problem
+	for _, path := range corpus.Glob(b, "alloc/synthetic/*.csv") {
+		ps = append(ps, readCorpusCSV(b, path))
+	}
+	var worst float64
+	for b.Loop() {
+		for _, p := range ps {
+			sol, err := Pack(context.Background(), p, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			worst = max(worst, float64(sol.Height())/float64(sol.LowerBound()))
+		}
+	}
+	b.ReportMetric(worst, "worst-height/lb")
+}
+
+// peakHeap samples the heap in use while f runs and returns its peak.
+func peakHeap(f func()) uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	wg.Wait()
+	return peak.Load()
+}
+
+// BenchmarkScale: seeded trace-like problems (traceProblem) of 10^3 to 10^6
+// buffers with the portfolio, and with auto up to 10^5; reports height/LB,
+// buffers per second and the peak heap in use.
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		p := traceProblem(int64(n), n)
+		for _, algo := range []string{"portfolio", "auto"} {
+			if algo == "auto" && n > 100_000 {
+				continue // auto would spend its whole budget
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, algo), func(b *testing.B) {
+				runtime.GC()
+				var sol *Solution
+				peak := peakHeap(func() {
+					for b.Loop() {
+						var err error
+						sol, err = Pack(context.Background(), p, Options{Algorithm: algo})
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				if err := Check(p, sol.Packing); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(sol.Height())/float64(sol.LowerBound()), "height/lb")
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "buffers/s")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			})
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package assign
+
+// The portfolio: run several cheap packers and keep the lowest packing.
+// XLA keeps the better of two best-fit orders (ChooseBestHeapAlgorithm),
+// TFLite's GPU delegate two strategies, MindSpore SOMAS a grid of sortings
+// and fits; on real traces the best order differs from trace to trace and
+// costs milliseconds, so trying them all is the cheapest improvement there
+// is (PACKING.md, idea 1).
+//
+// The variants run on up to Workers goroutines and share the best height
+// found so far: a run whose height already exceeds it stops, since it can
+// no longer win. That cuts most of the losing runs short. The result does
+// not depend on timing: a stopped run was strictly worse than a finished
+// one, and among finished ones the lowest height wins, ties to the earlier
+// variant in the list. Only the best packing so far is kept, and the runs
+// reuse one another's occupancy indexes, to bound memory on large problems.
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// errFixedSkyline reports a skyline packer that could not honour fixed
+// offsets: it lays items lowest first and cannot go back under a fixed item.
+var errFixedSkyline = errors.New("assign: the skyline packers cannot place around these fixed offsets; use a best-fit or first-fit packer")
+
+// variant is one greedy packer of the portfolio. run writes item offsets
+// into off and returns the height; with a non-nil bound it may give up,
+// returning ok == false, once its height must exceed *bound.
+type variant struct {
+	name string
+	run  func(in *instance, off []int64, bound *atomic.Int64, pool *occPool) (h int64, ok bool, err error)
+}
+
+// allVariants returns every greedy packer, XLA's two first: the portfolio
+// runs them in this order, so the likely winners set the bound early.
+func allVariants() []variant {
+	var vs []variant
+	for _, g := range []greedyVariant{
+		{bySize, bestFit}, {byLifetime, bestFit},
+		{bySize, firstFit}, {byLifetime, firstFit},
+		{byArea, bestFit}, {byStart, bestFit},
+		{byArea, firstFit}, {byStart, firstFit},
+	} {
+		vs = append(vs, variant{g.name(), func(in *instance, off []int64, bound *atomic.Int64, pool *occPool) (int64, bool, error) {
+			return runGreedy(in, g, off, bound, pool)
+		}})
+	}
+	return vs
+}
+
+// skylineVariants returns the skyline packers, which auto runs after the
+// portfolio: their descents cost more than a best-fit pass on the largest
+// traces, and they pay off mostly where best fit is already close.
+func skylineVariants() []variant { return skylineVariantsUntil(nil) }
+
+// skylineVariantsUntil is skylineVariants with a stop condition.
+func skylineVariantsUntil(stop func() bool) []variant {
+	var vs []variant
+	for _, o := range skylineOrders {
+		vs = append(vs, variant{"skyline-" + o, func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
+			h, ok := runSkyline(in, o, skylineTiny, off, bound, stop)
+			return h, ok, nil
+		}})
+	}
+	return vs
+}
+
+// skylineTiny is the relative size below which the skyline packers leave an
+// item to their closing best-fit pass.
+const skylineTiny = 1e-5
+
+// parallelItems is the instance size from which the portfolio runs its
+// packers on several goroutines; below it a whole portfolio takes well
+// under a millisecond and goroutines would only add overhead.
+const parallelItems = 2000
+
+// portfolio runs every variant and keeps the lowest height; ties go to the
+// earlier variant in vs. Variants run on up to workers goroutines, in the
+// order of vs, sharing the best height found so far: a run that exceeds it
+// stops early, since it can no longer win. Which runs stop depends on timing
+// but the result does not: a stopped run was strictly worse than one that
+// finished.
+func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
+	return portfolioBelow(in, vs, workers, math.MaxInt64)
+}
+
+// portfolioBelow is portfolio with the shared bound starting at limit: runs
+// that cannot get below it stop early. It returns nil when none got below.
+func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if len(in.items) < parallelItems {
+		workers = 1
+	}
+	workers = min(workers, len(vs))
+	type out struct {
+		off []int64
+		h   int64
+		ok  bool
+		err error
+	}
+	outs := make([]out, len(vs))
+	var bound atomic.Int64
+	bound.Store(limit)
+	// Only the best packing so far is kept (ties to the earlier variant),
+	// so at most workers+1 offset arrays are alive at once.
+	var mu sync.Mutex
+	best := -1
+	pool := &occPool{}
+	runOne := func(k int) {
+		off := make([]int64, len(in.items))
+		h, ok, err := vs[k].run(in, off, &bound, pool)
+		mu.Lock()
+		defer mu.Unlock()
+		outs[k] = out{nil, h, ok, err}
+		if !ok || err != nil {
+			return
+		}
+		if best < 0 || h < outs[best].h || h == outs[best].h && k < best {
+			if best >= 0 {
+				outs[best].off = nil
+			}
+			best = k
+			outs[k].off = off
+		}
+		for {
+			b := bound.Load()
+			if h >= b || bound.CompareAndSwap(b, h) {
+				break
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				runOne(k)
+			}
+		}()
+	}
+	for k := range vs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for k := range outs {
+		if outs[k].err != nil {
+			return nil, outs[k].err
+		}
+	}
+	if best < 0 || outs[best].h >= limit {
+		return nil, nil
+	}
+	return &heapResult{off: outs[best].off, height: outs[best].h, algo: vs[best].name}, nil
+}
