@@ -57,6 +57,10 @@ import (
 // 512-byte granules.
 var targetAlign = map[string]int64{"gpu": 128, "cpu": 64, "tpu": 512}
 
+// DefaultAssignBudget is the search time per temp heap when
+// AssignOptions.Budget is 0.
+const DefaultAssignBudget = 500 * time.Millisecond
+
 // AssignOptions configures Assign. The zero value assigns for the GPU with
 // the "auto" packer.
 type AssignOptions struct {
@@ -67,7 +71,9 @@ type AssignOptions struct {
 	// Algorithm names the packer for the temp heaps ("" means auto); "xla"
 	// reproduces XLA's best-of-spatial-and-temporal heap.
 	Algorithm string
-	// Budget bounds the exact search of "auto" and "exact" per heap.
+	// Budget bounds the search of "auto" and "exact" per heap; 0 means
+	// DefaultAssignBudget (shorter than Pack's default: assignment is one
+	// step of a compile, and the heaps of real modules are easy).
 	Budget time.Duration
 	// NoOperandReuse disables letting a value take a dying operand's slot.
 	NoOperandReuse bool
@@ -214,6 +220,9 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Ass
 	opts.Align = align
 	if opts.Algorithm == "" {
 		opts.Algorithm = "auto"
+	}
+	if opts.Budget == 0 {
+		opts.Budget = DefaultAssignBudget
 	}
 	as := &Assignment{Module: a.Module, Analysis: a, Options: opts, allocOf: make([]*Allocation, len(a.Buffers))}
 	as.assignGlobal()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hlomem/hlomem/assign"
 )
@@ -24,7 +23,7 @@ func runAssign(e *env, args []string) error {
 	target := fs.String("target", "gpu", "target: gpu (128-byte temp alignment, as XLA:GPU), cpu (64) or tpu (512)")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
 	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
-	budget := fs.Duration("budget", 0, "time the exact search may take per heap (default 10s)")
+	budget := fs.Duration("budget", assign.DefaultAssignBudget, "time the search of auto and exact may take per temp heap")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
@@ -79,5 +78,3 @@ func runAssign(e *env, args []string) error {
 	}
 	return nil
 }
-
-var _ = time.Second
