@@ -148,14 +148,6 @@ func (o *occupancy) add(ref *int32, lo, hi int64) {
 	}
 	switch {
 	case k == i:
-		if len(s) == cap(s) {
-			// Grow by a quarter, not the doubling of append: the sets
-			// are many and mostly small, and the slack is most of the
-			// index's memory otherwise.
-			t := make([]span, len(s), len(s)+len(s)/4+1)
-			copy(t, s)
-			s = t
-		}
 		s = slices.Insert(s, i, span{lo, hi})
 	case k == i+1:
 		s[i] = span{lo, hi}
