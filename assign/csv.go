@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -89,7 +90,7 @@ func ReadCSV(r io.Reader, name string) (*Problem, error) {
 	alignCol, hasAlign := col["alignment"]
 	offCol, hasOff := col["offset"]
 	p := &Problem{}
-	firstLine := map[string]int{}
+	var lines []int32 // line of each buffer read
 	for len(errs) < maxErrors {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -150,25 +151,55 @@ func ReadCSV(r io.Reader, name string) (*Problem, error) {
 		case b.Size > maxBytes || b.Align > maxBytes || b.Offset > maxBytes:
 			fail(line, "size, alignment or offset above %d", int64(maxBytes))
 		default:
-			if l, dup := firstLine[b.ID]; dup {
-				fail(line, "duplicate id %q (first on line %d)", b.ID, l)
-				continue
-			}
-			firstLine[b.ID] = line
 			p.Buffers = append(p.Buffers, b)
+			lines = append(lines, int32(line))
 		}
 	}
+	// Duplicate ids: sort the buffers by id and compare neighbours, which
+	// needs far less memory than a map on files of millions of rows.
+	order := make([]int32, len(p.Buffers))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := strings.Compare(p.Buffers[a].ID, p.Buffers[b].ID); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	for k := 1; k < len(order); k++ {
+		b := order[k]
+		if p.Buffers[order[k-1]].ID != p.Buffers[b].ID {
+			continue
+		}
+		errs = append(errs, &ParseError{File: name, Line: int(lines[b]),
+			Msg: fmt.Sprintf("duplicate id %q (first on line %d)", p.Buffers[b].ID, lines[firstOf(order, k, p)])})
+	}
 	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(x, y *ParseError) int { return x.Line - y.Line })
+		if len(errs) > maxErrors {
+			errs = errs[:maxErrors]
+		}
 		return nil, errs
 	}
 	if err := p.Validate(); err != nil {
 		var ie *InvalidError
 		if errors.As(err, &ie) && ie.Buffer >= 0 {
-			return nil, ErrorList{{File: name, Line: firstLine[p.Buffers[ie.Buffer].ID], Msg: ie.Msg}}
+			return nil, ErrorList{{File: name, Line: int(lines[ie.Buffer]), Msg: ie.Msg}}
 		}
 		return nil, ErrorList{{File: name, Line: 1, Msg: err.Error()}}
 	}
 	return p, nil
+}
+
+// firstOf returns the first buffer, in input order, of the run of equal ids
+// that order[k] ends.
+func firstOf(order []int32, k int, p *Problem) int32 {
+	id := p.Buffers[order[k]].ID
+	for k > 0 && p.Buffers[order[k-1]].ID == id {
+		k--
+	}
+	return order[k]
 }
 
 func csvReadError(name string, err error) ErrorList {

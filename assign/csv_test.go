@@ -44,6 +44,9 @@ func TestReadCSVErrors(t *testing.T) {
 		{"negative size", "id,lower,upper,size\na,0,1,-5\n", "f.csv:2: negative size -5"},
 		{"end before start", "id,lower,upper,size\na,7,3,4\n", "f.csv:2: upper 3 is before lower 7"},
 		{"duplicate id", "id,lower,upper,size\na,0,1,4\nb,0,1,4\na,2,3,4\n", "f.csv:4: duplicate id \"a\" (first on line 2)"},
+		{"duplicates and others", "id,lower,upper,size\nb,0,1,4\na,0,1,4\nb,2,1,4\nb,2,3,4\na,2,3,4\nb,2,3,4\n",
+			"f.csv:4: upper 1 is before lower 2\nf.csv:5: duplicate id \"b\" (first on line 2)\n" +
+				"f.csv:6: duplicate id \"a\" (first on line 3)\nf.csv:7: duplicate id \"b\" (first on line 2)"},
 		{"not a number", "id,lower,upper,size\na,0,1,12kb\n", "f.csv:2: size: \"12kb\" is not an integer"},
 		{"overflow", "id,lower,upper,size\na,0,1,99999999999999999999\n", "f.csv:2: size: \"99999999999999999999\" is not an integer"},
 		{"empty id", "id,lower,upper,size\n,0,1,4\n", "f.csv:2: empty id"},

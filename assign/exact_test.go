@@ -105,3 +105,80 @@ func TestExactDecisionAgainstBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// bruteItemsOptimum is bruteOptimum for any one-color problem without fixed
+// buffers: groups become items of several parts, alignment rounds offsets
+// up. Every order of the items is tried, each item laid at its lowest
+// aligned offset above the earlier items it meets.
+func bruteItemsOptimum(t *testing.T, p *Problem) int64 {
+	lay, err := normalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lay.insts) == 0 {
+		return 0
+	}
+	in := lay.insts[0]
+	n := len(in.items)
+	// ext[a][b]: how far above a's offset b must start, if b goes above a.
+	ext := make([][]int64, n)
+	for a := range ext {
+		ext[a] = make([]int64, n)
+		for b := range n {
+			for _, pa := range in.parts[in.items[a].p0:in.items[a].p1] {
+				for _, pb := range in.parts[in.items[b].p0:in.items[b].p1] {
+					if a != b && pa.start < pb.end && pb.start < pa.end {
+						ext[a][b] = max(ext[a][b], pa.size)
+					}
+				}
+			}
+		}
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	off := make([]int64, n)
+	best := int64(1 << 62)
+	var rec func(k int)
+	rec = func(k int) {
+		if k == n {
+			best = min(best, in.height(off))
+			return
+		}
+		for j := k; j < n; j++ {
+			perm[k], perm[j] = perm[j], perm[k]
+			i := perm[k]
+			var o int64
+			for q := 0; q < k; q++ {
+				if e := ext[perm[q]][i]; e > 0 {
+					o = max(o, off[perm[q]]+e)
+				}
+			}
+			off[i] = alignUp(o, in.items[i].align)
+			rec(k + 1)
+			perm[k], perm[j] = perm[j], perm[k]
+		}
+	}
+	rec(0)
+	return best
+}
+
+// TestExactGroupsAlignment checks the minimising exact search on small
+// problems with must-share groups and alignment against brute force.
+func TestExactGroupsAlignment(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	for it := 0; it < 300; it++ {
+		p := randomProblem(rng, genOptions{n: 3 + rng.Intn(5), steps: 6, maxLen: 4, maxSz: 6, align: true, groups: 0.6})
+		opt := bruteItemsOptimum(t, p)
+		sol, err := Pack(context.Background(), p, Options{Algorithm: "exact", Budget: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSolution(t, p, sol, "exact")
+		if sol.Height() != opt || !sol.Optimal() {
+			t.Fatalf("problem %d: exact height %d (optimal %v), brute force %d: %+v groups %v",
+				it, sol.Height(), sol.Optimal(), opt, p.Buffers, p.Groups)
+		}
+	}
+}

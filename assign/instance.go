@@ -314,3 +314,17 @@ func LowerBound(p *Problem, color int) int64 {
 	}
 	return 0
 }
+
+// subInstance returns the instance made of the items of in listed in ids
+// (same slots), and the list itself.
+func subInstance(in *instance, ids []int32) *instance {
+	sub := &instance{color: in.color, times: in.times, nslot: in.nslot}
+	for _, i := range ids {
+		it := in.items[i]
+		p0 := int32(len(sub.parts))
+		sub.parts = append(sub.parts, in.parts[it.p0:it.p1]...)
+		it.p0, it.p1 = p0, int32(len(sub.parts))
+		sub.items = append(sub.items, it)
+	}
+	return sub
+}

@@ -25,6 +25,15 @@ package assign
 // (found in own of the nodes on the way down). A query therefore gathers
 // O(log S) sorted range lists and merges them. Insertion is O(log S) set
 // updates, each a binary search and a short copy.
+//
+// Measured choices: nodes have eight children (fewer levels, so fewer lists
+// per query); the lists are merged two at a time, shortest first, and a
+// short list is merged into a much longer one by binary search and bulk
+// copy, since the ranges of buffers live all along the program sit in one
+// long list at the top of the tree; leaves keep no own set, which no query
+// reads. On Y_1 a best-fit pass takes 0.3 to 0.4 s this way, against 1.2 s
+// when the gathered lists were simply concatenated and sorted, and 12.7 s
+// for the naive O(n^2) scan measured in PACKING.md.
 
 import "slices"
 
@@ -148,14 +157,6 @@ func (o *occupancy) add(ref *int32, lo, hi int64) {
 	}
 	switch {
 	case k == i:
-		if len(s) == cap(s) {
-			// Grow by a quarter, not the doubling of append: the sets
-			// are many and mostly small, and the slack is most of the
-			// index's memory otherwise.
-			t := make([]span, len(s), len(s)+len(s)/4+1)
-			copy(t, s)
-			s = t
-		}
 		s = slices.Insert(s, i, span{lo, hi})
 	case k == i+1:
 		s[i] = span{lo, hi}

@@ -369,17 +369,3 @@ func (t *addMaxTree) addRec(node int, l, r, a, b int32, d int64) {
 
 // max returns the largest value over all slots.
 func (t *addMaxTree) max() int64 { return t.mx[1] }
-
-// subInstance returns the instance made of the items of in listed in ids
-// (same slots), and the list itself.
-func subInstance(in *instance, ids []int32) *instance {
-	sub := &instance{color: in.color, times: in.times, nslot: in.nslot}
-	for _, i := range ids {
-		it := in.items[i]
-		p0 := int32(len(sub.parts))
-		sub.parts = append(sub.parts, in.parts[it.p0:it.p1]...)
-		it.p0, it.p1 = p0, int32(len(sub.parts))
-		sub.items = append(sub.items, it)
-	}
-	return sub
-}
