@@ -15,7 +15,7 @@ build:
 	$(GO) build ./...
 
 demo:
-	$(GO) run ./cmd/hlomem fmt testdata/demo.hlo
+	$(GO) run ./cmd/hlomem assign --format=report testdata/demo.hlo
 
 test:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
