@@ -102,8 +102,8 @@ func TestCorpusIdealloc(t *testing.T) {
 }
 
 // TestCorpusY1Portfolio: the 62,185-buffer IOPDDL Y_1 trace with the
-// portfolio. The target is under a second on two cores; the test allows
-// five, to stay meaningful without being flaky on a busy machine.
+// portfolio packs and passes the check. Its time (the target is under a
+// second on two cores) is measured by BenchmarkIdealloc, not asserted here.
 func TestCorpusY1Portfolio(t *testing.T) {
 	p := readCorpusCSV(t, corpus.Path(t, "alloc", "idealloc", "Y_1.csv"))
 	start := time.Now()
@@ -114,7 +114,4 @@ func TestCorpusY1Portfolio(t *testing.T) {
 	}
 	checkSolution(t, p, sol, "Y_1")
 	t.Logf("Y_1 portfolio: height/LB %.5f, %s, %v", float64(sol.Height())/float64(sol.LowerBound()), sol.Algorithm, el)
-	if el > 5*time.Second && !raceEnabled {
-		t.Errorf("portfolio on Y_1 took %v", el)
-	}
 }
