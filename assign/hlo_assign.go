@@ -315,16 +315,23 @@ func (as *Assignment) kindOf(b *liveness.Buffer) liveness.CompKind {
 	return as.Analysis.Kinds[b.Values[0].Inst.Parent]
 }
 
-// assignGlobal handles the buffers of sequential computations: special
-// allocations, reuse, and deferral of temporaries.
-func (as *Assignment) assignGlobal() {
+// sortedBuffersOf returns the buffers of computations of kind k in XLA's
+// assignment order.
+func (as *Assignment) sortedBuffersOf(k liveness.CompKind) []*liveness.Buffer {
 	var bufs []*liveness.Buffer
 	for _, b := range as.Analysis.Buffers {
-		if as.kindOf(b) == liveness.Sequential {
+		if as.kindOf(b) == k {
 			bufs = append(bufs, b)
 		}
 	}
 	as.sortBuffers(bufs)
+	return bufs
+}
+
+// assignGlobal handles the buffers of sequential computations: special
+// allocations, reuse, and deferral of temporaries.
+func (as *Assignment) assignGlobal() {
+	bufs := as.sortedBuffersOf(liveness.Sequential)
 	var reusable []*Allocation
 	entry := as.Module.Entry
 	for _, b := range bufs {
@@ -496,14 +503,7 @@ func (as *Assignment) deferred() []*liveness.Buffer {
 // assignThreadLocal gives every buffer of a thread-local computation an
 // allocation of its own.
 func (as *Assignment) assignThreadLocal() {
-	var bufs []*liveness.Buffer
-	for _, b := range as.Analysis.Buffers {
-		if as.kindOf(b) == liveness.ThreadLocal {
-			bufs = append(bufs, b)
-		}
-	}
-	as.sortBuffers(bufs)
-	for _, b := range bufs {
+	for _, b := range as.sortedBuffersOf(liveness.ThreadLocal) {
 		constant := false
 		for _, v := range b.Values {
 			constant = constant || v.Inst.Opcode == hlo.OpConstant

@@ -113,30 +113,15 @@ func isElementwiseOnOperand(in *hlo.Instruction, k int) bool {
 }
 
 // elementwiseChain reports whether every transitive user of p is
-// element-wise (tuples excluded), so that a fusion is element-wise on p.
-func elementwiseChain(p *hlo.Instruction) bool {
-	seen := map[*hlo.Instruction]bool{}
-	stack := []*hlo.Instruction{p}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, u := range cur.Users {
-			for _, k := range operandIndices(u, cur) {
-				if !isElementwiseOnOperand(u, k) {
-					return false
-				}
-			}
-			if !seen[u] {
-				seen[u] = true
-				stack = append(stack, u)
-			}
-		}
-	}
-	return true
-}
+// element-wise on it, so that a fusion is element-wise on p.
+func elementwiseChain(p *hlo.Instruction) bool { return transitiveUses(p, false) }
 
 // usesElementwiseOrTuple is XLA's AreTransitiveUsesElementwiseOrTuple.
-func usesElementwiseOrTuple(p *hlo.Instruction) bool {
+func usesElementwiseOrTuple(p *hlo.Instruction) bool { return transitiveUses(p, true) }
+
+// transitiveUses reports whether every transitive user of p takes it
+// element-wise (or, with tuples, through a tuple).
+func transitiveUses(p *hlo.Instruction, tuples bool) bool {
 	seen := map[*hlo.Instruction]bool{p: true}
 	stack := []*hlo.Instruction{p}
 	for len(stack) > 0 {
@@ -144,7 +129,7 @@ func usesElementwiseOrTuple(p *hlo.Instruction) bool {
 		stack = stack[:len(stack)-1]
 		for _, u := range cur.Users {
 			for _, k := range operandIndices(u, cur) {
-				if !isElementwiseOnOperand(u, k) && u.Opcode != hlo.OpTuple {
+				if !isElementwiseOnOperand(u, k) && !(tuples && u.Opcode == hlo.OpTuple) {
 					return false
 				}
 			}
