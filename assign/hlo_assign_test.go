@@ -275,3 +275,20 @@ func TestCorpusModulesAssign(t *testing.T) {
 	}
 	t.Logf("%d modules assigned", modules)
 }
+
+// TestTiledSizes: with tiled layouts (the TPU case) allocations take the
+// padded sizes.
+func TestTiledSizes(t *testing.T) {
+	m, err := hlo.ParseModule("tpu.hlo", `HloModule tpu, is_scheduled=true
+ENTRY e {
+  p = f32[3,5]{1,0:T(8,128)} parameter(0)
+  n = f32[3,5]{1,0:T(8,128)} negate(p)
+  ROOT e = f32[3,5]{1,0:T(8,128)} exponential(n)
+}`)
+	require.NoError(t, err)
+	as := assignModule(t, m, AssignOptions{Target: "tpu"})
+	require.EqualValues(t, 512, as.Options.Align)
+	for _, al := range as.Allocations {
+		require.EqualValues(t, 8*128*4, al.Size, "allocation %d (%s)", al.Index, al.Kind())
+	}
+}
