@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 func init() {
@@ -42,39 +44,23 @@ func runAssign(e *env, args []string) error {
 	if *align < 0 {
 		return fmt.Errorf("hlomem assign: --align must not be negative, got %d", *align)
 	}
-	mods, err := loadModules(file, true)
-	if err != nil {
-		return err
-	}
-	for i, m := range mods {
-		a, err := analyzeModule(m, *sched)
-		if err != nil {
-			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
-		}
+	return eachAnalysis(e, file, *sched, *format != "json", func(m *hlo.Module, a *liveness.Analysis) error {
 		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget}
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
-			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+			return err
 		}
 		if err := assign.CheckAssignment(as); err != nil {
-			return fmt.Errorf("%s: module %s: internal error, the plan is invalid: %w", file, m.Name, err)
-		}
-		if i > 0 && *format != "json" {
-			e.stdout.WriteString("\n// -----\n\n")
+			return fmt.Errorf("internal error, the plan is invalid: %w", err)
 		}
 		switch *format {
 		case "xla":
-			err = as.WriteXLA(e.stdout)
+			return as.WriteXLA(e.stdout)
 		case "report":
-			err = as.WriteReport(e.stdout)
+			return as.WriteReport(e.stdout)
 		case "json":
-			err = as.WriteJSON(e.stdout)
-		case "csv":
-			err = as.WriteTempCSV(e.stdout)
+			return as.WriteJSON(e.stdout)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return as.WriteTempCSV(e.stdout)
+	})
 }

@@ -31,25 +31,32 @@ func runLiveness(e *env, args []string) error {
 	if *format != "xla" && *format != "json" {
 		return fmt.Errorf("hlomem liveness: unknown format %q (want xla or json)", *format)
 	}
+	return eachAnalysis(e, file, *sched, *format == "xla", func(_ *hlo.Module, a *liveness.Analysis) error {
+		if *format == "json" {
+			return a.WriteJSON(e.stdout)
+		}
+		return a.WriteXLA(e.stdout)
+	})
+}
+
+// eachAnalysis loads and verifies every module of file, prepares and
+// analyses each (analyzeModule) and calls write for it; with sep, a
+// "// -----" line goes between the modules' outputs.
+func eachAnalysis(e *env, file, sched string, sep bool, write func(*hlo.Module, *liveness.Analysis) error) error {
 	mods, err := loadModules(file, true)
 	if err != nil {
 		return err
 	}
 	for i, m := range mods {
-		a, err := analyzeModule(m, *sched)
+		a, err := analyzeModule(m, sched)
 		if err != nil {
 			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
 		}
-		if i > 0 && *format == "xla" {
+		if i > 0 && sep {
 			e.stdout.WriteString("\n// -----\n\n")
 		}
-		if *format == "json" {
-			err = a.WriteJSON(e.stdout)
-		} else {
-			err = a.WriteXLA(e.stdout)
-		}
-		if err != nil {
-			return err
+		if err := write(m, a); err != nil {
+			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
 		}
 	}
 	return nil
