@@ -220,10 +220,11 @@ func (lx *lexer) skipSpace() bool {
 					lx.off++
 				}
 			case '*':
-				end := indexFrom(src, "*/", lx.off+2)
+				end := strings.Index(src[lx.off+2:], "*/")
 				if end < 0 {
 					return lx.off > start // the parser reports the stray '/'
 				}
+				end += lx.off + 2
 				for i := lx.off; i < end+2; i++ {
 					if src[i] == '\n' {
 						lx.line++
@@ -259,13 +260,4 @@ func isSplitMarker(s string) bool {
 // atSplit reports whether a split marker starts at the current offset.
 func (lx *lexer) atSplit() bool {
 	return lx.off+1 < len(lx.src) && lx.src[lx.off] == '/' && lx.src[lx.off+1] == '/' && isSplitMarker(lx.src[lx.off:])
-}
-
-func indexFrom(s, sub string, from int) int {
-	for i := from; i+len(sub) <= len(s); i++ {
-		if s[i] == sub[0] && s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }

@@ -103,11 +103,9 @@ type parser struct {
 	insts map[string]*Instruction
 
 	// Per computation.
-	comp     *Computation
-	pendOp   []pendingOperand
-	gtes     map[string]*Instruction // compact GTEs by "name#i#j"
-	roots    int
-	ntensors int
+	comp   *Computation
+	pendOp []pendingOperand
+	gtes   map[string]*Instruction // compact GTEs by "name#i#j"
 }
 
 type pendingCall struct {
@@ -119,12 +117,11 @@ type pendingCall struct {
 }
 
 type pendingOperand struct {
-	in    *Instruction
-	slot  int // operand index, or -1-k for control predecessor k
-	name  string
-	pos   Pos
-	ctrl  bool
-	gteOf bool // the operand is the tuple of an implicit GTE
+	in   *Instruction
+	slot int // operand index, or -1-k for control predecessor k
+	name string
+	pos  Pos
+	ctrl bool
 }
 
 // ---- tokens ----
@@ -532,7 +529,6 @@ func (p *parser) parseComputation() {
 	p.comp = c
 	p.pendOp = p.pendOp[:0]
 	p.gtes = nil
-	p.roots = 0
 	for p.peek().kind != tokRBrace {
 		if k := p.peek().kind; k == tokEOF || k == tokSplit {
 			p.fail(open.pos(), "computation %s has no closing '}'", c.Name)
@@ -668,7 +664,6 @@ func (p *parser) parseInstruction() {
 	p.parseAttributes(in)
 	p.addInstruction(in)
 	if isRoot {
-		p.roots++
 		if p.comp.Root != nil {
 			p.errorf(nt.pos(), "computation %s has more than one ROOT (%s and %s)", p.comp.Name, p.comp.Root.Name, in.Name)
 		} else {
@@ -1122,11 +1117,11 @@ func normalizeText(s string) string {
 			b.WriteString(s[i : j+1])
 			i = j + 1
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			end := indexFrom(s, "*/", i+2)
-			if end < 0 {
-				end = len(s) - 2
+			if end := strings.Index(s[i+2:], "*/"); end >= 0 {
+				i += end + 4
+			} else {
+				i = len(s)
 			}
-			i = end + 2
 		case c == '/' && i+1 < len(s) && s[i+1] == '/':
 			for i < len(s) && s[i] != '\n' {
 				i++

@@ -362,9 +362,6 @@ func SameDims(a, b Shape) bool {
 	return true
 }
 
-// Equal reports whether a and b are the same shape, layout included.
-func Equal(a, b Shape) bool { return a.String() == b.String() }
-
 // String prints the shape as HLO text, with its layout: f32[2,3]{1,0}.
 func (s Shape) String() string {
 	var b strings.Builder

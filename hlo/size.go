@@ -37,11 +37,9 @@ func ByteSize(s Shape) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	bitsPer := int64(s.Elem.BitWidth())
 	if s.Layout != nil && s.Layout.ElementSizeBits != 0 {
-		bitsPer = s.Layout.ElementSizeBits
 		// ceil(elems*bits/8) in 128-bit arithmetic.
-		hi, lo := bits.Mul64(uint64(elems), uint64(bitsPer))
+		hi, lo := bits.Mul64(uint64(elems), uint64(s.Layout.ElementSizeBits))
 		var carry uint64
 		lo, carry = bits.Add64(lo, 7, 0)
 		hi += carry

@@ -66,7 +66,7 @@ func insertCopiesOnce(m *hlo.Module) (a *Analysis, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	ci := &copier{a: a, names: hlo.NewNameUniquer(m)}
+	ci := &copier{names: hlo.NewNameUniquer(m)}
 	topo := topologicalComputations(m)
 	type site struct {
 		c     *hlo.Computation
@@ -232,7 +232,6 @@ func insertCopiesOnce(m *hlo.Module) (a *Analysis, changed bool, err error) {
 }
 
 type copier struct {
-	a     *Analysis
 	names *hlo.NameUniquer
 }
 

@@ -21,7 +21,6 @@ type Options struct {
 
 type gen struct {
 	rng   *rand.Rand
-	b     strings.Builder
 	comps []string // computations written before the entry
 	n     int      // name counter
 	depth int      // nesting of called computations being generated
