@@ -381,9 +381,7 @@ func (s Shape) write(b *strings.Builder, layout bool) {
 	case Tuple:
 		b.WriteByte('(')
 		for i, e := range s.Tuple {
-			if i > 0 {
-				b.WriteString(", ")
-			}
+			writeTupleSep(b, i)
 			e.write(b, layout)
 		}
 		b.WriteByte(')')
@@ -411,6 +409,20 @@ func (s Shape) write(b *strings.Builder, layout bool) {
 	b.WriteByte(']')
 	if layout && s.Layout != nil {
 		s.Layout.write(b, len(s.Dims))
+	}
+}
+
+// writeTupleSep writes what XLA's shape printer puts before tuple element
+// i: a comma after the first, and /*index=i*/ before every fifth.
+func writeTupleSep(b *strings.Builder, i int) {
+	if i == 0 {
+		return
+	}
+	b.WriteString(", ")
+	if i%5 == 0 {
+		b.WriteString("/*index=")
+		b.WriteString(strconv.Itoa(i))
+		b.WriteString("*/")
 	}
 }
 
@@ -551,9 +563,7 @@ func (s Shape) writeWithLayout(b *strings.Builder) {
 	if s.IsTuple() {
 		b.WriteByte('(')
 		for i, e := range s.Tuple {
-			if i > 0 {
-				b.WriteString(", ")
-			}
+			writeTupleSep(b, i)
 			e.writeWithLayout(b)
 		}
 		b.WriteByte(')')

@@ -25,6 +25,7 @@ type Analysis struct {
 	Buffers []*Buffer
 
 	parallelRoots []*hlo.Computation
+	callers       map[*hlo.Computation][]*hlo.Instruction
 	slots         []*Value // value at each (instruction, subshape) slot
 	times         []int    // time of each instruction by ID, -1 if not in Sequence
 }
@@ -50,6 +51,11 @@ type Options struct {
 	// Schedule gives the order of each sequential computation; nil means
 	// each computation's instruction order.
 	Schedule *Schedule
+
+	// numbering, when set, gives the XLA IDs of values that are not phis
+	// (tests set it from an XLA dump; see valueOrder for why the text alone
+	// cannot give them all).
+	numbering func(in *hlo.Instruction, ix hlo.ShapeIndex) (int, bool)
 }
 
 // Analyze computes the values, buffers and live ranges of m as XLA's
@@ -70,12 +76,7 @@ func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots}
-	d := &dataflow{a: a, slots: make([]*Value, m.NumValues()), defs: make([]*Value, m.NumValues()), busy: map[*hlo.Computation]bool{}}
-	if err := d.run(); err != nil {
-		return nil, fmt.Errorf("liveness: %w", err)
-	}
-	a.slots = d.slots
-	a.collectValues(d)
+	a.runDataflow(opts.numbering)
 	a.buildBuffers()
 	s := opts.Schedule
 	if s == nil {
@@ -149,108 +150,87 @@ func (a *Analysis) Time(in *hlo.Instruction) int {
 // EndTime returns the length of the flattened schedule (XLA's schedule_end_time).
 func (a *Analysis) EndTime() int { return len(a.Sequence) }
 
-// collectValues numbers the values in the order XLA's dataflow analysis
-// creates them: computations callees first, instructions in XLA's
-// post-order, subshapes in pre-order; phis last. XLAID counts the values of
-// fusion bodies and unreachable computations too, as XLA does, so it
-// equals the ID XLA prints (<ID name @color>) whenever the text is XLA's
-// own dump.
-func (a *Analysis) collectValues(d *dataflow) {
-	seen := make(map[*Value]bool, len(d.slots))
-	var comps []*hlo.Computation
-	xlaID := 0
-	var phis []*Value
-	for _, c := range ComputationPostOrder(a.Module) {
-		kind := a.Kinds[c]
-		holds := kind == Sequential || kind == ThreadLocal
-		if holds {
-			comps = append(comps, c)
-		}
-		for _, in := range InstructionPostOrder(c) {
-			if !holds {
-				xlaID += definedCount(in, true)
-				continue
-			}
-			n := in.Shape.NumSubshapes()
-			for o := 0; o < n; o++ {
-				v := d.slots[in.FirstValue+o]
-				// A value is numbered where it is defined, so forwarded
-				// values keep their definition's place.
-				if v == nil || seen[v] || v.Inst != in {
-					continue
-				}
-				seen[v] = true
-				if v.IsPhi {
-					phis = append(phis, v)
-					continue
-				}
-				v.ID = len(a.Values)
-				v.XLAID = xlaID
-				xlaID++
-				a.Values = append(a.Values, v)
-			}
+// runDataflow computes the values (dataflow.go) and then every value's
+// positions and uses.
+func (a *Analysis) runDataflow(numbering func(*hlo.Instruction, hlo.ShapeIndex) (int, bool)) {
+	m := a.Module
+	callers := callSites(m)
+	d := &dataflow{a: a, m: m, kinds: a.Kinds, ctx: xlaContexts(m, callers), callers: callers,
+		slots: make([]*Value, m.NumValues()), defined: make([]bool, m.NumValues()), phis: newPhiGraph()}
+	d.initialize()
+	d.propagate()
+	d.optimizePhis()
+	a.slots = d.slots
+	a.callers = callers
+	for id, v := range d.byID {
+		if v != nil && !d.deleted[id] {
+			a.Values = append(a.Values, v)
 		}
 	}
-	for _, v := range phis {
-		v.ID = len(a.Values)
-		v.XLAID = xlaID
-		xlaID++
-		a.Values = append(a.Values, v)
+	if numbering != nil {
+		for _, v := range a.Values {
+			if id, ok := numbering(v.Inst, v.Index); ok && !v.IsPhi {
+				v.XLAID = id
+			}
+		}
+		sort.SliceStable(a.Values, func(i, j int) bool { return a.Values[i].XLAID < a.Values[j].XLAID })
 	}
-	d.positionsAndUses(comps)
+	for i, v := range a.Values {
+		v.ID = i
+	}
+	a.positionsAndUses(d)
+}
+
+// positionsAndUses gives every value its positions, the defining one
+// first and then the others in module order (XLA's HloDataflowAnalysis
+// Run), and its uses as XLA's HloValue::ComputeUses derives them from the
+// positions.
+func (a *Analysis) positionsAndUses(d *dataflow) {
 	for _, v := range a.Values {
-		sortPositions(v)
+		v.Positions = append(v.Positions[:0], Position{Inst: v.Inst, Index: v.Index})
+	}
+	for _, c := range a.Module.Computations {
+		if !d.holds(c) {
+			continue
+		}
+		for _, in := range c.Instructions {
+			ord := 0
+			in.Shape.ForEachSubshape(func(_ hlo.Shape, ix hlo.ShapeIndex) {
+				v := a.slots[in.FirstValue+ord]
+				ord++
+				if v == nil || v.Inst == in {
+					return
+				}
+				v.Positions = append(v.Positions, Position{Inst: in, Index: append(hlo.ShapeIndex{}, ix...)})
+			})
+		}
+	}
+	entryRoot := a.Module.Entry.Root
+	for _, v := range a.Values {
+		var roots []*hlo.Instruction
 		for _, p := range v.Positions {
-			if p.Inst == a.Module.Entry.Root {
+			if p.Inst == entryRoot {
 				v.LiveOut = true
 			}
-		}
-	}
-}
-
-// definedCount returns how many values in defines under XLA's rules
-// (InitializeInstructionValueSets); paramDefines says whether a parameter
-// defines its values (entry, parallel and fusion contexts) or forwards the
-// caller's.
-func definedCount(in *hlo.Instruction, paramDefines bool) int {
-	n := in.Shape.NumSubshapes()
-	switch in.Opcode {
-	case hlo.OpParameter:
-		if paramDefines {
-			return n
-		}
-		return 0
-	case hlo.OpBitcast, hlo.OpDomain, hlo.OpOptimizationBarrier, hlo.OpAddDependency, hlo.OpAllReduceDone,
-		hlo.OpAsyncUpdate, hlo.OpGetTupleElement, hlo.OpCall, hlo.OpWhile, hlo.OpConditional,
-		hlo.OpCopyDone, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone, hlo.OpAsyncDone:
-		return 0
-	case hlo.OpTuple, hlo.OpCopy:
-		return 1
-	case hlo.OpCopyStart:
-		if in.Shape.IsTuple() && len(in.Shape.Tuple) >= 2 {
-			lo, hi := subtree(in.Shape, 1)
-			return n - (hi - lo)
-		}
-	case hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart, hlo.OpAsyncStart:
-		if in.Shape.IsTuple() && len(in.Shape.Tuple) > 0 {
-			lo, hi := subtree(in.Shape, 0)
-			return n - (hi - lo)
-		}
-	}
-	return n
-}
-
-// sortPositions puts the defining position first, keeping the others in
-// the order found.
-func sortPositions(v *Value) {
-	for i, p := range v.Positions {
-		if p.Inst == v.Inst && p.Index.Equal(v.Index) {
-			if i > 0 {
-				def := v.Positions[i]
-				copy(v.Positions[1:i+1], v.Positions[:i])
-				v.Positions[0] = def
+			if p.Inst.IsRoot() {
+				roots = append(roots, p.Inst)
 			}
-			return
+		}
+		for _, p := range v.Positions {
+			for _, u := range p.Inst.Users {
+				isRootPos := false
+				for _, r := range roots {
+					isRootPos = isRootPos || r == u
+				}
+				if !mayUseOperandValue(u, p.Index) && !isRootPos {
+					continue
+				}
+				for k, o := range u.Operands {
+					if o == p.Inst {
+						v.Uses = append(v.Uses, Use{Inst: u, Operand: k, Index: p.Index})
+					}
+				}
+			}
 		}
 	}
 }
@@ -275,36 +255,65 @@ func (tl *timeline) time(in *hlo.Instruction) int {
 	return tl.times[in.ID]
 }
 
-// layout flattens s as XLA's HloLiveRange does (before a call,
-// conditional or async-start its called computations; for a while, the
-// condition, then the body, then the while itself) and computes every
-// value's live range (CalculateBufferStartEndMap), then chains the ranges
-// of values that share a buffer (NormalizeAliasedBuffers).
+// layout flattens s as XLA's HloLiveRange does and computes every value's
+// live range (CalculateBufferStartEndMap), then chains the ranges of values
+// that share a buffer (NormalizeAliasedBuffers).
+//
+// Flattening: before a call or a conditional come its called computations;
+// before a while, its condition and then its body; before the first op of
+// an async chain whose operands bind every parameter of the async
+// computation (normally the async-start), that computation. Computations
+// flattened inside an async computation belong to its async context.
+//
+// A value lives from its definition (a parameter from its computation's
+// start) to the latest of: its definition's end (a computation's root
+// lives to the computation's end; an instruction in an async context
+// lives until the async-done of its chain), its positions (a position at
+// a root counts at that computation's end) and its uses (a call's use is
+// dropped, its callee being flattened in; a while's use moves to the
+// body's parameter, so the init value dies as the body starts). Entry
+// parameters that no output aliases live to the end of the program.
 func (a *Analysis) layout(s *Schedule) *timeline {
 	tl := &timeline{times: make([]int, a.Module.NumInstructions()), spans: map[*hlo.Computation]Span{},
 		ranges: make([]Range, len(a.Values)), scheduled: make([]bool, len(a.Values)), endPos: make([]Position, len(a.Values))}
 	for i := range tl.times {
 		tl.times[i] = -1
 	}
-	var walk func(c *hlo.Computation)
-	walk = func(c *hlo.Computation) {
+	asyncCtx := map[*hlo.Computation]*hlo.Computation{}
+	var walk func(c *hlo.Computation, ctx *hlo.Computation)
+	walk = func(c *hlo.Computation, ctx *hlo.Computation) {
+		if c == nil {
+			return
+		}
+		if _, done := tl.spans[c]; done {
+			return
+		}
+		tl.spans[c] = Span{-1, -1} // in progress: a cycle stops here
+		if ctx != nil {
+			asyncCtx[c] = ctx
+		}
 		start := len(tl.seq)
 		for _, in := range s.Sequence(c) {
 			switch in.Opcode {
-			case hlo.OpCall, hlo.OpConditional, hlo.OpAsyncStart:
+			case hlo.OpCall, hlo.OpConditional:
 				for _, callee := range in.Callees() {
-					walk(callee)
+					walk(callee, ctx)
+				}
+			case hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+				if firstFullyBound(in) {
+					w := AsyncComputation(in)
+					walk(w, w)
 				}
 			case hlo.OpWhile:
-				walk(in.Condition())
-				walk(in.Body())
+				walk(in.Condition(), ctx)
+				walk(in.Body(), ctx)
 			}
 			tl.times[in.ID] = len(tl.seq)
 			tl.seq = append(tl.seq, in)
 		}
 		tl.spans[c] = Span{start, len(tl.seq)}
 	}
-	walk(a.Module.Entry)
+	walk(a.Module.Entry, nil)
 
 	end := len(tl.seq)
 	entry := a.Module.Entry
@@ -314,59 +323,70 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 			aliasedParam[[2]int64{al.Param, int64(o)}] = true
 		}
 	}
+	posTime := func(p Position) int {
+		if p.Inst.IsRoot() {
+			if span, ok := tl.spans[p.Inst.Parent]; ok {
+				return span.End
+			}
+			return -1
+		}
+		return tl.time(p.Inst)
+	}
 	for _, v := range a.Values {
 		def := v.Inst
 		t := tl.time(def)
 		if t < 0 {
 			continue // thread-local or otherwise outside the flattened schedule
 		}
+		c := def.Parent
 		start := t
 		if def.Opcode == hlo.OpParameter {
-			start = tl.spans[def.Parent].Start
+			start = tl.spans[c].Start
 		}
-		last := start
-		endPos := v.Positions[0]
-		// Positions: a position at a computation's root counts at that
-		// computation's span end.
-		for _, p := range v.Positions {
-			var pt int
-			if p.Inst.IsRoot() {
-				span, ok := tl.spans[p.Inst.Parent]
-				if !ok {
-					continue
-				}
-				pt = span.End
-			} else {
-				if pt = tl.time(p.Inst); pt < 0 {
-					continue
+		defEnd := t
+		if def.IsRoot() {
+			defEnd = tl.spans[c].End
+		}
+		if ctx := asyncCtx[c]; ctx != nil {
+			for _, site := range a.callers[ctx] {
+				done := asyncChainDone(site)
+				if dt := tl.time(done); done != nil && dt >= 0 {
+					defEnd = max(defEnd, dt)
+				} else {
+					defEnd = max(defEnd, tl.spans[c].End)
 				}
 			}
-			if pt > last {
-				last = pt
-				endPos = p
+		}
+		last, endPos := defEnd, v.Positions[0]
+		for _, p := range v.Positions[1:] {
+			if pt := posTime(p); pt > last {
+				last, endPos = pt, p
 			}
 		}
-		// Uses: a call's use is ignored (its callee is flattened in); a
-		// while's use moves to the body parameter, so the init value dies
-		// as the body starts.
-		for _, u := range v.Uses {
-			used := u.Inst
-			if used.Opcode == hlo.OpCall {
-				continue
-			}
-			if used.Opcode == hlo.OpWhile {
-				if b := used.Body(); b != nil && len(b.Params) > 0 && b.Params[0] != nil {
-					used = b.Params[0]
-				}
-			}
-			if ut := tl.time(used); ut >= 0 {
-				last = max(last, ut)
-			}
-		}
-		// Entry parameters that no output aliases live to the end.
-		if def.Opcode == hlo.OpParameter && def.Parent == entry &&
+		if def.Opcode == hlo.OpParameter && c == entry &&
 			!aliasedParam[[2]int64{def.ParameterNumber, int64(ordinal(def.Shape, v.Index))}] {
 			last = end
+		} else {
+			for _, u := range v.Uses {
+				used := u.Inst
+				if used.Opcode == hlo.OpCall {
+					if callee := used.ToApply(); callee != nil {
+						if _, ok := tl.spans[callee]; ok {
+							continue
+						}
+					}
+				}
+				if used.Opcode == hlo.OpWhile {
+					if b := used.Body(); b != nil && len(b.Params) > 0 && b.Params[0] != nil {
+						if _, ok := tl.spans[b]; ok {
+							used = b.Params[0]
+						}
+					}
+				}
+				if ut := tl.time(used); ut >= 0 {
+					last = max(last, ut)
+				}
+			}
 		}
 		tl.ranges[v.ID] = Range{start, last}
 		tl.scheduled[v.ID] = true
@@ -401,6 +421,59 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 		}
 	}
 	return tl
+}
+
+// firstFullyBound reports whether the async op in is the first of its
+// chain whose operands, accumulated along the chain, bind every parameter
+// of the async computation (XLA's async::IsFirstFullyBound): an
+// async-start with all its operands, or the update or done that completes
+// a late-binding chain.
+func firstFullyBound(in *hlo.Instruction) bool {
+	w := AsyncComputation(in)
+	if w == nil {
+		return false
+	}
+	bound := func(x *hlo.Instruction) bool {
+		n := 0
+		for i := 0; x != nil && i < 1<<16; i++ {
+			if x.Opcode == hlo.OpAsyncStart {
+				n += len(x.Operands)
+				break
+			}
+			if x.Opcode != hlo.OpAsyncUpdate && x.Opcode != hlo.OpAsyncDone || len(x.Operands) == 0 {
+				return false
+			}
+			n += len(x.Operands) - 1
+			x = x.Operands[0]
+		}
+		return n >= len(w.Params)
+	}
+	if !bound(in) {
+		return false
+	}
+	if in.Opcode == hlo.OpAsyncStart || len(in.Operands) == 0 {
+		return true
+	}
+	return !bound(in.Operands[0])
+}
+
+// asyncChainDone returns the async-done that ends the chain an async op
+// belongs to, following users from an async-start or async-update.
+func asyncChainDone(in *hlo.Instruction) *hlo.Instruction {
+	for i := 0; in != nil && i < 1<<16; i++ {
+		if in.Opcode == hlo.OpAsyncDone {
+			return in
+		}
+		var next *hlo.Instruction
+		for _, u := range in.Users {
+			if (u.Opcode == hlo.OpAsyncUpdate || u.Opcode == hlo.OpAsyncDone) && len(u.Operands) > 0 && u.Operands[0] == in {
+				next = u
+				break
+			}
+		}
+		in = next
+	}
+	return nil
 }
 
 // install makes tl the analysis's current layout.

@@ -15,6 +15,8 @@ package liveness
 // A buffer's size is the largest of its values' sizes.
 
 import (
+	"sort"
+
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -61,97 +63,129 @@ func (b *Buffer) LiveOut() bool {
 // Name returns the name of the buffer's first value.
 func (b *Buffer) Name() string { return b.Values[0].Name() }
 
-type unionFind []int
-
-func (u unionFind) find(x int) int {
-	for u[x] != x {
-		u[x] = u[u[x]]
-		x = u[x]
-	}
-	return x
-}
-
-func (u unionFind) union(x, y int) {
-	x, y = u.find(x), u.find(y)
-	if x == y {
-		return
-	}
-	if y < x {
-		x, y = y, x
-	}
-	u[y] = x
-}
-
-func (a *Analysis) buildBuffers() {
-	uf := make(unionFind, len(a.Values))
-	for i := range uf {
-		uf[i] = i
-	}
-	join := func(x, y *Value) {
-		if x != nil && y != nil {
-			uf.union(x.ID, y.ID)
-		}
-	}
-	joinAll := func(x, y *hlo.Instruction) {
-		if x == nil || y == nil || x.Shape.NumSubshapes() != y.Shape.NumSubshapes() {
+// aliasedValues returns the values that must share v's buffer under
+// XLA's rules (ComputeAliasedValues in hlo_alias_analysis.cc), v included.
+func (a *Analysis) aliasedValues(v *Value) []*Value {
+	out := []*Value{v}
+	add := func(x *Value) {
+		if x == nil {
 			return
 		}
-		for o := 0; o < x.Shape.NumSubshapes(); o++ {
-			join(a.slots[x.FirstValue+o], a.slots[y.FirstValue+o])
+		for _, y := range out {
+			if y == x {
+				return
+			}
 		}
+		out = append(out, x)
 	}
 	m := a.Module
-	for _, al := range m.InputOutputAlias {
-		p := paramOf(m.Entry, al.Param)
-		if p == nil || m.Entry.Root == nil {
+	entry := m.Entry
+	// Donation: an entry output aliased to a parameter.
+	for _, p := range v.Positions {
+		if p.Inst != entry.Root {
 			continue
 		}
-		join(a.ValueAt(m.Entry.Root, al.Output), a.ValueAt(p, al.ParamIndex))
-	}
-	for _, c := range m.Computations {
-		if k := a.Kinds[c]; k != Sequential && k != ThreadLocal {
-			continue
-		}
-		for _, in := range c.Instructions {
-			switch in.Opcode {
-			case hlo.OpWhile:
-				if len(in.Operands) == 1 {
-					joinAll(in, in.Operands[0])
-				}
-				for _, cc := range []*hlo.Computation{in.Condition(), in.Body()} {
-					if cc != nil && len(cc.Params) == 1 {
-						joinAll(in, cc.Params[0])
-					}
-				}
-				if b := in.Body(); b != nil {
-					joinAll(in, b.Root)
-				}
-			case hlo.OpConditional:
-				for _, b := range in.Branches() {
-					if b != nil {
-						joinAll(in, b.Root)
-					}
-				}
-			}
-			for _, pair := range InPlacePairs(in) {
-				if pair.Operand < len(in.Operands) {
-					join(a.ValueAt(in, pair.Output), a.ValueAt(in.Operands[pair.Operand], pair.OperandIndex))
+		for _, al := range m.InputOutputAlias {
+			if al.Output.Equal(p.Index) {
+				if param := paramOf(entry, al.Param); param != nil {
+					add(a.ValueAt(param, al.ParamIndex))
 				}
 			}
 		}
 	}
-	byRoot := map[int]*Buffer{}
+	// While: the init value, the loop parameters and the body root share
+	// the while's buffer, index by index.
+	for _, u := range v.Uses {
+		if u.Inst.Opcode == hlo.OpWhile {
+			add(a.ValueAt(u.Inst, u.Index))
+		}
+	}
+	if v.Inst.Opcode == hlo.OpParameter {
+		for _, site := range a.callers[v.Inst.Parent] {
+			if site.Opcode == hlo.OpWhile {
+				add(a.ValueAt(site, v.Index))
+			}
+		}
+	}
+	for _, p := range v.Positions {
+		if !p.Inst.IsRoot() {
+			continue
+		}
+		c := p.Inst.Parent
+		for _, site := range a.callers[c] {
+			switch {
+			case site.Opcode == hlo.OpWhile && site.Body() == c:
+				add(a.ValueAt(site, p.Index))
+			case site.Opcode == hlo.OpConditional:
+				add(a.ValueAt(site, p.Index))
+			}
+		}
+	}
+	// In-place operations: an output and the operand it overwrites.
+	for _, p := range v.Positions {
+		for _, pair := range InPlacePairs(p.Inst) {
+			if pair.Output.Equal(p.Index) && pair.Operand < len(p.Inst.Operands) {
+				add(a.ValueAt(p.Inst.Operands[pair.Operand], pair.OperandIndex))
+			}
+		}
+	}
+	for _, u := range v.Uses {
+		for _, pair := range InPlacePairs(u.Inst) {
+			if pair.Operand == u.Operand && pair.OperandIndex.Equal(u.Index) {
+				add(a.ValueAt(u.Inst, pair.Output))
+			}
+		}
+	}
+	return out
+}
+
+// buildBuffers merges values into buffers as XLA's CreateBuffers does:
+// each value starts in a set of its own, in ID order; each value's aliased
+// values are merged into the largest of their sets (ties to the set reached
+// through the smallest value ID), and the buffers are the non-empty sets in
+// the order of the slots they occupy.
+func (a *Analysis) buildBuffers() {
+	sets := make([][]*Value, len(a.Values))
+	setOf := make([]int, len(a.Values))
+	for i, v := range a.Values {
+		sets[i] = []*Value{v}
+		setOf[i] = i
+	}
 	for _, v := range a.Values {
-		r := uf.find(v.ID)
-		b := byRoot[r]
-		if b == nil {
-			b = &Buffer{ID: len(a.Buffers), Color: v.Color}
-			byRoot[r] = b
-			a.Buffers = append(a.Buffers, b)
+		aliased := a.aliasedValues(v)
+		if len(aliased) < 2 {
+			continue
 		}
-		b.Values = append(b.Values, v)
-		b.Size = max(b.Size, v.Size)
-		v.Buffer = b
+		union, bestSize, bestID := -1, -1, 0
+		for _, x := range aliased {
+			s := setOf[x.ID]
+			if n := len(sets[s]); n > bestSize || n == bestSize && x.XLAID < bestID {
+				union, bestSize, bestID = s, n, x.XLAID
+			}
+		}
+		for _, x := range aliased {
+			s := setOf[x.ID]
+			if s == union || len(sets[s]) == 0 {
+				continue
+			}
+			for _, y := range sets[s] {
+				setOf[y.ID] = union
+			}
+			sets[union] = append(sets[union], sets[s]...)
+			sets[s] = nil
+		}
+	}
+	for _, s := range sets {
+		if len(s) == 0 {
+			continue
+		}
+		sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
+		b := &Buffer{ID: len(a.Buffers), Values: s, Color: s[0].Color}
+		for _, v := range s {
+			b.Size = max(b.Size, v.Size)
+			v.Buffer = b
+		}
+		a.Buffers = append(a.Buffers, b)
 	}
 }
 

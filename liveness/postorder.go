@@ -1,6 +1,10 @@
 package liveness
 
-import "github.com/hlomem/hlomem/hlo"
+import (
+	"sort"
+
+	"github.com/hlomem/hlomem/hlo"
+)
 
 // InstructionPostOrder returns c's instructions in XLA's
 // HloComputation::MakeInstructionPostOrder order: for every instruction
@@ -71,6 +75,76 @@ func ComputationPostOrder(m *hlo.Module) []*hlo.Computation {
 	}
 	for _, c := range m.Computations {
 		visit(c)
+	}
+	return out
+}
+
+// valueOrder is the computation order in which XLA's dataflow analysis
+// numbers values. XLA walks the computations depth-first from the ones
+// nothing calls, visiting each computation's callees in the order of the
+// instructions that call them in memory (creation order, which the text
+// does not show), callees before callers. A dumped module prints its
+// computations in that same walk, except that the printer visits a
+// while's body before its condition and the numbering visits the
+// condition first (the paired dumps of the corpus show both). So the walk
+// here takes each computation's call sites in the order their callees
+// appear in the text, and puts a while's condition before its body.
+func valueOrder(m *hlo.Module) []*hlo.Computation {
+	textPos := make(map[*hlo.Computation]int, len(m.Computations))
+	called := map[*hlo.Computation]bool{}
+	for i, c := range m.Computations {
+		textPos[c] = i
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				called[callee] = true
+			}
+		}
+	}
+	key := func(in *hlo.Instruction) int {
+		k := len(m.Computations)
+		for _, callee := range in.Callees() {
+			if p, ok := textPos[callee]; ok && p < k {
+				k = p
+			}
+		}
+		return k
+	}
+	var out []*hlo.Computation
+	seen := map[*hlo.Computation]bool{}
+	var visit func(c *hlo.Computation)
+	visit = func(c *hlo.Computation) {
+		if c == nil || seen[c] {
+			return
+		}
+		seen[c] = true
+		var sites []*hlo.Instruction
+		for _, in := range c.Instructions {
+			if len(in.Callees()) > 0 {
+				sites = append(sites, in)
+			}
+		}
+		sort.SliceStable(sites, func(i, j int) bool { return key(sites[i]) < key(sites[j]) })
+		for _, in := range sites {
+			callees := in.Callees()
+			if in.Opcode == hlo.OpWhile {
+				callees = []*hlo.Computation{in.Condition(), in.Body()}
+			} else {
+				callees = append([]*hlo.Computation(nil), callees...)
+				sort.SliceStable(callees, func(i, j int) bool { return textPos[callees[i]] < textPos[callees[j]] })
+			}
+			for _, callee := range callees {
+				visit(callee)
+			}
+		}
+		out = append(out, c)
+	}
+	for _, c := range m.Computations {
+		if !called[c] {
+			visit(c)
+		}
+	}
+	for _, c := range m.Computations {
+		visit(c) // computations only reachable through a cycle
 	}
 	return out
 }

@@ -47,17 +47,18 @@ func bufferOf(a *Analysis, name string) []string {
 }
 
 func TestWhileLoop(t *testing.T) {
+	// The loop state is copied in, as XLA's copy insertion leaves it.
 	a := analyze(t, `HloModule w, is_scheduled=true
 cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
+  cs = (s32[], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
   c = s32[] constant(4)
-  ROOT lt = pred[] compare(i, c), direction=LT
+  ROOT lt = pred[] compare(ci, c), direction=LT
 }
 body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[4] get-tuple-element(s), index=1
+  bs = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(bs), index=0
+  x = f32[4] get-tuple-element(bs), index=1
   one = s32[] constant(1)
   ni = s32[] add(i, one)
   nx = f32[4] negate(x)
@@ -66,7 +67,9 @@ body {
 ENTRY e {
   p = f32[4] parameter(0)
   z = s32[] constant(0)
-  init = (s32[], f32[4]) tuple(z, p)
+  cz = s32[] copy(z)
+  cp = f32[4] copy(p)
+  init = (s32[], f32[4]) tuple(cz, cp)
   w = (s32[], f32[4]) while(init), condition=cond, body=body
   ROOT r = f32[4] get-tuple-element(w), index=1
 }`)
@@ -75,27 +78,40 @@ ENTRY e {
 	for _, in := range a.Sequence {
 		seq = append(seq, in.Parent.Name+"/"+in.Name)
 	}
-	require.Equal(t, []string{"e/p", "e/z", "e/init", "cond/s", "cond/i", "cond/c", "cond/lt",
-		"body/s", "body/i", "body/x", "body/one", "body/ni", "body/nx", "body/t", "e/w", "e/r"}, seq)
-	// The loop state the body changes becomes phis at the while; the init
-	// values die when the body starts (time 7); values of one buffer are
-	// chained.
+	require.Equal(t, []string{"e/p", "e/z", "e/cz", "e/cp", "e/init", "cond/cs", "cond/ci", "cond/c", "cond/lt",
+		"body/bs", "body/i", "body/x", "body/one", "body/ni", "body/nx", "body/t", "e/w", "e/r"}, seq)
+	// Every loop state position merges the init value with the body's
+	// result, so the condition's parameter, the body's parameter and the
+	// while each define a phi there. Each phi is live from its
+	// computation's start; the init values die as the body starts (time 9)
+	// and, chained with the phis of their buffer, end where the condition's
+	// phi begins (time 5).
 	want := sorted([]string{
-		"p{}:0-12", "z{}:1-7", "init{}:2-7",
-		"c{}:5-6", "lt{}:6-7",
-		"one{}:10-11", "ni{}:11-14", "nx{}:12-14", "t{}:13-14",
-		"w{}:14-15", "w{0}:14-14", "w{1}:14-16",
+		"p{}:0-18", "z{}:1-2", "cz{}:2-5", "cp{}:3-5", "init{}:4-5",
+		"cs{}:5-9", "cs{0}:5-9", "cs{1}:5-9", "c{}:7-8", "lt{}:8-9",
+		"bs{}:9-11", "bs{0}:9-13", "bs{1}:9-14", "one{}:12-13", "ni{}:13-16", "nx{}:14-16", "t{}:15-16",
+		"w{}:16-17", "w{0}:16-16", "w{1}:16-18",
 	})
 	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
 		t.Errorf("ranges (-want +got):\n%s", diff)
 	}
-	require.Equal(t, []string{"ni{}", "w{0}", "z{}"}, bufferOf(a, "z{}"))
-	require.Equal(t, []string{"nx{}", "p{}", "w{1}"}, bufferOf(a, "p{}"))
-	require.Equal(t, []string{"init{}", "t{}", "w{}"}, bufferOf(a, "t{}"))
+	require.Equal(t, []string{"bs{0}", "cs{0}", "cz{}", "ni{}", "w{0}"}, bufferOf(a, "cz{}"))
+	require.Equal(t, []string{"bs{1}", "cp{}", "cs{1}", "nx{}", "w{1}"}, bufferOf(a, "cp{}"))
+	require.Equal(t, []string{"bs{}", "cs{}", "init{}", "t{}", "w{}"}, bufferOf(a, "t{}"))
+	require.Equal(t, []string{"p{}"}, bufferOf(a, "p{}"), "the copy keeps the parameter out of the loop")
+	phis := 0
+	for _, v := range a.Values {
+		if v.IsPhi {
+			phis++
+			require.Contains(t, []string{"cs", "bs", "w"}, v.Inst.Name)
+		}
+	}
+	require.Equal(t, 9, phis)
 	w1 := a.ValueAt(a.Module.Entry.Instruction("w"), hlo.ShapeIndex{1})
 	require.True(t, w1.IsPhi)
 	require.True(t, w1.LiveOut)
-	require.Same(t, w1, a.ValueAt(a.Module.Computation("body").Instruction("x"), nil), "the body reads the phi")
+	body := a.Module.Computation("body")
+	require.Same(t, a.ValueAt(body.Instruction("bs"), hlo.ShapeIndex{1}), a.ValueAt(body.Instruction("x"), nil), "the body reads its parameter's phi")
 }
 
 func TestWhileInvariantStateHasNoPhi(t *testing.T) {

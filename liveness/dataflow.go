@@ -1,0 +1,814 @@
+package liveness
+
+// Dataflow propagation, after XLA's HloDataflowAnalysis::Propagate in SSA
+// form (hlo_dataflow_analysis.cc).
+//
+// Every instruction starts with the values it defines (definesAt) and empty
+// positions elsewhere. A worklist then recomputes the forwarded positions of
+// each instruction from its operands (get-tuple-element, tuple, bitcast,
+// call, the async pairs, ...) until nothing changes. Work items are taken
+// in XLA's order: a priority queue keyed by each instruction's place in a
+// post-order of the whole module in which called computations come before
+// their call site (a while's condition, then its body), ties broken by
+// instruction ID where XLA would compare pointers (only instructions
+// outside that post-order, which never make phis). When an instruction's
+// positions change, its users are queued, and so are the parameters of the
+// computations those users call; when a root changes, its callers are
+// queued, and for a while body also the while and both loop parameters.
+//
+// Merge points make phis. A while's result and the parameters of its
+// condition and body each merge the loop's init value with the body's
+// result; a conditional's result merges the branch roots; a conditional
+// branch's parameter is a merge of its single operand (XLA's Phi treats a
+// branch parameter as a merge point too). At a merge point, per position:
+// no incoming value leaves it empty; exactly one incoming value is
+// forwarded (and a phi defined there before is deleted); two or more
+// (the same value counted again counts twice, as in XLA) need a phi
+// defined at the merge point, created once and then kept, its inputs
+// recorded in the phi graph.
+//
+// After propagation the phi graph is optimised (phigraph.go): a phi whose
+// inputs are all one value, itself aside, or a closed group of phis fed by
+// one non-phi value, is replaced by that value. Deleted phis keep the IDs
+// they were given, as in XLA.
+//
+// Value sets here hold at most one value: in SSA form on a flattened call
+// graph XLA's sets do too, except in the moment an async-done has been
+// updated from its computation's root before its async-start has; there
+// the root's value wins, which is what the finished propagation gives.
+
+import (
+	"container/heap"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// dataflow builds the values of an analysis.
+type dataflow struct {
+	a     *Analysis
+	m     *hlo.Module
+	kinds map[*hlo.Computation]CompKind
+	ctx   map[*hlo.Computation]callContext
+	// callers lists, for every computation, the instructions that call it,
+	// in module order (XLA's caller_callsites).
+	callers map[*hlo.Computation][]*hlo.Instruction
+
+	slots   []*Value // the value at each (instruction, subshape) slot
+	defined []bool   // the slot's instruction defines a non-phi value there
+	byID    []*Value // values by XLA ID (nil for values of fusion bodies)
+	nextID  int
+	deleted []bool // by XLA ID
+	phis    *phiGraph
+}
+
+// callContext is XLA's CallContext of a computation.
+type callContext uint8
+
+const (
+	ctxNone callContext = iota
+	ctxControlFlow
+	ctxEmbedded
+	ctxBoth
+)
+
+// xlaContexts computes every computation's call context as XLA's CallGraph
+// does: computations nobody calls are control-flow roots; the callees of
+// call, while, conditional and the async ops inherit their caller's
+// context; every other callee (fusion bodies, reduction functions and the
+// like) is embedded.
+func xlaContexts(m *hlo.Module, callers map[*hlo.Computation][]*hlo.Instruction) map[*hlo.Computation]callContext {
+	ctx := make(map[*hlo.Computation]callContext, len(m.Computations))
+	var work []*hlo.Computation
+	add := func(c *hlo.Computation, k callContext) {
+		if c == nil {
+			return
+		}
+		prev := ctx[c]
+		next := prev
+		switch {
+		case prev == ctxNone:
+			next = k
+		case prev != k:
+			next = ctxBoth
+		}
+		if next != prev {
+			ctx[c] = next
+			work = append(work, c)
+		}
+	}
+	for _, c := range m.Computations {
+		if len(callers[c]) == 0 {
+			add(c, ctxControlFlow)
+		}
+	}
+	for len(work) > 0 {
+		c := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				if isControlFlowCall(in) {
+					add(callee, ctx[c])
+				} else {
+					add(callee, ctxEmbedded)
+				}
+			}
+		}
+	}
+	return ctx
+}
+
+// isControlFlowCall reports whether in calls its computations in sequence
+// with its caller (XLA's kControlFlow call sites).
+func isControlFlowCall(in *hlo.Instruction) bool {
+	switch in.Opcode {
+	case hlo.OpCall, hlo.OpWhile, hlo.OpConditional, hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+		return true
+	}
+	return false
+}
+
+// callSites maps every computation to the instructions calling it, in
+// module order. Async-update and async-done call their chain's
+// computation even when the text does not repeat calls=.
+func callSites(m *hlo.Module) map[*hlo.Computation][]*hlo.Instruction {
+	callers := map[*hlo.Computation][]*hlo.Instruction{}
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			seen := map[*hlo.Computation]bool{}
+			callees := in.Callees()
+			if (in.Opcode == hlo.OpAsyncUpdate || in.Opcode == hlo.OpAsyncDone) && len(callees) == 0 {
+				if w := AsyncComputation(in); w != nil {
+					callees = []*hlo.Computation{w}
+				}
+			}
+			for _, callee := range callees {
+				if callee != nil && !seen[callee] {
+					seen[callee] = true
+					callers[callee] = append(callers[callee], in)
+				}
+			}
+		}
+	}
+	return callers
+}
+
+// definesAt reports whether in defines a value at index ix, whose subshape
+// is sub, under XLA's rules (see values.go); paramDefines says whether a
+// parameter defines its values (entry, embedded and uncalled computations)
+// or takes them from its caller.
+func definesAt(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape, paramDefines bool) bool {
+	switch in.Opcode {
+	case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpWhile, hlo.OpCall, hlo.OpConditional,
+		hlo.OpGetTupleElement, hlo.OpDomain, hlo.OpOptimizationBarrier,
+		hlo.OpCopyDone, hlo.OpAllReduceDone:
+		return false
+	case hlo.OpParameter:
+		return paramDefines
+	case hlo.OpCopy, hlo.OpTuple:
+		return len(ix) == 0
+	case hlo.OpAsyncStart:
+		return sub.IsTuple() || len(ix) > 0 && ix[0] > 1
+	case hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+		return sub.IsTuple()
+	case hlo.OpCopyStart:
+		return len(ix) == 0 || len(ix) == 1 && (ix[0] == 0 || ix[0] == 2)
+	case hlo.OpAllGatherStart:
+		return sub.IsTuple() || len(ix) > 0 && ix[0] == 1
+	case hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone:
+		return len(ix) == 0 && in.Shape.IsTuple()
+	case hlo.OpCollectivePermuteStart:
+		switch {
+		case len(ix) == 0:
+			return true
+		case len(ix) == 1:
+			return ix[0] >= 1
+		case len(ix) == 2 && ix[0] == 1:
+			if collectivePermuteInPlace(in) {
+				return in.Operands[1].Shape.IsTuple()
+			}
+			return len(in.Operands) > 1
+		}
+		return false
+	case hlo.OpRecvDone:
+		return len(ix) == 0 || len(ix) == 1 && ix[0] == 1
+	case hlo.OpSend:
+		return len(ix) == 0 || len(ix) == 1 && (ix[0] == 1 || ix[0] == 2)
+	}
+	return true
+}
+
+// collectivePermuteInPlace reports XLA's inplace() of a collective-permute:
+// the four-operand form (input, output, input and output start indices)
+// that writes into its operand 1.
+func collectivePermuteInPlace(in *hlo.Instruction) bool {
+	if len(in.Operands) != 4 {
+		return false
+	}
+	_, ok := in.Attr("slice_sizes")
+	return ok
+}
+
+// AsyncComputation returns the computation an async op (async-start,
+// async-update or async-done) runs: its own calls= or that of the
+// async-start its chain begins with.
+func AsyncComputation(in *hlo.Instruction) *hlo.Computation {
+	for i := 0; in != nil && i < 1<<16; i++ {
+		if cs := in.Calls(); len(cs) > 0 {
+			return cs[0]
+		}
+		if in.Opcode != hlo.OpAsyncUpdate && in.Opcode != hlo.OpAsyncDone || len(in.Operands) == 0 {
+			return nil
+		}
+		in = in.Operands[0]
+	}
+	return nil
+}
+
+// paramDefines reports whether the parameters of c define their values.
+func (d *dataflow) paramDefines(c *hlo.Computation) bool {
+	return len(d.callers[c]) == 0 || d.ctx[c] == ctxEmbedded
+}
+
+// holds reports whether values of c take part in the analysis.
+func (d *dataflow) holds(c *hlo.Computation) bool {
+	k := d.kinds[c]
+	return k == Sequential || k == ThreadLocal
+}
+
+func (d *dataflow) newID() int {
+	id := d.nextID
+	d.nextID++
+	d.byID = append(d.byID, nil)
+	d.deleted = append(d.deleted, false)
+	return id
+}
+
+// initialize creates the values every instruction defines, numbering them
+// as XLA does, and marks the slots they occupy.
+func (d *dataflow) initialize() {
+	for _, c := range valueOrder(d.m) {
+		holds := d.holds(c)
+		params := d.paramDefines(c)
+		for _, in := range InstructionPostOrder(c) {
+			ord := 0
+			in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+				o := ord
+				ord++
+				if !definesAt(in, ix, sub, params) {
+					return
+				}
+				id := d.newID()
+				if !holds {
+					return
+				}
+				v := d.newValue(in, append(hlo.ShapeIndex{}, ix...), sub, id, false)
+				d.slots[in.FirstValue+o] = v
+				d.defined[in.FirstValue+o] = true
+			})
+		}
+	}
+}
+
+func (d *dataflow) newValue(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape, id int, phi bool) *Value {
+	size, _ := hlo.ByteSize(sub)
+	v := &Value{Inst: in, Index: ix, Shape: sub, Size: size, Color: sub.MemorySpace(), XLAID: id, IsPhi: phi}
+	d.byID[id] = v
+	return v
+}
+
+// set stores v at slot k unless the slot's instruction defines its own
+// value there, and reports whether anything changed.
+func (d *dataflow) set(k int, v *Value) bool {
+	if d.defined[k] || d.slots[k] == v {
+		return false
+	}
+	d.slots[k] = v
+	return true
+}
+
+// at returns the value at index ix of in, or nil.
+func (d *dataflow) at(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
+	o, ok := ordinalOf(in.Shape, ix)
+	if !ok {
+		return nil
+	}
+	return d.slots[in.FirstValue+o]
+}
+
+// forward sets the positions of dst's subtree at dix from src's subtree at
+// six, position by position (XLA's "value_set = operand_value_set");
+// positions src lacks become empty. With arraysOnly only array positions
+// are set (tuple nodes and tokens are left alone).
+func (d *dataflow) forward(dst *hlo.Instruction, dix hlo.ShapeIndex, src *hlo.Instruction, six hlo.ShapeIndex, arraysOnly bool) bool {
+	dsh, ok := dst.Shape.Subshape(dix)
+	if !ok {
+		return false
+	}
+	dord := ordinal(dst.Shape, dix)
+	var ssh hlo.Shape
+	sord, sok := 0, false
+	if src != nil {
+		if ssh, sok = src.Shape.Subshape(six); sok {
+			sord = ordinal(src.Shape, six)
+		}
+	}
+	return d.forwardTree(dst, dsh, dord, src, ssh, sord, sok, arraysOnly)
+}
+
+func (d *dataflow) forwardTree(dst *hlo.Instruction, dsh hlo.Shape, dord int, src *hlo.Instruction, ssh hlo.Shape, sord int, sok, arraysOnly bool) bool {
+	changed := false
+	if !arraysOnly || dsh.IsArray() {
+		var v *Value
+		if sok {
+			v = d.slots[src.FirstValue+sord]
+		}
+		changed = d.set(dst.FirstValue+dord, v)
+	}
+	if !dsh.IsTuple() {
+		return changed
+	}
+	dchild, schild := dord+1, sord+1
+	for k, e := range dsh.Tuple {
+		eok := sok && ssh.IsTuple() && k < len(ssh.Tuple)
+		var se hlo.Shape
+		if eok {
+			se = ssh.Tuple[k]
+		}
+		if d.forwardTree(dst, e, dchild, src, se, schild, eok, arraysOnly) {
+			changed = true
+		}
+		dchild += e.NumSubshapes()
+		if eok {
+			schild += se.NumSubshapes()
+		}
+	}
+	return changed
+}
+
+// forwardTop sets position dix of dst from position six of src alone (no
+// subtree): XLA forwards only the top level in copy-start, copy-done,
+// all-gather-start and collective-permute.
+func (d *dataflow) forwardTop(dst *hlo.Instruction, dix hlo.ShapeIndex, src *hlo.Instruction, six hlo.ShapeIndex) bool {
+	o, ok := ordinalOf(dst.Shape, dix)
+	if !ok {
+		return false
+	}
+	var v *Value
+	if src != nil {
+		v = d.at(src, six)
+	}
+	return d.set(dst.FirstValue+o, v)
+}
+
+// update recomputes the forwarded positions of in (XLA's
+// UpdateInstructionValueSet) and reports whether they changed.
+func (d *dataflow) update(in *hlo.Instruction) bool {
+	op := func(i int) *hlo.Instruction {
+		if i < len(in.Operands) {
+			return in.Operands[i]
+		}
+		return nil
+	}
+	root := hlo.ShapeIndex{}
+	switch in.Opcode {
+	case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpDomain, hlo.OpOptimizationBarrier, hlo.OpAllReduceDone:
+		return d.forward(in, root, op(0), root, false)
+	case hlo.OpCopy:
+		changed := false
+		for k := range in.Shape.Tuple {
+			if d.forward(in, hlo.ShapeIndex{int64(k)}, op(0), hlo.ShapeIndex{int64(k)}, false) {
+				changed = true
+			}
+		}
+		return changed
+	case hlo.OpGetTupleElement:
+		return d.forward(in, root, op(0), hlo.ShapeIndex{in.TupleIndex}, false)
+	case hlo.OpTuple:
+		changed := false
+		for k, o := range in.Operands {
+			if d.forward(in, hlo.ShapeIndex{int64(k)}, o, root, false) {
+				changed = true
+			}
+		}
+		return changed
+	case hlo.OpParameter:
+		return d.updateParameter(in)
+	case hlo.OpCall:
+		c := in.ToApply()
+		if c == nil && len(in.Calls()) > 0 {
+			c = in.Calls()[0]
+		}
+		if c == nil || c.Root == nil {
+			return false
+		}
+		return d.forward(in, root, c.Root, root, false)
+	case hlo.OpWhile:
+		var inputs []*hlo.Instruction
+		if b := in.Body(); b != nil && b.Root != nil {
+			inputs = append(inputs, b.Root)
+		}
+		if o := op(0); o != nil {
+			inputs = append(inputs, o)
+		}
+		return d.phi(in, inputs)
+	case hlo.OpConditional:
+		var inputs []*hlo.Instruction
+		for _, b := range in.Branches() {
+			if b != nil && b.Root != nil {
+				inputs = append(inputs, b.Root)
+			}
+		}
+		return d.phi(in, inputs)
+	case hlo.OpSend:
+		return d.forward(in, hlo.ShapeIndex{0}, op(0), root, false)
+	case hlo.OpRecvDone:
+		return d.forward(in, hlo.ShapeIndex{0}, op(0), hlo.ShapeIndex{0}, false)
+	case hlo.OpCopyStart:
+		return d.forwardTop(in, hlo.ShapeIndex{1}, op(0), root)
+	case hlo.OpCopyDone:
+		return d.forwardTop(in, root, op(0), hlo.ShapeIndex{0})
+	case hlo.OpAllGatherStart:
+		changed := false
+		for i, o := range in.Operands {
+			ix := hlo.ShapeIndex{0}
+			if len(in.Operands) > 1 {
+				ix = hlo.ShapeIndex{0, int64(i)}
+			}
+			if d.forwardTop(in, ix, o, root) {
+				changed = true
+			}
+		}
+		return changed
+	case hlo.OpAllGatherDone:
+		changed := false
+		in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if sub.IsArray() && d.forwardTop(in, ix, op(0), append(hlo.ShapeIndex{1}, ix...)) {
+				changed = true
+			}
+		})
+		return changed
+	case hlo.OpCollectivePermuteStart:
+		changed := false
+		switch o := op(0); {
+		case !collectivePermuteInPlace(in) && len(in.Operands) > 1:
+			for i, x := range in.Operands {
+				if d.forwardTop(in, hlo.ShapeIndex{0, int64(i)}, x, root) {
+					changed = true
+				}
+			}
+		case o != nil && o.Shape.IsTuple():
+			for i := range o.Shape.Tuple {
+				if d.forwardTop(in, hlo.ShapeIndex{0, int64(i)}, o, hlo.ShapeIndex{int64(i)}) {
+					changed = true
+				}
+			}
+		default:
+			changed = d.forwardTop(in, hlo.ShapeIndex{0}, o, root)
+		}
+		return changed
+	case hlo.OpCollectivePermuteDone:
+		if in.Shape.IsTuple() {
+			changed := false
+			for i := range in.Shape.Tuple {
+				if d.forwardTop(in, hlo.ShapeIndex{int64(i)}, op(0), hlo.ShapeIndex{1, int64(i)}) {
+					changed = true
+				}
+			}
+			return changed
+		}
+		return d.forwardTop(in, root, op(0), hlo.ShapeIndex{1})
+	case hlo.OpAsyncStart:
+		changed := false
+		for i, o := range in.Operands {
+			if d.forward(in, hlo.ShapeIndex{0, int64(i)}, o, root, true) {
+				changed = true
+			}
+		}
+		if w := AsyncComputation(in); w != nil && w.Root != nil {
+			if d.forward(in, hlo.ShapeIndex{1}, w.Root, root, true) {
+				changed = true
+			}
+		}
+		return changed
+	case hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+		return d.updateAsync(in)
+	}
+	return false
+}
+
+// updateAsync forwards an async-update's operand (its element {1} merged
+// with the async computation's root) or an async-done's operand element
+// {1} merged with the root.
+func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
+	if len(in.Operands) == 0 {
+		return false
+	}
+	src := in.Operands[0]
+	var wroot *hlo.Instruction
+	if w := AsyncComputation(in); w != nil {
+		wroot = w.Root
+	}
+	changed := false
+	src.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		if !sub.IsArray() || len(ix) == 0 {
+			return
+		}
+		out := ix
+		if in.Opcode == hlo.OpAsyncDone {
+			if ix[0] != 1 {
+				return
+			}
+			out = ix[1:]
+		}
+		o, ok := ordinalOf(in.Shape, out)
+		if !ok {
+			return
+		}
+		v := d.at(src, ix)
+		if ix[0] == 1 && wroot != nil {
+			if rv := d.at(wroot, ix[1:]); rv != nil {
+				v = rv
+			}
+		}
+		if d.set(in.FirstValue+o, v) {
+			changed = true
+		}
+	})
+	return changed
+}
+
+// updateParameter is XLA's UpdateParameterValueSet: a parameter of a
+// computation called as control flow takes the caller's operand; those of
+// while bodies and conditions, and of conditional branches, are merge
+// points.
+func (d *dataflow) updateParameter(p *hlo.Instruction) bool {
+	c := p.Parent
+	if d.paramDefines(c) || d.ctx[c] != ctxControlFlow {
+		return false
+	}
+	var inputs []*hlo.Instruction
+	needPhi := false
+	n := int(p.ParameterNumber)
+	for _, site := range d.callers[c] {
+		switch site.Opcode {
+		case hlo.OpCall, hlo.OpAsyncStart:
+			if n < len(site.Operands) {
+				inputs = append(inputs, site.Operands[n])
+			}
+		case hlo.OpWhile:
+			if len(site.Operands) > 0 {
+				inputs = append(inputs, site.Operands[0])
+			}
+			if b := site.Body(); b != nil && b.Root != nil && b.Root != p {
+				inputs = append(inputs, b.Root)
+			}
+			needPhi = true
+		case hlo.OpConditional:
+			for j, b := range site.Branches() {
+				if b == c && j+1 < len(site.Operands) {
+					inputs = append(inputs, site.Operands[j+1])
+					break
+				}
+			}
+			needPhi = true
+		case hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+			// XLA returns here: the parameter is element {0,n} of the
+			// chain's tuple, which the async-start forwarded from its
+			// operand n.
+			if len(site.Operands) == 0 {
+				return false
+			}
+			return d.forward(p, hlo.ShapeIndex{}, site.Operands[0], hlo.ShapeIndex{0, int64(n)}, false)
+		}
+	}
+	if needPhi {
+		return d.phi(p, inputs)
+	}
+	changed := false
+	for _, x := range inputs {
+		if d.forward(p, hlo.ShapeIndex{}, x, hlo.ShapeIndex{}, false) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// phi is XLA's Phi: position by position, the values arriving from inputs
+// decide between forwarding one value and defining a phi at in.
+func (d *dataflow) phi(in *hlo.Instruction, inputs []*hlo.Instruction) bool {
+	changed := false
+	ord := 0
+	var incoming []*Value
+	in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		k := in.FirstValue + ord
+		ord++
+		cur := d.slots[k]
+		incoming = incoming[:0]
+		for _, x := range inputs {
+			if v := d.at(x, ix); v != nil {
+				incoming = append(incoming, v)
+			}
+		}
+		definedHere := cur != nil && cur.Inst == in && cur.Index.Equal(ix)
+		switch {
+		case len(incoming) == 0:
+		case len(incoming) == 1:
+			if cur != incoming[0] {
+				if cur != nil && definedHere {
+					d.deleted[cur.XLAID] = true
+				}
+				d.slots[k] = incoming[0]
+				changed = true
+			}
+		default:
+			if cur == nil || !(definedHere && cur.IsPhi) {
+				v := d.newValue(in, append(hlo.ShapeIndex{}, ix...), sub, d.newID(), true)
+				d.slots[k] = v
+				d.phis.register(v.XLAID, ids(incoming))
+				changed = true
+			} else if !d.phis.inputsEqual(cur.XLAID, incoming) {
+				d.phis.register(cur.XLAID, ids(incoming))
+				changed = true
+			}
+		}
+	})
+	return changed
+}
+
+func ids(vs []*Value) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = v.XLAID
+	}
+	return out
+}
+
+// priorities numbers the instructions as XLA's CalculatePostOrderSchedule:
+// the entry's post-order, with the computations of a call, conditional or
+// async-start numbered before it and a while's condition and body before
+// the while. Instructions it does not reach get 0, as in XLA.
+func priorities(m *hlo.Module) []int {
+	prio := make([]int, m.NumInstructions())
+	seen := make([]bool, len(prio))
+	next := 0
+	var visit func(c *hlo.Computation, depth int)
+	visit = func(c *hlo.Computation, depth int) {
+		if c == nil || depth > len(m.Computations) {
+			return
+		}
+		for _, in := range InstructionPostOrder(c) {
+			switch in.Opcode {
+			case hlo.OpCall, hlo.OpConditional, hlo.OpAsyncStart:
+				for _, callee := range in.Callees() {
+					visit(callee, depth+1)
+				}
+			case hlo.OpWhile:
+				visit(in.Condition(), depth+1)
+				visit(in.Body(), depth+1)
+			}
+			if !seen[in.ID] {
+				seen[in.ID] = true
+				prio[in.ID] = next
+			}
+			next++
+		}
+	}
+	visit(m.Entry, 0)
+	return prio
+}
+
+// worklist is a priority queue of instructions by (priority, ID).
+type worklist struct {
+	items  []*hlo.Instruction
+	prio   []int
+	queued []bool
+}
+
+func (w *worklist) Len() int { return len(w.items) }
+func (w *worklist) Less(i, j int) bool {
+	a, b := w.items[i], w.items[j]
+	if w.prio[a.ID] != w.prio[b.ID] {
+		return w.prio[a.ID] < w.prio[b.ID]
+	}
+	return a.ID < b.ID
+}
+func (w *worklist) Swap(i, j int) { w.items[i], w.items[j] = w.items[j], w.items[i] }
+func (w *worklist) Push(x any)    { w.items = append(w.items, x.(*hlo.Instruction)) }
+func (w *worklist) Pop() any {
+	n := len(w.items) - 1
+	x := w.items[n]
+	w.items = w.items[:n]
+	return x
+}
+
+func (w *worklist) add(in *hlo.Instruction) {
+	if in == nil || w.queued[in.ID] {
+		return
+	}
+	w.queued[in.ID] = true
+	heap.Push(w, in)
+}
+
+// propagate runs the worklist to its fixed point.
+func (d *dataflow) propagate() {
+	w := &worklist{prio: priorities(d.m), queued: make([]bool, d.m.NumInstructions())}
+	param := func(c *hlo.Computation, n int) *hlo.Instruction {
+		if c == nil || n < 0 || n >= len(c.Params) {
+			return nil
+		}
+		return c.Params[n]
+	}
+	for _, c := range ComputationPostOrder(d.m) {
+		if !d.holds(c) {
+			continue
+		}
+		for _, in := range InstructionPostOrder(c) {
+			w.add(in)
+		}
+	}
+	for w.Len() > 0 {
+		in := heap.Pop(w).(*hlo.Instruction)
+		w.queued[in.ID] = false
+		if !d.update(in) {
+			continue
+		}
+		for _, u := range in.Users {
+			w.add(u)
+			switch u.Opcode {
+			case hlo.OpConditional:
+				for j, b := range u.Branches() {
+					if j+1 < len(u.Operands) && u.Operands[j+1] == in {
+						w.add(param(b, 0))
+					}
+				}
+			case hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+				if ac := AsyncComputation(u); ac != nil {
+					for _, p := range ac.Params {
+						w.add(p)
+					}
+				}
+			default:
+				for _, callee := range u.Callees() {
+					if d.ctx[callee] != ctxControlFlow {
+						continue
+					}
+					for k, o := range u.Operands {
+						if o == in {
+							w.add(param(callee, k))
+						}
+					}
+				}
+			}
+		}
+		if in.IsRoot() {
+			c := in.Parent
+			for _, site := range d.callers[c] {
+				switch {
+				case site.Opcode == hlo.OpWhile:
+					w.add(site)
+					w.add(param(site.Body(), 0))
+					w.add(param(site.Condition(), 0))
+				case d.ctx[c] == ctxControlFlow || site.Opcode == hlo.OpConditional:
+					w.add(site)
+				}
+			}
+		}
+	}
+}
+
+// optimizePhis replaces the phis the phi graph resolves to another value
+// (XLA's OptimizePhiValues) and marks them deleted.
+func (d *dataflow) optimizePhis() {
+	d.phis.optimize()
+	for _, c := range d.m.Computations {
+		if !d.holds(c) {
+			continue
+		}
+		for _, in := range c.Instructions {
+			n := in.Shape.NumSubshapes()
+			for o := 0; o < n; o++ {
+				k := in.FirstValue + o
+				v := d.slots[k]
+				if v == nil || !v.IsPhi {
+					continue
+				}
+				if id := d.phis.resolve(v.XLAID); id != v.XLAID && id >= 0 && id < len(d.byID) && d.byID[id] != nil {
+					d.slots[k] = d.byID[id]
+					d.deleted[v.XLAID] = true
+				}
+			}
+		}
+	}
+}
+
+// mayUseOperandValue is XLA's rule for whether user reads the value at
+// index ix of the operand it takes.
+func mayUseOperandValue(user *hlo.Instruction, ix hlo.ShapeIndex) bool {
+	switch user.Opcode {
+	case hlo.OpGetTupleElement, hlo.OpCopy:
+		return len(ix) == 0
+	case hlo.OpDomain, hlo.OpTuple:
+		return false
+	}
+	return true
+}

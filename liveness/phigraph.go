@@ -1,0 +1,196 @@
+package liveness
+
+// The phi graph, after XLA's PhiGraph (hlo_phi_graph.cc): every phi value
+// is a node whose operands are the nodes of the values flowing into it.
+// Once propagation is done, optimize removes phis that stand for a single
+// value:
+//
+//   - phi(A, A, ..., self) is A;
+//   - a closed group of phis whose only non-phi input is A (a loop state
+//     element that the body passes through, seen from the condition, the
+//     body and the while at once) is A.
+//
+// A replaced node forwards to its replacement, so resolve follows the
+// chain. Node order is creation order, as in XLA, because the order in
+// which groups are examined decides which phi survives when two phis
+// resolve into each other.
+
+type phiNode struct {
+	valueID  int
+	isPhi    bool
+	dead     bool
+	operands []*phiNode
+	users    []*phiNode
+}
+
+type phiGraph struct {
+	nodes    []*phiNode
+	byValue  map[int]*phiNode   // value ID -> its node (after replacement: the replacing node)
+	valuesOf map[*phiNode][]int // node -> the value IDs mapped to it
+}
+
+func newPhiGraph() *phiGraph {
+	return &phiGraph{byValue: map[int]*phiNode{}, valuesOf: map[*phiNode][]int{}}
+}
+
+func (g *phiGraph) node(id int) *phiNode {
+	if n, ok := g.byValue[id]; ok {
+		return n
+	}
+	n := &phiNode{valueID: id}
+	g.nodes = append(g.nodes, n)
+	g.byValue[id] = n
+	g.valuesOf[n] = append(g.valuesOf[n], id)
+	return n
+}
+
+// register records the phi id with the given inputs (replacing earlier ones).
+func (g *phiGraph) register(id int, inputs []int) {
+	n := g.node(id)
+	n.isPhi = true
+	n.operands = n.operands[:0]
+	for _, in := range inputs {
+		n.operands = append(n.operands, g.node(in))
+	}
+}
+
+// inputsEqual reports whether the phi id already has exactly the inputs of
+// vs, compared as sets.
+func (g *phiGraph) inputsEqual(id int, vs []*Value) bool {
+	n, ok := g.byValue[id]
+	if !ok {
+		return false
+	}
+	have := map[int]bool{}
+	for _, o := range n.operands {
+		have[o.valueID] = true
+	}
+	want := map[int]bool{}
+	for _, v := range vs {
+		want[v.XLAID] = true
+	}
+	if len(have) != len(want) {
+		return false
+	}
+	for id := range want {
+		if !have[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve returns the value the phi id stands for after optimize.
+func (g *phiGraph) resolve(id int) int {
+	n, ok := g.byValue[id]
+	if !ok {
+		return id
+	}
+	return n.valueID
+}
+
+func replaceAll(s []*phiNode, old, repl *phiNode) {
+	for i, x := range s {
+		if x == old {
+			s[i] = repl
+		}
+	}
+}
+
+func (g *phiGraph) replace(n, repl *phiNode) {
+	for depth := 0; repl.dead && depth < len(g.nodes); depth++ {
+		repl = g.byValue[repl.valueID]
+	}
+	if n.dead || repl.dead || n == repl {
+		return
+	}
+	for _, u := range n.users {
+		replaceAll(u.operands, n, repl)
+	}
+	for _, o := range n.operands {
+		replaceAll(o.users, n, repl)
+	}
+	for _, id := range g.valuesOf[n] {
+		g.byValue[id] = repl
+	}
+	g.valuesOf[repl] = append(g.valuesOf[repl], g.valuesOf[n]...)
+	g.valuesOf[n] = nil
+	n.dead = true
+}
+
+func removeAll(s []*phiNode, x *phiNode) []*phiNode {
+	out := s[:0]
+	for _, y := range s {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// optimize runs XLA's PhiGraph::Optimize to its fixed point.
+func (g *phiGraph) optimize() {
+	for _, n := range g.nodes {
+		for _, o := range n.operands {
+			o.users = append(o.users, n)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		checked := map[*phiNode]bool{}
+		for _, n := range g.nodes {
+			if !n.isPhi || n.dead {
+				continue
+			}
+			n.operands = removeAll(n.operands, n)
+			n.users = removeAll(n.users, n)
+			if len(n.operands) == 0 {
+				continue
+			}
+			same := true
+			for _, o := range n.operands {
+				same = same && o == n.operands[0]
+			}
+			if same {
+				g.replace(n, n.operands[0])
+				changed = true
+				continue
+			}
+			if checked[n] {
+				continue
+			}
+			// A closed group of phis reached through operands, with one
+			// non-phi value feeding it, collapses into that value.
+			group := map[*phiNode]bool{}
+			var order []*phiNode
+			queue := []*phiNode{n}
+			var nonPhi *phiNode
+			for len(queue) > 0 {
+				x := queue[0]
+				queue = queue[1:]
+				if group[x] {
+					continue
+				}
+				checked[x] = true
+				group[x] = true
+				order = append(order, x)
+				queue = append(queue, x.operands...)
+				if !x.isPhi {
+					if nonPhi != nil && nonPhi != x {
+						nonPhi = nil
+						break
+					}
+					nonPhi = x
+				}
+			}
+			if nonPhi != nil {
+				for _, x := range order {
+					if x.isPhi {
+						g.replace(x, nonPhi)
+						changed = true
+					}
+				}
+			}
+		}
+	}
+}
