@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // header is XLA's BufferAllocation::ToShortString, with the size written
@@ -57,8 +59,14 @@ func valueLabel(s Slot) string {
 
 // WriteXLA writes the assignment as XLA's -buffer-assignment.txt: every
 // allocation with its values, "Total bytes used", then the HloLiveRange
-// block (as dumps made before April 2026 hold it).
+// block (as dumps made before April 2026 hold it) in XLA's current layout.
 func (as *Assignment) WriteXLA(w io.Writer) error {
+	return as.WriteXLAWith(w, liveness.XLAOptions{})
+}
+
+// WriteXLAWith is WriteXLA with the HloLiveRange block in the layout opts
+// chooses.
+func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error {
 	var b strings.Builder
 	b.WriteString("BufferAssignment:\n")
 	for _, al := range as.Allocations {
@@ -72,5 +80,5 @@ func (as *Assignment) WriteXLA(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return as.Analysis.WriteXLA(w)
+	return as.Analysis.WriteXLAWith(w, opts)
 }

@@ -4,12 +4,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// WriteXLA writes the analysis as XLA's HloLiveRange::ToString does:
+// PeakFormat selects the layout of the "Live ranges at T (peak)" section
+// of WriteXLA, which XLA changed in 2025.
+type PeakFormat uint8
+
+const (
+	// PeakCumulative is XLA's current layout: each value live at the peak
+	// as "name{index}: N bytes (cumulative: M bytes)", N its own size,
+	// largest first (ties by name, then index), followed by the stack-trace
+	// breakdown of those bytes by computation and op_name.
+	PeakCumulative PeakFormat = iota
+	// PeakLegacy is the layout of older XLA (the paired GPU dumps of the
+	// corpus): "name: N bytes" per value in value ID order, N the size of
+	// the defining instruction's whole shape.
+	PeakLegacy
+)
+
+// XLAOptions configures WriteXLAWith. The zero value prints XLA's current
+// layout.
+type XLAOptions struct {
+	Peak PeakFormat
+}
+
+// WriteXLA writes the analysis as XLA's HloLiveRange::ToString does, in
+// XLA's current layout (WriteXLAWith chooses another):
 //
 //	HloLiveRange (max N):
 //	  InstructionSequence:
@@ -17,11 +41,17 @@ import (
 //	  BufferLiveRange:
 //	    name{index}:start-end
 //	  Live ranges at T (peak):
-//	    name: S bytes
+//	    name{index}: S bytes (cumulative: C bytes)
+//	  Stack trace breakdown for peak usage: C bytes
+//	    ...
 //
-// Ranges are inclusive, as in XLA. The peak section follows XLA's
-// ComputePeakMemoryMoment: per value, ignoring aliasing, unpadded sizes.
-func (a *Analysis) WriteXLA(w io.Writer) error {
+// Ranges are inclusive, as in XLA. The peak time follows XLA's
+// ComputePeakMemoryMoment: per value, ignoring aliasing, sizes of the
+// defining instructions' whole shapes.
+func (a *Analysis) WriteXLA(w io.Writer) error { return a.WriteXLAWith(w, XLAOptions{}) }
+
+// WriteXLAWith is WriteXLA with the layout opts chooses.
+func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "HloLiveRange (max %d):\n", a.EndTime())
 	b.WriteString("  InstructionSequence:\n")
@@ -36,16 +66,41 @@ func (a *Analysis) WriteXLA(w io.Writer) error {
 	}
 	if t, live := a.peakMoment(); t >= 0 {
 		fmt.Fprintf(&b, "  Live ranges at %d (peak):\n", t)
-		for _, v := range live {
-			name := v.Inst.Name
-			if len(v.Index) > 0 {
-				name = v.Name()
+		if opts.Peak == PeakLegacy {
+			for _, v := range live {
+				fmt.Fprintf(&b, "    %s: %d bytes\n", v.Inst.Name, instSize(v))
 			}
-			fmt.Fprintf(&b, "    %s: %d bytes\n", name, instSize(v))
+		} else {
+			sort.SliceStable(live, func(i, j int) bool {
+				x, y := live[i], live[j]
+				if x.Size != y.Size {
+					return x.Size > y.Size
+				}
+				if x.Inst.Name != y.Inst.Name {
+					return x.Inst.Name < y.Inst.Name
+				}
+				return lessIndex(x.Index, y.Index)
+			})
+			var cum int64
+			for _, v := range live {
+				cum += v.Size
+				fmt.Fprintf(&b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), v.Size, cum)
+			}
+			writeStackBreakdown(&b, a, live)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lessIndex orders shape indices lexicographically.
+func lessIndex(x, y hlo.ShapeIndex) bool {
+	for i := 0; i < len(x) && i < len(y); i++ {
+		if x[i] != y[i] {
+			return x[i] < y[i]
+		}
+	}
+	return len(x) < len(y)
 }
 
 // peakMoment reproduces XLA's HloLiveRange::ComputePeakMemoryMoment: an

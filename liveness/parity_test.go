@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // xlaLiveRange is the HloLiveRange block of an XLA buffer-assignment dump.
@@ -71,10 +73,10 @@ func readXLALiveRange(t *testing.T, path string) xlaLiveRange {
 	return lr
 }
 
-func ours(t *testing.T, a *Analysis) xlaLiveRange {
+func ours(t *testing.T, a *Analysis, format PeakFormat) xlaLiveRange {
 	t.Helper()
 	var b strings.Builder
-	if err := a.WriteXLA(&b); err != nil {
+	if err := a.WriteXLAWith(&b, XLAOptions{Peak: format}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "ours.txt")
@@ -90,51 +92,134 @@ func sorted(s []string) []string {
 	return s
 }
 
-// TestPairedLiveRangeParity holds the analysis to XLA's own HloLiveRange
-// dump for every paired GPU module: the InstructionSequence line for line,
-// the set of BufferLiveRange lines, and the peak section.
-func TestPairedLiveRangeParity(t *testing.T) {
-	dirs := corpus.Glob(t, "paired/*")
-	if len(dirs) != 27 {
-		t.Fatalf("found %d paired modules, want 27", len(dirs))
+// TestLiveRangeParity holds the analysis to XLA's own HloLiveRange dump
+// on every paired module of the corpus: the 27 torch-xla XLA:GPU modules,
+// the 57 JAX XLA:GPU modules with loops, conditionals and async
+// collectives, and the 9 JAX XLA:CPU modules with loops. The
+// InstructionSequence must match line for line and the set of
+// BufferLiveRange lines must be XLA's. Every range is also classified
+// against XLA's (equal, longer, shorter, missing): a range shorter than
+// XLA's would let a plan overwrite live data, so shorter and missing
+// ranges fail even when the sets differ only there.
+//
+// The peak section is compared in the layout of the dump: in the current
+// layout line for line (its order is by size and name); in the legacy
+// layout as a set, because that layout lists values in XLA's value ID
+// order, which follows XLA's in-memory computation order (valueOrder).
+func TestLiveRangeParity(t *testing.T) {
+	for _, set := range []struct {
+		dir  string
+		want int
+	}{{"paired", 27}, {"paired-jax", 57}, {"paired-jax-cpu", 9}} {
+		dirs := corpus.Glob(t, set.dir+"/*")
+		if len(dirs) != set.want {
+			t.Fatalf("found %d modules in %s, want %d", len(dirs), set.dir, set.want)
+		}
+		var equal, longer int
+		for _, dir := range dirs {
+			t.Run(set.dir+"/"+filepath.Base(dir), func(t *testing.T) {
+				hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
+				baFile := globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt"))
+				mods, err := hlo.ParseFile(hloFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := hlo.FlattenCallGraph(mods[0]); err != nil {
+					t.Fatal(err)
+				}
+				a, err := Analyze(mods[0], Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := readXLALiveRange(t, baFile)
+				format := PeakLegacy
+				if len(want.peak) > 1 && strings.Contains(want.peak[1], "(cumulative:") {
+					format = PeakCumulative
+				}
+				got := ours(t, a, format)
+				if got.header != want.header {
+					t.Errorf("header: got %q, want %q", got.header, want.header)
+				}
+				for i := 0; i < len(got.sequence) || i < len(want.sequence); i++ {
+					var g, w string
+					if i < len(got.sequence) {
+						g = got.sequence[i]
+					}
+					if i < len(want.sequence) {
+						w = want.sequence[i]
+					}
+					if g != w {
+						t.Fatalf("InstructionSequence differs first at line %d: got %q, want %q", i, g, w)
+					}
+				}
+				c := classifyRanges(want.ranges, got.ranges)
+				equal += c.equal
+				longer += len(c.longer)
+				if len(c.shorter) > 0 || len(c.missing) > 0 {
+					t.Errorf("ranges shorter than XLA's: %v; missing: %v", c.shorter, c.missing)
+				}
+				if diff := cmp.Diff(sorted(want.ranges), sorted(got.ranges)); diff != "" {
+					t.Errorf("BufferLiveRange lines differ (-xla +ours):\n%s", diff)
+				}
+				wp, gp := want.peak, got.peak
+				if format == PeakLegacy {
+					wp, gp = sorted(wp), sorted(gp)
+				}
+				if diff := cmp.Diff(wp, gp); diff != "" {
+					t.Errorf("peak section differs (-xla +ours):\n%s", diff)
+				}
+			})
+		}
+		t.Logf("%s: %d ranges equal to XLA's, %d longer, across %d modules", set.dir, equal, longer, len(dirs))
 	}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
-			baFile := globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt"))
-			mods, err := hlo.ParseFile(hloFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := Analyze(mods[0], Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := readXLALiveRange(t, baFile)
-			got := ours(t, a)
-			if got.header != want.header {
-				t.Errorf("header: got %q, want %q", got.header, want.header)
-			}
-			for i := 0; i < len(got.sequence) || i < len(want.sequence); i++ {
-				var g, w string
-				if i < len(got.sequence) {
-					g = got.sequence[i]
-				}
-				if i < len(want.sequence) {
-					w = want.sequence[i]
-				}
-				if g != w {
-					t.Fatalf("InstructionSequence differs first at line %d: got %q, want %q", i, g, w)
-				}
-			}
-			if diff := cmp.Diff(sorted(want.ranges), sorted(got.ranges)); diff != "" {
-				t.Errorf("BufferLiveRange lines differ (-xla +ours):\n%s", diff)
-			}
-			if diff := cmp.Diff(sorted(want.peak), sorted(got.peak)); diff != "" {
-				t.Errorf("peak section differs (-xla +ours):\n%s", diff)
-			}
-		})
+}
+
+// rangeClasses sorts each XLA range by how ours compares to it.
+type rangeClasses struct {
+	equal                    int
+	longer, shorter, missing []string
+}
+
+// classifyRanges compares "name{index}:start-end" lines: a range of ours is
+// shorter when it starts later or ends earlier than XLA's at either end.
+func classifyRanges(xla, ours []string) rangeClasses {
+	parse := func(lines []string) map[string][2]int {
+		m := map[string][2]int{}
+		for _, l := range lines {
+			i := strings.LastIndexByte(l, ':')
+			var s, e int
+			fmt.Sscanf(l[i+1:], "%d-%d", &s, &e)
+			m[l[:i]] = [2]int{s, e}
+		}
+		return m
 	}
+	x, o := parse(xla), parse(ours)
+	var c rangeClasses
+	for name, xr := range x {
+		or, ok := o[name]
+		switch {
+		case !ok:
+			c.missing = append(c.missing, name)
+		case or == xr:
+			c.equal++
+		case or[0] > xr[0] || or[1] < xr[1]:
+			c.shorter = append(c.shorter, fmt.Sprintf("%s ours %d-%d, XLA %d-%d", name, or[0], or[1], xr[0], xr[1]))
+		default:
+			c.longer = append(c.longer, name)
+		}
+	}
+	sort.Strings(c.shorter)
+	sort.Strings(c.missing)
+	return c
+}
+
+func TestClassifyRanges(t *testing.T) {
+	c := classifyRanges([]string{"a{}:0-5", "b{0}:2-3", "c{}:1-4", "d{}:4-9", "e{}:0-1"},
+		[]string{"a{}:0-5", "b{0}:1-3", "c{}:1-3", "d{}:5-9"})
+	require.Equal(t, 1, c.equal)
+	require.Equal(t, []string{"b{0}"}, c.longer)
+	require.Equal(t, []string{"c{} ours 1-3, XLA 1-4", "d{} ours 5-9, XLA 4-9"}, c.shorter)
+	require.Equal(t, []string{"e{}"}, c.missing)
 }
 
 func globOne(t *testing.T, pattern string) string {
@@ -147,10 +232,10 @@ func globOne(t *testing.T, pattern string) string {
 }
 
 // TestXLALiveRangeExample reproduces hlo_live_range_test.cc: parameters
-// paramA, paramX and multiply scheduled in that order.
+// paramA, paramX and multiply scheduled in that order, in both layouts.
 func TestXLALiveRangeExample(t *testing.T) {
 	m, err := hlo.ParseModule("x.hlo", `HloModule m, is_scheduled=true
-ENTRY e {
+ENTRY main {
   paramA = f32[4] parameter(0)
   paramX = f32[4] parameter(1)
   ROOT multiply = f32[4] multiply(paramA, paramX)
@@ -162,11 +247,7 @@ ENTRY e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := a.WriteXLA(&b); err != nil {
-		t.Fatal(err)
-	}
-	want := `HloLiveRange (max 3):
+	head := `HloLiveRange (max 3):
   InstructionSequence:
     0:paramA
     1:paramX
@@ -176,11 +257,31 @@ ENTRY e {
     paramX{}:0-3
     multiply{}:2-3
   Live ranges at 2 (peak):
-    paramA: 16 bytes
+`
+	for _, tc := range []struct {
+		format PeakFormat
+		want   string
+	}{
+		{PeakCumulative, head + `    multiply{}: 16 bytes (cumulative: 16 bytes)
+    paramA{}: 16 bytes (cumulative: 32 bytes)
+    paramX{}: 16 bytes (cumulative: 48 bytes)
+  Stack trace breakdown for peak usage: 48 bytes
+    main (100.0%, total: 48 bytes, current: 0 bytes, remaining: 48 bytes)
+      ├── multiply (33.3%, total: 16 bytes, current: 16 bytes, remaining: 32 bytes)
+      ├── paramA (33.3%, total: 16 bytes, current: 16 bytes, remaining: 16 bytes)
+      └── paramX (33.3%, total: 16 bytes, current: 16 bytes, remaining: 0 bytes)
+`},
+		{PeakLegacy, head + `    paramA: 16 bytes
     paramX: 16 bytes
     multiply: 16 bytes
-`
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+`},
+	} {
+		var b strings.Builder
+		if err := a.WriteXLAWith(&b, XLAOptions{Peak: tc.format}); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+			t.Errorf("format %d (-want +got):\n%s", tc.format, diff)
+		}
 	}
 }

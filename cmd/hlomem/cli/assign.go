@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--schedule=NAME] [--format=xla|report|json|csv] FILE.hlo",
+		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--schedule=NAME] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
 		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
 		run:     runAssign,
 	})
@@ -29,7 +29,12 @@ func runAssign(e *env, args []string) error {
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
+	peak := fs.String("peak-format", "current", peakFormatFlag)
 	file, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	xopts, err := xlaOptions("assign", *peak)
 	if err != nil {
 		return err
 	}
@@ -55,7 +60,7 @@ func runAssign(e *env, args []string) error {
 		}
 		switch *format {
 		case "xla":
-			return as.WriteXLA(e.stdout)
+			return as.WriteXLAWith(e.stdout, xopts)
 		case "report":
 			return as.WriteReport(e.stdout)
 		case "json":

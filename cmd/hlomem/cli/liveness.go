@@ -10,7 +10,7 @@ import (
 func init() {
 	register(&command{
 		name:    "liveness",
-		usage:   "[--format=xla|json] [--schedule=keep|postorder|dfs|list|best] FILE.hlo",
+		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=keep|postorder|dfs|list|best] FILE.hlo",
 		summary: "live ranges of every buffer; --format=xla matches XLA's HloLiveRange dump",
 		run:     runLiveness,
 	})
@@ -24,6 +24,7 @@ func runLiveness(e *env, args []string) error {
 	fs := newFlagSet(c, e)
 	format := fs.String("format", "xla", "output format: xla or json")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	peak := fs.String("peak-format", "current", peakFormatFlag)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -31,12 +32,30 @@ func runLiveness(e *env, args []string) error {
 	if *format != "xla" && *format != "json" {
 		return fmt.Errorf("hlomem liveness: unknown format %q (want xla or json)", *format)
 	}
+	xopts, err := xlaOptions("liveness", *peak)
+	if err != nil {
+		return err
+	}
 	return eachAnalysis(e, file, *sched, *format == "xla", func(_ *hlo.Module, a *liveness.Analysis) error {
 		if *format == "json" {
 			return a.WriteJSON(e.stdout)
 		}
-		return a.WriteXLA(e.stdout)
+		return a.WriteXLAWith(e.stdout, xopts)
 	})
+}
+
+// peakFormatFlag documents --peak-format, shared by liveness and assign.
+const peakFormatFlag = "layout of the peak section of the XLA output: current (XLA since 2025: cumulative sizes and a stack-trace breakdown) or legacy (older dumps)"
+
+// xlaOptions maps --peak-format to the liveness writer's options.
+func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
+	switch peak {
+	case "current":
+		return liveness.XLAOptions{Peak: liveness.PeakCumulative}, nil
+	case "legacy":
+		return liveness.XLAOptions{Peak: liveness.PeakLegacy}, nil
+	}
+	return liveness.XLAOptions{}, fmt.Errorf("hlomem %s: unknown peak format %q (want current or legacy)", cmd, peak)
 }
 
 // eachAnalysis loads and verifies every module of file, prepares and
