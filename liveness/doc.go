@@ -7,22 +7,30 @@
 // Analyze follows three XLA analyses in turn:
 //
 //   - values (HloDataflowAnalysis, SSA form): every position (instruction,
-//     shape index) outside fusion bodies holds one Value; see values.go for
-//     which instructions define values and which forward them, and for the
-//     phi values of loops and conditionals;
+//     shape index) outside fusion bodies holds at most one Value; values.go
+//     says which instructions define values and which forward them, and
+//     dataflow.go how XLA's worklist propagates them and makes phi values
+//     where loop state and conditional results merge (phigraph.go removes
+//     the phis that stand for a single value);
 //   - buffers (HloAliasAnalysis): values that must share an address, joined
 //     through donation (input_output_alias), while and conditional plumbing
 //     and in-place operations; see buffers.go;
 //   - live ranges (HloLiveRange, module scoped): the schedule is flattened
 //     across called computations (callees of call and conditional before
-//     the call, a while's condition and body before the while), time is the
-//     position in that sequence, and each value lives from its definition
-//     to its last use or position; see analysis.go.
+//     the call, a while's condition and body before the while, an async
+//     computation before its start), time is the position in that
+//     sequence, and each value lives from its definition to its last use
+//     or position, a value of an async computation at least until the
+//     async-done; see analysis.go. AsyncPairs (async.go) exposes each
+//     start/done pair and the buffers it keeps in flight.
 //
 // Ranges are inclusive at both ends, as XLA prints them; Range.HalfOpen
 // gives the [start, end) intervals the packers use. Values and buffers are
-// numbered densely; IDs follow XLA's creation order as closely as the text
-// allows.
+// numbered densely (ID). XLAID is the number XLA prints: phis get exactly
+// XLA's numbers; other values are numbered computation by computation in
+// XLA's order within each computation, the order of the computations
+// themselves approximated (valueOrder: XLA uses its in-memory order, which
+// no dump records).
 //
 // # Invariants
 //
@@ -33,5 +41,7 @@
 // can be smaller.
 //
 // The analysis matches XLA's own HloLiveRange dump (sequence, ranges and
-// peak) on every paired XLA:GPU module of the corpus; see parity_test.go.
+// peak) on every paired module of the corpus, torch-xla and JAX, XLA:GPU
+// and XLA:CPU, loops, conditionals and async collectives included; see
+// parity_test.go.
 package liveness
