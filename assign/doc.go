@@ -33,6 +33,10 @@
 //     bestfit-size and bestfit-lifetime are XLA's spatial and temporal
 //     GlobalDecreasingSizeBestFitHeap (bestfit.go, intervaltree.go).
 //   - xla keeps the better of those two, as XLA's buffer assignment does.
+//     Assign with Algorithm "xla" goes further: it packs the heap replay's
+//     intervals with XLA's GlobalDecreasingSizeBestFitHeap itself
+//     (xla_heap.go), colocations and value-ID ties included, and so
+//     reproduces XLA's offsets.
 //   - portfolio runs every best-fit and first-fit order, in parallel, and
 //     keeps the lowest (portfolio.go).
 //   - skyline-wat, skyline-taw, skyline-twa lay the buffer that can go

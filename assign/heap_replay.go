@@ -16,9 +16,15 @@ package assign
 //     not a copy; the operand is freed and the new value colocated with it;
 //   - otherwise it gets a fresh allocation.
 //
-// Then every value freed at that step is freed, in ID order. Every event
-// (alloc, share, free) advances a private clock, as XLA's
-// GlobalDecreasingSizeBestFitHeap does; the intervals live in that clock.
+// Then every value freed at that step is freed, in the (start, end, id)
+// order of the list. Every event (alloc, share, free) of a value of nonzero
+// size advances a private clock, as XLA's GlobalDecreasingSizeBestFitHeap
+// does; the intervals live in that clock. In XLA's heap every value counts
+// at its buffer's size (HloBuffer::ComputeSize, the largest of its values),
+// and a value that takes over an operand's slot at the size of the slot it
+// joins; the intervals record that size for the "xla" packer, while the
+// other packers place each value at its own size.
+//
 // Along the way a running total gives the no-fragmentation peak, the lower
 // bound of any packing: like XLA's NoFragmentationStatsHeap, except that a
 // group of values sharing an address counts once, at its largest live
@@ -31,10 +37,17 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
+// shareFunc is CanShareOperandBufferWithUser for some target.
+type shareFunc func(operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool
+
 // heapInterval is one value's interval in event time (both ends inclusive).
 type heapInterval struct {
 	value      *liveness.Value
 	start, end int64
+	// size is the interval's size in XLA's heap: its buffer's size (the
+	// largest of the buffer's values), or for a value taking over an
+	// operand's slot, the size of the interval it shares with.
+	size int64
 	// shareWith is the value whose address this one takes (nil for a fresh
 	// allocation).
 	shareWith *liveness.Value
@@ -49,7 +62,9 @@ type replayResult struct {
 
 // replay simulates the heap over the values include accepts (all scheduled
 // values when nil).
-func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOperands bool) replayResult {
+// share decides whether a value may take over a dying operand's slot (the
+// target's CanShareOperandBufferWithUser); nil turns operand reuse off.
+func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shareFunc) replayResult {
 	end := a.EndTime()
 	var vals []*liveness.Value
 	for _, v := range a.Values {
@@ -97,8 +112,16 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 		}
 	}
 	alloc := func(v *liveness.Value, share *liveness.Value, t int) {
-		h := &heapInterval{value: v, start: clock, end: -1, shareWith: share}
-		clock++
+		size := v.Buffer.Size
+		if share != nil {
+			size = iv[share].size
+		}
+		h := &heapInterval{value: v, start: clock, end: -1, shareWith: share, size: size}
+		if size > 0 {
+			// XLA's heap places empty values at offset 0 without an
+			// event.
+			clock++
+		}
 		iv[v] = h
 		res.intervals = append(res.intervals, h)
 		root := v
@@ -123,7 +146,9 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 			return
 		}
 		h.end = clock
-		clock++
+		if h.size > 0 {
+			clock++
+		}
 		root := group[v]
 		delete(live, v)
 		if v.Size != gmax[root] {
@@ -154,8 +179,8 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 				alloc(v, f, t)
 				continue
 			}
-			if reuseOperands && len(b.Values) == 1 {
-				if op := shareableOperand(a, v, t, freed[t], inSet, rangeEnd); op != nil {
+			if share != nil && len(b.Values) == 1 {
+				if op := shareableOperand(a, v, t, freed[t], inSet, rangeEnd, share); op != nil {
 					free(op)
 					freed[t] = removeValue(freed[t], op)
 					alloc(v, op, t)
@@ -166,7 +191,8 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 			alloc(v, nil, t)
 			first[b] = v
 		}
-		sort.Slice(freed[t], func(i, j int) bool { return freed[t][i].ID < freed[t][j].ID })
+		// Frees follow the (start, end, id) order in which the values were
+		// listed, as in XLA.
 		for _, v := range freed[t] {
 			free(v)
 		}
@@ -182,7 +208,7 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, reuseOpera
 
 // shareableOperand finds an operand value whose slot v may take over at
 // time t (see the comment at the top of the file).
-func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow []*liveness.Value, inSet map[*liveness.Value]bool, rangeEnd map[*liveness.Value]int) *liveness.Value {
+func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow []*liveness.Value, inSet map[*liveness.Value]bool, rangeEnd map[*liveness.Value]int, share shareFunc) *liveness.Value {
 	in := v.Inst
 	if in.Opcode == hlo.OpCopy {
 		return nil
@@ -198,7 +224,7 @@ func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow [
 		if !isOperand(in, ov.Inst) {
 			continue
 		}
-		if liveness.CanShareOperandBufferWithUser(ov.Inst, ov.Index, in, v.Index) {
+		if share(ov.Inst, ov.Index, in, v.Index) {
 			return ov
 		}
 	}

@@ -5,8 +5,9 @@ package assign
 // for the temporaries.
 //
 // The buffers of the analysed module are sorted as XLA sorts them
-// (kBiggestFirst: size, live-out first, earliest post-order position, id)
-// and handled one by one:
+// (kBiggestFirst: size, live-out first, earliest post-order position, id;
+// the positions number the instructions computation by computation in the
+// reverse of the call graph's post-order) and handled one by one:
 //
 //   - a constant gets an allocation of its own ("constant");
 //   - a tuple's index table never shares an allocation: the entry
@@ -26,11 +27,14 @@ package assign
 //
 // The deferred temporaries of each color are replayed in schedule order as
 // XLA's HeapSimulator does (allocations before frees at each step; a value
-// may take over a dying operand's slot; values of one buffer are colocated),
-// which yields intervals in event time. Those are packed, chunk starts
-// aligned to the target's alignment, into one heap per color. Values of
-// thread-local computations (reduction functions and the like) get an
-// allocation each.
+// may take over a dying operand's slot, as the target's
+// CanShareOperandBufferWithUser allows (share.go); values of one buffer are
+// colocated), which yields intervals in event time. Those are packed, chunk
+// starts aligned to the target's alignment, into one heap per color: by
+// the chosen packer, or with "xla" by XLA's own heap algorithm
+// (xla_heap.go). Then the buffers of thread-local computations (reduction
+// functions and the like) are sorted the same way, over the thread-local
+// computations, and get an allocation each.
 //
 // Finally, as XLA's CombineTempAllocations: the temp allocations (heaps and
 // index tables that are not live out) are moved behind the others with
@@ -236,9 +240,10 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Ass
 }
 
 // sortBuffers orders buffers as XLA's kBiggestFirst: size descending, live
-// out first, earliest post-order position of any value, then ID.
-func (as *Assignment) sortBuffers(bufs []*liveness.Buffer) {
-	pos := postOrderPositions(as.Analysis)
+// out first, earliest post-order position of any value, then ID. The
+// positions number the instructions of the computations of kind k.
+func (as *Assignment) sortBuffers(bufs []*liveness.Buffer, k liveness.CompKind) {
+	pos := postOrderPositions(as.Analysis, k)
 	minPos := make(map[*liveness.Buffer]int, len(bufs))
 	for _, b := range bufs {
 		m := int(^uint(0) >> 1)
@@ -264,36 +269,142 @@ func (as *Assignment) sortBuffers(bufs []*liveness.Buffer) {
 	})
 }
 
-// postOrderPositions numbers the instructions of sequential computations
-// as XLA's AssignBuffersForComputations does: computations callers first,
-// each in depth-first post-order.
-func postOrderPositions(a *liveness.Analysis) map[*hlo.Instruction]int {
-	po := liveness.PostOrder(a.Module)
-	pos := map[*hlo.Instruction]int{}
+// postOrderPositions numbers the instructions of the computations of kind
+// k as XLA's AssignBuffersForComputations does: the computations in the
+// reverse of the call graph's post-order (CallGraph::VisitNodes), callers
+// before callees, each computation's instructions in
+// MakeInstructionPostOrder order.
+func postOrderPositions(a *liveness.Analysis, k liveness.CompKind) map[*hlo.Instruction]int {
 	var comps []*hlo.Computation
-	seen := map[*hlo.Computation]bool{}
-	var visit func(c *hlo.Computation)
-	visit = func(c *hlo.Computation) {
-		if c == nil || seen[c] || a.Kinds[c] != liveness.Sequential {
-			return
-		}
-		seen[c] = true
-		comps = append(comps, c)
-		for _, in := range c.Instructions {
-			for _, callee := range in.Callees() {
-				visit(callee)
-			}
+	for _, c := range callGraphPostOrder(a) {
+		if a.Kinds[c] == k {
+			comps = append(comps, c)
 		}
 	}
-	visit(a.Module.Entry)
+	pos := map[*hlo.Instruction]int{}
 	n := 0
-	for _, c := range comps {
-		for _, in := range po.Sequence(c) {
+	for i := len(comps) - 1; i >= 0; i-- {
+		for _, in := range liveness.InstructionPostOrder(comps[i]) {
 			pos[in] = n
 			n++
 		}
 	}
 	return pos
+}
+
+// callGraphPostOrder is CallGraph::VisitNodes: a depth-first walk from the
+// computations nothing calls (in module order), each computation's callees
+// in the order of their call sites, callees before callers, a while's body
+// before its condition.
+//
+// The call graph lists call sites in the in-memory order of the
+// instructions, which the text (printed in schedule order) does not
+// record. XLA's dataflow analysis numbers values computation by computation
+// in a depth-first walk too, so the value IDs stand in for the missing
+// order: sites calling computations that hold values come first, by the
+// lowest value ID of those callees; then sites that reach such computations
+// only through computations without values of their own here (fusions
+// calling reducers), by the lowest ID among the computations they reach
+// that the walk has not visited yet; then the rest, in text order (they
+// reach nothing that gets a position). On the 93 paired modules of the
+// corpus this reproduces every order XLA's dumps show, where the text order
+// of call sites, or its reverse, or plain value-ID order of the
+// computations, each miss some (command-buffer calls, created late, sit
+// after the while loops in memory though the schedule runs them first).
+func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
+	m := a.Module
+	first := map[*hlo.Computation]int{}
+	for _, v := range a.Values {
+		if f, ok := first[v.Inst.Parent]; !v.IsPhi && (!ok || v.XLAID < f) {
+			first[v.Inst.Parent] = v.XLAID
+		}
+	}
+	called := map[*hlo.Computation]bool{}
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				called[callee] = true
+			}
+		}
+	}
+	seen := map[*hlo.Computation]bool{}
+	// newMin is the lowest value ID among the computations reachable from
+	// cs through computations not yet walked.
+	const none = int(^uint(0) >> 1)
+	newMin := func(cs []*hlo.Computation) int {
+		best := none
+		mark := map[*hlo.Computation]bool{}
+		stack := append([]*hlo.Computation(nil), cs...)
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if c == nil || seen[c] || mark[c] {
+				continue
+			}
+			mark[c] = true
+			if f, ok := first[c]; ok && f < best {
+				best = f
+			}
+			for _, in := range c.Instructions {
+				stack = append(stack, in.Callees()...)
+			}
+		}
+		return best
+	}
+	var out []*hlo.Computation
+	var visit func(c *hlo.Computation)
+	visit = func(c *hlo.Computation) {
+		if c == nil || seen[c] {
+			return
+		}
+		seen[c] = true
+		var sites []*hlo.Instruction
+		for _, in := range c.Instructions {
+			if len(in.Callees()) > 0 {
+				sites = append(sites, in)
+			}
+		}
+		type keyed struct {
+			in         *hlo.Instruction
+			class, key int
+		}
+		ks := make([]keyed, len(sites))
+		for i, in := range sites {
+			ks[i] = keyed{in, 2, none}
+			for _, cc := range in.Callees() {
+				if f, ok := first[cc]; ok && f < ks[i].key {
+					ks[i].class, ks[i].key = 0, f
+				}
+			}
+			if ks[i].class == 2 {
+				if k := newMin(in.Callees()); k != none {
+					ks[i].class, ks[i].key = 1, k
+				}
+			}
+		}
+		sort.SliceStable(ks, func(i, j int) bool {
+			if ks[i].class != ks[j].class {
+				return ks[i].class < ks[j].class
+			}
+			return ks[i].key < ks[j].key
+		})
+		for _, k := range ks {
+			callees := k.in.Callees()
+			if k.in.Opcode == hlo.OpWhile {
+				callees = []*hlo.Computation{k.in.Body(), k.in.Condition()}
+			}
+			for _, callee := range callees {
+				visit(callee)
+			}
+		}
+		out = append(out, c)
+	}
+	for _, c := range m.Computations {
+		if !called[c] {
+			visit(c)
+		}
+	}
+	return out
 }
 
 func (as *Assignment) newAllocation(b *liveness.Buffer, size int64) *Allocation {
@@ -324,7 +435,7 @@ func (as *Assignment) sortedBuffersOf(k liveness.CompKind) []*liveness.Buffer {
 			bufs = append(bufs, b)
 		}
 	}
-	as.sortBuffers(bufs)
+	as.sortBuffers(bufs, k)
 	return bufs
 }
 
@@ -428,10 +539,10 @@ func (as *Assignment) maybeAssign(al *Allocation, b *liveness.Buffer) bool {
 	for _, held := range al.buffers {
 		for _, x := range held.Values {
 			for _, y := range b.Values {
-				if interferes(x, y) {
+				if as.interferes(x, y) {
 					return false
 				}
-				if y.Inst.Opcode == hlo.OpCopy && isOperand(y.Inst, x.Inst) {
+				if y.Inst.Opcode == hlo.OpCopy && copiesFrom(y.Inst, x) {
 					return false
 				}
 			}
@@ -453,6 +564,17 @@ func isTupleBuffer(b *liveness.Buffer) bool {
 	return false
 }
 
+// copiesFrom reports whether the copy reads x at one of x's positions: a
+// copy never shares its operand's buffer.
+func copiesFrom(cp *hlo.Instruction, x *liveness.Value) bool {
+	for _, p := range x.Positions {
+		if isOperand(cp, p.Inst) {
+			return true
+		}
+	}
+	return false
+}
+
 func isOperand(user, op *hlo.Instruction) bool {
 	for _, o := range user.Operands {
 		if o == op {
@@ -466,7 +588,7 @@ func isOperand(user, op *hlo.Instruction) bool {
 // that overlap interfere, except where one ends exactly as the other
 // starts and the later value's instruction may overwrite the earlier
 // value's last position (a dying operand).
-func interferes(x, y *liveness.Value) bool {
+func (as *Assignment) interferes(x, y *liveness.Value) bool {
 	if !x.Scheduled || !y.Scheduled {
 		return true
 	}
@@ -477,7 +599,7 @@ func interferes(x, y *liveness.Value) bool {
 	canShare := func(user, operand *liveness.Value) bool {
 		end := operand.EndPosition
 		return user.Inst.Opcode != hlo.OpCopy && isOperand(user.Inst, end.Inst) &&
-			liveness.CanShareOperandBufferWithUser(end.Inst, end.Index, user.Inst, user.Index)
+			as.canShare(end.Inst, end.Index, user.Inst, user.Index)
 	}
 	switch {
 	case rx.End == ry.Start:
@@ -555,7 +677,7 @@ func (as *Assignment) finish() {
 	for _, h := range as.Heaps {
 		st.TempFragmentation += h.Solution.Height() - h.LowerBound
 	}
-	min := replay(as.Analysis, nil, !as.Options.NoOperandReuse)
+	min := replay(as.Analysis, nil, as.shareFunc())
 	st.MinimumBytes = min.peak
 	st.TotalFragmentation = st.TotalBytes - st.MinimumBytes
 }

@@ -24,7 +24,7 @@ func (as *Assignment) packTemps(ctx context.Context, deferred []*liveness.Buffer
 	sort.Slice(colors, func(i, j int) bool { return colors[i] < colors[j] })
 	for _, color := range colors {
 		set := byColor[color]
-		r := replay(as.Analysis, func(v *liveness.Value) bool { return set[v.Buffer] }, !as.Options.NoOperandReuse)
+		r := replay(as.Analysis, func(v *liveness.Value) bool { return set[v.Buffer] }, as.shareFunc())
 		h, err := as.packHeap(ctx, color, r)
 		if err != nil {
 			return err
@@ -89,9 +89,15 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 		return nil, nil
 	}
 	p, vals := heapProblem(r, as.Options.Align)
-	sol, err := Pack(ctx, p, Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget})
-	if err != nil {
-		return nil, fmt.Errorf("assign: packing the temp heap of color %d: %w", color, err)
+	var sol *Solution
+	var err error
+	if as.Options.Algorithm == "xla" {
+		sol = xlaHeapSolution(r, p, as.Options.Align)
+	} else {
+		sol, err = Pack(ctx, p, Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget})
+		if err != nil {
+			return nil, fmt.Errorf("assign: packing the temp heap of color %d: %w", color, err)
+		}
 	}
 	if err := Check(p, sol.Packing); err != nil {
 		return nil, fmt.Errorf("assign: temp heap of color %d: %w", color, err)
@@ -105,4 +111,30 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 	as.Allocations = append(as.Allocations, al)
 	h.Allocation = al
 	return h, nil
+}
+
+// xlaHeapSolution packs the replay's intervals with XLA's heap algorithm
+// (xla_heap.go). The heap's height is XLA's heap size, which counts each
+// interval at its XLA size (its buffer's) and may exceed the problem's.
+func xlaHeapSolution(r replayResult, p *Problem, align int64) *Solution {
+	index := make(map[*liveness.Value]int, len(r.intervals))
+	for i, h := range r.intervals {
+		index[h.value] = i
+	}
+	ivs := make([]xlaHeapInterval, len(r.intervals))
+	for i, h := range r.intervals {
+		share := -1
+		if h.shareWith != nil {
+			share = index[h.shareWith]
+		}
+		ivs[i] = xlaHeapInterval{id: h.value.ID, size: h.size, start: h.start, end: h.end, shareWith: share}
+	}
+	res := xlaBestHeap(ivs, align)
+	algo := "xla-spatial"
+	if res.temporal {
+		algo = "xla-temporal"
+	}
+	lb := LowerBound(p, 0)
+	return &Solution{Packing: Packing{Offsets: res.off}, Algorithm: algo,
+		Heaps: []Heap{{Height: res.height, LowerBound: lb}}}
 }

@@ -1,0 +1,134 @@
+package liveness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// valueLabelRe matches the value lines of an XLA buffer-assignment dump:
+// <ID name{index} @color>, with {index} only for tuple-shaped instructions.
+var valueLabelRe = regexp.MustCompile(`(?m)^ value: <(\d+) ([^ >{]+)(\{[0-9,]*\})?( \(phi\))? @`)
+
+// TestXLABufferAssignment holds assign's "xla" algorithm to XLA's own
+// buffer assignment on every paired module of the corpus: with the
+// analysis numbering non-phi values as the dump does (the in-memory
+// computation order that decides XLA's numbering is not in the text), the
+// whole allocation block of the dump (everything before "Total bytes
+// used") must come out byte for byte: the allocations, their order, sizes
+// and flags, and every value's offset. Every plan must also pass
+// assign.CheckAssignment.
+func TestXLABufferAssignment(t *testing.T) {
+	for _, set := range []struct {
+		dir, target string
+		want        int
+	}{{"paired", "gpu", 27}, {"paired-jax", "gpu", 57}, {"paired-jax-cpu", "cpu", 9}} {
+		dirs := corpus.Glob(t, set.dir+"/*")
+		if len(dirs) != set.want {
+			t.Fatalf("found %d modules in %s, want %d", len(dirs), set.dir, set.want)
+		}
+		same := 0
+		for _, dir := range dirs {
+			t.Run(set.dir+"/"+filepath.Base(dir), func(t *testing.T) {
+				got, want := assignLikeXLA(t, dir, set.target)
+				if got != want {
+					t.Errorf("allocation block differs from XLA's (-xla +ours):\n%s",
+						cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+					return
+				}
+				same++
+			})
+		}
+		t.Logf("%s: allocation block identical to XLA's on %d/%d modules", set.dir, same, len(dirs))
+	}
+}
+
+// assignLikeXLA assigns the module of a paired dump directory with the
+// "xla" algorithm and XLA's value numbering, and returns our allocation
+// block and XLA's.
+func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
+	t.Helper()
+	hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
+	baFile := globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt"))
+	text, err := os.ReadFile(baFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, m := range valueLabelRe.FindAllStringSubmatch(string(text), -1) {
+		if m[4] != "" {
+			continue // phis: the analysis numbers them as XLA does
+		}
+		id, err := strconv.Atoi(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[m[2]+m[3]] = id
+	}
+	mods, err := hlo.ParseFile(hloFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mods[0]
+	if _, err := hlo.FlattenCallGraph(m); err != nil {
+		t.Fatal(err)
+	}
+	var opts liveness.Options
+	liveness.WithNumbering(&opts, func(in *hlo.Instruction, ix hlo.ShapeIndex) (int, bool) {
+		k := in.Name
+		if in.Shape.IsTuple() {
+			k += ix.String()
+		}
+		id, ok := ids[k]
+		return id, ok
+	})
+	a, err := liveness.Analyze(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := assign.Assign(context.Background(), a, assign.AssignOptions{Algorithm: "xla", Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := assign.CheckAssignment(as); err != nil {
+		t.Fatalf("plan fails the check: %v", err)
+	}
+	var b strings.Builder
+	if err := as.WriteXLA(&b); err != nil {
+		t.Fatal(err)
+	}
+	return allocationBlock(t, b.String()), allocationBlock(t, string(text))
+}
+
+// allocationBlock returns the part of a buffer-assignment dump before
+// "Total bytes used".
+func allocationBlock(t *testing.T, s string) string {
+	t.Helper()
+	i := strings.Index(s, "\nTotal bytes used")
+	if i < 0 {
+		t.Fatal("no \"Total bytes used\" line in the dump")
+	}
+	return s[:i]
+}
+
+func globOne(t *testing.T, pattern string) string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 1 {
+		t.Fatalf("%s: %d matches, want 1", pattern, len(m))
+	}
+	return m[0]
+}
