@@ -102,10 +102,15 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 // one call site, cloning it for each further site, as XLA's
 // FlattenCallGraph pass does before buffer assignment. Computations called
 // from fusions or in a parallel context (reduce's to_apply and the like)
-// stay shared. It reports whether it changed the module.
+// stay shared. It reports whether it changed the module, and refuses a
+// module whose computations call themselves.
 func FlattenCallGraph(m *Module) (changed bool, err error) {
 	if m.Entry == nil {
 		return false, nil
+	}
+	if in, cycle := FindCallCycle(m); in != nil {
+		// Cloning a computation that calls itself would never end.
+		return false, &Error{File: m.File, Pos: in.Pos, Msg: "computation call cycle: " + cycle}
 	}
 	names := NewNameUniquer(m)
 	seen := map[*Computation]bool{m.Entry: true}

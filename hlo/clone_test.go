@@ -55,3 +55,34 @@ ENTRY e {
 	require.NotEqual(t, before, after)
 	require.True(t, strings.Contains(after, "%f.clone.1 (x.clone.1: f32[4])"))
 }
+
+// TestFlattenCallGraphCycle: a computation that calls itself cannot be
+// flattened (cloning it would never end); the error names the cycle.
+func TestFlattenCallGraphCycle(t *testing.T) {
+	m, err := ParseModule("cycle.hlo", `HloModule r
+c {
+  cs = (s32[], f32[]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+b {
+  bs = (s32[], f32[]) parameter(0)
+  w2 = (s32[], f32[]) while(bs), condition=c, body=b
+  ROOT t = (s32[], f32[]) copy(w2)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[]) tuple(z, p)
+  ROOT w = (s32[], f32[]) while(init), condition=c, body=b
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := FlattenCallGraph(m)
+	if err == nil || changed {
+		t.Fatalf("got changed=%v, err=%v; want an error", changed, err)
+	}
+	if want := "cycle.hlo:8:3: computation call cycle: %b -> %b"; err.Error() != want {
+		t.Fatalf("got %q, want %q", err, want)
+	}
+}

@@ -334,13 +334,24 @@ func findCycle(g *Graph, comp []graph.Node) []*Instruction {
 
 // callCycles reports a computation that calls itself, directly or not.
 func (v *verifier) callCycles() {
+	if in, cycle := FindCallCycle(v.m); in != nil {
+		v.errorf(in.Pos, "computation call cycle: %s", cycle)
+	}
+}
+
+// FindCallCycle returns the first call instruction (in module order) that
+// closes a cycle of computations calling one another, and the cycle as
+// "%a -> %b -> %a"; nil when there is none.
+func FindCallCycle(m *Module) (*Instruction, string) {
 	const (
 		white = iota
 		grey
 		black
 	)
-	color := make(map[*Computation]int, len(v.m.Computations))
+	color := make(map[*Computation]int, len(m.Computations))
 	var stack []*Computation
+	var found *Instruction
+	var cycle string
 	var visit func(c *Computation) bool
 	visit = func(c *Computation) bool {
 		color[c] = grey
@@ -360,7 +371,7 @@ func (v *verifier) callCycles() {
 						}
 					}
 					names = append(names, "%"+callee.Name)
-					v.errorf(in.Pos, "computation call cycle: %s", strings.Join(names, " -> "))
+					found, cycle = in, strings.Join(names, " -> ")
 					return true
 				case white:
 					if visit(callee) {
@@ -373,11 +384,12 @@ func (v *verifier) callCycles() {
 		color[c] = black
 		return false
 	}
-	for _, c := range v.m.Computations {
+	for _, c := range m.Computations {
 		if color[c] == white && visit(c) {
-			return
+			break
 		}
 	}
+	return found, cycle
 }
 
 // aliases checks input_output_alias and buffer_donor against the entry's

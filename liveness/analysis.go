@@ -67,6 +67,9 @@ func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
 	if m.Entry == nil {
 		return nil, fmt.Errorf("liveness: module %s has no entry computation", m.Name)
 	}
+	if in, cycle := hlo.FindCallCycle(m); in != nil {
+		return nil, fmt.Errorf("liveness: %s: computation call cycle: %s", in.Name, cycle)
+	}
 	m.Renumber()
 	kinds, roots, err := classify(m)
 	if err != nil {
@@ -117,7 +120,7 @@ func checkFlat(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
 			}
 			for _, callee := range in.Callees() {
 				if prev := sites[callee]; prev != nil && prev != in {
-					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (liveness.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
+					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
 				}
 				sites[callee] = in
 			}
@@ -141,7 +144,7 @@ func (a *Analysis) ValueAt(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
 
 // Time returns the time of in in the flattened schedule, or -1.
 func (a *Analysis) Time(in *hlo.Instruction) int {
-	if in.ID < 0 || in.ID >= len(a.times) {
+	if in == nil || in.ID < 0 || in.ID >= len(a.times) {
 		return -1
 	}
 	return a.times[in.ID]
@@ -184,55 +187,80 @@ func (a *Analysis) runDataflow(numbering func(*hlo.Instruction, hlo.ShapeIndex) 
 // positionsAndUses gives every value its positions, the defining one
 // first and then the others in module order (XLA's HloDataflowAnalysis
 // Run), and its uses as XLA's HloValue::ComputeUses derives them from the
-// positions.
+// positions. Both live in two arrays shared by all values.
 func (a *Analysis) positionsAndUses(d *dataflow) {
-	for _, v := range a.Values {
-		v.Positions = append(v.Positions[:0], Position{Inst: v.Inst, Index: v.Index})
-	}
-	for _, c := range a.Module.Computations {
-		if !d.holds(c) {
-			continue
-		}
-		for _, in := range c.Instructions {
-			ord := 0
-			in.Shape.ForEachSubshape(func(_ hlo.Shape, ix hlo.ShapeIndex) {
-				v := a.slots[in.FirstValue+ord]
-				ord++
-				if v == nil || v.Inst == in {
-					return
-				}
-				v.Positions = append(v.Positions, Position{Inst: in, Index: append(hlo.ShapeIndex{}, ix...)})
-			})
-		}
-	}
-	entryRoot := a.Module.Entry.Root
-	for _, v := range a.Values {
-		var roots []*hlo.Instruction
-		for _, p := range v.Positions {
-			if p.Inst == entryRoot {
-				v.LiveOut = true
+	npos := make([]int32, len(a.Values))
+	eachPosition := func(f func(v *Value, in *hlo.Instruction, ord int)) {
+		for _, c := range a.Module.Computations {
+			if !d.holds(c) {
+				continue
 			}
-			if p.Inst.IsRoot() {
-				roots = append(roots, p.Inst)
-			}
-		}
-		for _, p := range v.Positions {
-			for _, u := range p.Inst.Users {
-				isRootPos := false
-				for _, r := range roots {
-					isRootPos = isRootPos || r == u
-				}
-				if !mayUseOperandValue(u, p.Index) && !isRootPos {
-					continue
-				}
-				for k, o := range u.Operands {
-					if o == p.Inst {
-						v.Uses = append(v.Uses, Use{Inst: u, Operand: k, Index: p.Index})
+			for _, in := range c.Instructions {
+				n := in.Shape.NumSubshapes()
+				for ord := 0; ord < n; ord++ {
+					if v := a.slots[in.FirstValue+ord]; v != nil && v.Inst != in {
+						f(v, in, ord)
 					}
 				}
 			}
 		}
 	}
+	total := len(a.Values)
+	eachPosition(func(v *Value, _ *hlo.Instruction, _ int) { npos[v.ID]++; total++ })
+	all := make([]Position, 0, total)
+	for _, v := range a.Values {
+		all = append(all, Position{Inst: v.Inst, Index: v.Index})
+		v.Positions = all[len(all)-1 : len(all) : len(all)+int(npos[v.ID])]
+		all = all[:len(all)+int(npos[v.ID])]
+	}
+	eachPosition(func(v *Value, in *hlo.Instruction, ord int) {
+		ix := hlo.ShapeIndex{}
+		if ord > 0 {
+			ix = indexAt(in.Shape, ord)
+		}
+		v.Positions = append(v.Positions, Position{Inst: in, Index: ix})
+	})
+	entryRoot := a.Module.Entry.Root
+	// uses calls f for each use of v, in XLA's order.
+	uses := func(v *Value, f func(Use)) {
+		for _, p := range v.Positions {
+			for _, u := range p.Inst.Users {
+				if !mayUseOperandValue(u, p.Index) && !(u.IsRoot() && hasPosition(v, u)) {
+					continue
+				}
+				for k, o := range u.Operands {
+					if o == p.Inst {
+						f(Use{Inst: u, Operand: k, Index: p.Index})
+					}
+				}
+			}
+		}
+	}
+	nuses := 0
+	for _, v := range a.Values {
+		uses(v, func(Use) { nuses++ })
+	}
+	allUses := make([]Use, 0, nuses)
+	for _, v := range a.Values {
+		start := len(allUses)
+		uses(v, func(u Use) { allUses = append(allUses, u) })
+		v.Uses = allUses[start:len(allUses):len(allUses)]
+		for _, p := range v.Positions {
+			if p.Inst == entryRoot {
+				v.LiveOut = true
+			}
+		}
+	}
+}
+
+// hasPosition reports whether v appears at some index of in.
+func hasPosition(v *Value, in *hlo.Instruction) bool {
+	for _, p := range v.Positions {
+		if p.Inst == in {
+			return true
+		}
+	}
+	return false
 }
 
 // timeline is a schedule laid out in time: the flattened sequence, each

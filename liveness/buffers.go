@@ -63,10 +63,11 @@ func (b *Buffer) LiveOut() bool {
 // Name returns the name of the buffer's first value.
 func (b *Buffer) Name() string { return b.Values[0].Name() }
 
-// aliasedValues returns the values that must share v's buffer under
-// XLA's rules (ComputeAliasedValues in hlo_alias_analysis.cc), v included.
-func (a *Analysis) aliasedValues(v *Value) []*Value {
-	out := []*Value{v}
+// aliasedValues appends to out the values that must share v's buffer
+// under XLA's rules (ComputeAliasedValues in hlo_alias_analysis.cc), v
+// first, and returns it.
+func (a *Analysis) aliasedValues(v *Value, out []*Value) []*Value {
+	out = append(out[:0], v)
 	add := func(x *Value) {
 		if x == nil {
 			return
@@ -81,20 +82,23 @@ func (a *Analysis) aliasedValues(v *Value) []*Value {
 	m := a.Module
 	entry := m.Entry
 	// Donation: an entry output aliased to a parameter.
-	for _, p := range v.Positions {
-		if p.Inst != entry.Root {
-			continue
-		}
-		for _, al := range m.InputOutputAlias {
-			if al.Output.Equal(p.Index) {
-				if param := paramOf(entry, al.Param); param != nil {
-					add(a.ValueAt(param, al.ParamIndex))
+	if len(m.InputOutputAlias) > 0 {
+		for _, p := range v.Positions {
+			if p.Inst != entry.Root {
+				continue
+			}
+			for _, al := range m.InputOutputAlias {
+				if al.Output.Equal(p.Index) {
+					if param := paramOf(entry, al.Param); param != nil {
+						add(a.ValueAt(param, al.ParamIndex))
+					}
 				}
 			}
 		}
 	}
 	// While: the init value, the loop parameters and the body root share
-	// the while's buffer, index by index.
+	// the while's buffer, index by index; a conditional's branch roots
+	// share its result's.
 	for _, u := range v.Uses {
 		if u.Inst.Opcode == hlo.OpWhile {
 			add(a.ValueAt(u.Inst, u.Index))
@@ -123,6 +127,9 @@ func (a *Analysis) aliasedValues(v *Value) []*Value {
 	}
 	// In-place operations: an output and the operand it overwrites.
 	for _, p := range v.Positions {
+		if !mayBeInPlace(p.Inst) {
+			continue
+		}
 		for _, pair := range InPlacePairs(p.Inst) {
 			if pair.Output.Equal(p.Index) && pair.Operand < len(p.Inst.Operands) {
 				add(a.ValueAt(p.Inst.Operands[pair.Operand], pair.OperandIndex))
@@ -130,6 +137,9 @@ func (a *Analysis) aliasedValues(v *Value) []*Value {
 		}
 	}
 	for _, u := range v.Uses {
+		if !mayBeInPlace(u.Inst) {
+			continue
+		}
 		for _, pair := range InPlacePairs(u.Inst) {
 			if pair.Operand == u.Operand && pair.OperandIndex.Equal(u.Index) {
 				add(a.ValueAt(u.Inst, pair.Output))
@@ -139,53 +149,83 @@ func (a *Analysis) aliasedValues(v *Value) []*Value {
 	return out
 }
 
+// mayBeInPlace reports whether InPlacePairs(in) can be non-empty.
+func mayBeInPlace(in *hlo.Instruction) bool {
+	switch in.Opcode {
+	case hlo.OpDynamicUpdateSlice, hlo.OpScatter, hlo.OpAllReduceStart, hlo.OpCustomCall, hlo.OpFusion:
+		return true
+	}
+	return false
+}
+
 // buildBuffers merges values into buffers as XLA's CreateBuffers does:
 // each value starts in a set of its own, in ID order; each value's aliased
 // values are merged into the largest of their sets (ties to the set reached
 // through the smallest value ID), and the buffers are the non-empty sets in
-// the order of the slots they occupy.
+// the order of the slots they occupy. A set of one value keeps no list.
 func (a *Analysis) buildBuffers() {
-	sets := make([][]*Value, len(a.Values))
-	setOf := make([]int, len(a.Values))
-	for i, v := range a.Values {
-		sets[i] = []*Value{v}
-		setOf[i] = i
+	n := len(a.Values)
+	lists := make([][]*Value, n) // members of sets of two or more
+	size := make([]int, n)
+	setOf := make([]int32, n)
+	for i := range a.Values {
+		size[i] = 1
+		setOf[i] = int32(i)
 	}
+	members := func(s int) []*Value {
+		if lists[s] != nil {
+			return lists[s]
+		}
+		return a.Values[s : s+1]
+	}
+	var scratch []*Value
 	for _, v := range a.Values {
-		aliased := a.aliasedValues(v)
-		if len(aliased) < 2 {
+		scratch = a.aliasedValues(v, scratch)
+		if len(scratch) < 2 {
 			continue
 		}
 		union, bestSize, bestID := -1, -1, 0
-		for _, x := range aliased {
-			s := setOf[x.ID]
-			if n := len(sets[s]); n > bestSize || n == bestSize && x.XLAID < bestID {
-				union, bestSize, bestID = s, n, x.XLAID
+		for _, x := range scratch {
+			s := int(setOf[x.ID])
+			if sz := size[s]; sz > bestSize || sz == bestSize && x.XLAID < bestID {
+				union, bestSize, bestID = s, sz, x.XLAID
 			}
 		}
-		for _, x := range aliased {
-			s := setOf[x.ID]
-			if s == union || len(sets[s]) == 0 {
+		for _, x := range scratch {
+			s := int(setOf[x.ID])
+			if s == union || size[s] == 0 {
 				continue
 			}
-			for _, y := range sets[s] {
-				setOf[y.ID] = union
+			if lists[union] == nil {
+				lists[union] = append(make([]*Value, 0, size[union]+size[s]), members(union)...)
 			}
-			sets[union] = append(sets[union], sets[s]...)
-			sets[s] = nil
+			for _, y := range members(s) {
+				setOf[y.ID] = int32(union)
+			}
+			lists[union] = append(lists[union], members(s)...)
+			size[union] += size[s]
+			size[s], lists[s] = 0, nil
 		}
 	}
-	for _, s := range sets {
-		if len(s) == 0 {
+	bufs := make([]Buffer, 0, n)
+	for i := range a.Values {
+		if size[i] == 0 {
 			continue
 		}
-		sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
-		b := &Buffer{ID: len(a.Buffers), Values: s, Color: s[0].Color}
-		for _, v := range s {
+		vs := members(i)
+		if len(vs) > 1 {
+			sort.Slice(vs, func(i, j int) bool { return vs[i].ID < vs[j].ID })
+		}
+		bufs = append(bufs, Buffer{ID: len(bufs), Values: vs, Color: vs[0].Color})
+		b := &bufs[len(bufs)-1]
+		for _, v := range vs {
 			b.Size = max(b.Size, v.Size)
 			v.Buffer = b
 		}
-		a.Buffers = append(a.Buffers, b)
+	}
+	a.Buffers = make([]*Buffer, len(bufs))
+	for i := range bufs {
+		a.Buffers[i] = &bufs[i]
 	}
 }
 

@@ -38,8 +38,6 @@ package liveness
 // the root's value wins, which is what the finished propagation gives.
 
 import (
-	"container/heap"
-
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -59,6 +57,21 @@ type dataflow struct {
 	nextID  int
 	deleted []bool // by XLA ID
 	phis    *phiGraph
+	// post caches InstructionPostOrder of each computation.
+	post map[*hlo.Computation][]*hlo.Instruction
+}
+
+// postOrder returns InstructionPostOrder(c), computed once.
+func (d *dataflow) postOrder(c *hlo.Computation) []*hlo.Instruction {
+	if d.post == nil {
+		d.post = map[*hlo.Computation][]*hlo.Instruction{}
+	}
+	po, ok := d.post[c]
+	if !ok {
+		po = InstructionPostOrder(c)
+		d.post[c] = po
+	}
+	return po
 }
 
 // callContext is XLA's CallContext of a computation.
@@ -249,7 +262,25 @@ func (d *dataflow) initialize() {
 	for _, c := range valueOrder(d.m) {
 		holds := d.holds(c)
 		params := d.paramDefines(c)
-		for _, in := range InstructionPostOrder(c) {
+		if !holds {
+			// Only the number of values matters here (XLA numbers them
+			// too), not their order.
+			for _, in := range c.Instructions {
+				if !in.Shape.IsTuple() {
+					if definesAt(in, nil, in.Shape, params) {
+						d.newID()
+					}
+					continue
+				}
+				in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+					if definesAt(in, ix, sub, params) {
+						d.newID()
+					}
+				})
+			}
+			continue
+		}
+		for _, in := range d.postOrder(c) {
 			ord := 0
 			in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
 				o := ord
@@ -647,16 +678,17 @@ func ids(vs []*Value) []int {
 // the entry's post-order, with the computations of a call, conditional or
 // async-start numbered before it and a while's condition and body before
 // the while. Instructions it does not reach get 0, as in XLA.
-func priorities(m *hlo.Module) []int {
-	prio := make([]int, m.NumInstructions())
+func (d *dataflow) priorities() []int32 {
+	m := d.m
+	prio := make([]int32, m.NumInstructions())
 	seen := make([]bool, len(prio))
-	next := 0
+	var next int32
 	var visit func(c *hlo.Computation, depth int)
 	visit = func(c *hlo.Computation, depth int) {
 		if c == nil || depth > len(m.Computations) {
 			return
 		}
-		for _, in := range InstructionPostOrder(c) {
+		for _, in := range d.postOrder(c) {
 			switch in.Opcode {
 			case hlo.OpCall, hlo.OpConditional, hlo.OpAsyncStart:
 				for _, callee := range in.Callees() {
@@ -677,41 +709,69 @@ func priorities(m *hlo.Module) []int {
 	return prio
 }
 
-// worklist is a priority queue of instructions by (priority, ID).
+// worklist is a priority queue of instructions by (priority, ID): a
+// binary heap of instruction IDs over a key table.
 type worklist struct {
-	items  []*hlo.Instruction
-	prio   []int
+	heap   []int32
+	key    []int64 // priority<<32 | ID, by ID
+	inst   []*hlo.Instruction
 	queued []bool
 }
 
-func (w *worklist) Len() int { return len(w.items) }
-func (w *worklist) Less(i, j int) bool {
-	a, b := w.items[i], w.items[j]
-	if w.prio[a.ID] != w.prio[b.ID] {
-		return w.prio[a.ID] < w.prio[b.ID]
-	}
-	return a.ID < b.ID
-}
-func (w *worklist) Swap(i, j int) { w.items[i], w.items[j] = w.items[j], w.items[i] }
-func (w *worklist) Push(x any)    { w.items = append(w.items, x.(*hlo.Instruction)) }
-func (w *worklist) Pop() any {
-	n := len(w.items) - 1
-	x := w.items[n]
-	w.items = w.items[:n]
-	return x
+func newWorklist(m *hlo.Module, prio []int32) *worklist {
+	n := m.NumInstructions()
+	w := &worklist{key: make([]int64, n), inst: make([]*hlo.Instruction, n), queued: make([]bool, n)}
+	m.Instructions(func(in *hlo.Instruction) {
+		w.key[in.ID] = int64(prio[in.ID])<<32 | int64(in.ID)
+		w.inst[in.ID] = in
+	})
+	return w
 }
 
 func (w *worklist) add(in *hlo.Instruction) {
-	if in == nil || w.queued[in.ID] {
+	if in == nil || in.ID < 0 || in.ID >= len(w.queued) || w.queued[in.ID] {
 		return
 	}
 	w.queued[in.ID] = true
-	heap.Push(w, in)
+	w.heap = append(w.heap, int32(in.ID))
+	for i := len(w.heap) - 1; i > 0; {
+		p := (i - 1) / 2
+		if w.key[w.heap[p]] <= w.key[w.heap[i]] {
+			break
+		}
+		w.heap[p], w.heap[i] = w.heap[i], w.heap[p]
+		i = p
+	}
+}
+
+func (w *worklist) pop() *hlo.Instruction {
+	h := w.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && w.key[h[l]] < w.key[h[m]] {
+			m = l
+		}
+		if r < len(h) && w.key[h[r]] < w.key[h[m]] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	w.heap = h
+	w.queued[top] = false
+	return w.inst[top]
 }
 
 // propagate runs the worklist to its fixed point.
 func (d *dataflow) propagate() {
-	w := &worklist{prio: priorities(d.m), queued: make([]bool, d.m.NumInstructions())}
+	w := newWorklist(d.m, d.priorities())
 	param := func(c *hlo.Computation, n int) *hlo.Instruction {
 		if c == nil || n < 0 || n >= len(c.Params) {
 			return nil
@@ -722,13 +782,12 @@ func (d *dataflow) propagate() {
 		if !d.holds(c) {
 			continue
 		}
-		for _, in := range InstructionPostOrder(c) {
+		for _, in := range d.postOrder(c) {
 			w.add(in)
 		}
 	}
-	for w.Len() > 0 {
-		in := heap.Pop(w).(*hlo.Instruction)
-		w.queued[in.ID] = false
+	for len(w.heap) > 0 {
+		in := w.pop()
 		if !d.update(in) {
 			continue
 		}

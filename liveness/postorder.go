@@ -119,16 +119,21 @@ func valueOrder(m *hlo.Module) []*hlo.Computation {
 		seen[c] = true
 		var sites []*hlo.Instruction
 		for _, in := range c.Instructions {
-			if len(in.Callees()) > 0 {
+			if in.Ext != nil && len(in.Callees()) > 0 {
 				sites = append(sites, in)
 			}
 		}
-		sort.SliceStable(sites, func(i, j int) bool { return key(sites[i]) < key(sites[j]) })
+		if len(sites) > 1 {
+			sort.SliceStable(sites, func(i, j int) bool { return key(sites[i]) < key(sites[j]) })
+		}
 		for _, in := range sites {
-			callees := in.Callees()
 			if in.Opcode == hlo.OpWhile {
-				callees = []*hlo.Computation{in.Condition(), in.Body()}
-			} else {
+				visit(in.Condition())
+				visit(in.Body())
+				continue
+			}
+			callees := in.Callees()
+			if len(callees) > 1 {
 				callees = append([]*hlo.Computation(nil), callees...)
 				sort.SliceStable(callees, func(i, j int) bool { return textPos[callees[i]] < textPos[callees[j]] })
 			}
