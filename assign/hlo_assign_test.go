@@ -140,66 +140,139 @@ func tempSize(allocs []xlaAlloc) int64 {
 }
 
 // TestPairedAssignment holds the assignment to XLA's own on every paired
-// GPU module: with the default packer the total is never above XLA's; the
-// parameter and output allocations have XLA's sizes; every plan passes the
-// checks; and with --algo=xla the temp allocation equals XLA's and the
-// whole buffer-assignment dump is XLA's, byte for byte.
+// module: the 27 torch-xla and 57 JAX XLA:GPU modules and the 9 JAX
+// XLA:CPU ones (assigned for the CPU target). With the default packer the
+// total is never above XLA's and the parameter and output allocations have
+// XLA's sizes; every plan passes the checks; each temp heap's distance to
+// its lower bound is reported. With --algo=xla the temp allocation and the
+// total equal XLA's, and on the torch-xla modules the whole
+// buffer-assignment dump is XLA's, byte for byte. (On the JAX modules the
+// dump differs only in value IDs, which XLA numbers in an order its dumps do
+// not record; liveness's TestXLABufferAssignment shows that with XLA's
+// numbering the dump is XLA's there too.)
 func TestPairedAssignment(t *testing.T) {
-	dirs := corpus.Glob(t, "paired/*")
-	var table strings.Builder
-	table.WriteString("module                                        XLA total     ours total   XLA temp   ours temp   temp LB\n")
-	sameTemp, sameDump := 0, 0
-	for _, dir := range dirs {
-		name := filepath.Base(dir)
-		hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
-		xTotal, xAllocs, xText := readXLAAssignment(t, globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
-		load := func() *hlo.Module {
-			mods, err := hlo.ParseFile(hloFile)
-			require.NoError(t, err)
-			return mods[0]
-		}
-		ours := assignModule(t, load(), AssignOptions{})
-		require.LessOrEqual(t, ours.Stats.TotalBytes, xTotal, "%s: total above XLA's", name)
-		// Parameter and output allocations have XLA's sizes.
-		want := map[string]int64{}
-		for _, a := range xAllocs {
-			if strings.Contains(a.desc, "parameter ") || strings.Contains(a.desc, "output shape is") {
-				want[strings.SplitN(a.desc, ", maybe-live-out", 2)[0]] = a.size
+	for _, set := range []struct {
+		dir, target string
+		n           int
+		dump        bool
+	}{{"paired", "gpu", 27, true}, {"paired-jax", "gpu", 57, false}, {"paired-jax-cpu", "cpu", 9, false}} {
+		dirs := corpus.Glob(t, set.dir+"/*")
+		require.Len(t, dirs, set.n, set.dir)
+		var table strings.Builder
+		table.WriteString("module                                                  XLA total     ours total     XLA temp    ours temp      temp LB\n")
+		sameTemp, sameTotal, sameDump, atLB, atAlignedLB, heaps := 0, 0, 0, 0, 0, 0
+		var saved int64
+		for _, dir := range dirs {
+			name := set.dir + "/" + filepath.Base(dir)
+			hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
+			xTotal, xAllocs, xText := readXLAAssignment(t, globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
+			load := func() *hlo.Module {
+				mods, err := hlo.ParseFile(hloFile)
+				require.NoError(t, err)
+				return mods[0]
 			}
-		}
-		got := map[string]int64{}
-		headerRe := regexp.MustCompile(`^allocation \d+: size X, (.*):$`)
-		for _, al := range ours.Allocations {
-			if al.IsParameter() || al.Output != nil {
-				desc := headerRe.FindStringSubmatch(al.header("X"))[1]
-				got[strings.SplitN(desc, ", maybe-live-out", 2)[0]] = al.Size
+			ours := assignModule(t, load(), AssignOptions{Target: set.target})
+			require.LessOrEqual(t, ours.Stats.TotalBytes, xTotal, "%s: total above XLA's", name)
+			saved += xTotal - ours.Stats.TotalBytes
+			// Parameter and output allocations have XLA's sizes.
+			want := map[string]int64{}
+			for _, a := range xAllocs {
+				if strings.Contains(a.desc, "parameter ") || strings.Contains(a.desc, "output shape is") {
+					want[strings.SplitN(a.desc, ", maybe-live-out", 2)[0]] = a.size
+				}
 			}
+			got := map[string]int64{}
+			headerRe := regexp.MustCompile(`^allocation \d+: size X, (.*):$`)
+			for _, al := range ours.Allocations {
+				if al.IsParameter() || al.Output != nil {
+					desc := headerRe.FindStringSubmatch(al.header("X"))[1]
+					got[strings.SplitN(desc, ", maybe-live-out", 2)[0]] = al.Size
+				}
+			}
+			require.Equal(t, want, got, "%s: parameter and output allocations", name)
+			var lb int64
+			for _, h := range ours.Heaps {
+				heaps++
+				lb += h.LowerBound
+				alb := alignedLowerBound(h.Problem)
+				switch height := h.Solution.Height(); {
+				case height == h.LowerBound:
+					atLB++
+				case height <= alb:
+					atAlignedLB++
+				default:
+					t.Logf("%s: temp heap of color %d is %d bytes, %d above its lower bound %d (%d with alignment)",
+						name, h.Color, height, height-h.LowerBound, h.LowerBound, alb)
+				}
+			}
+			x := assignModule(t, load(), AssignOptions{Algorithm: "xla", Target: set.target})
+			if x.Stats.TempBytes == tempSize(xAllocs) {
+				sameTemp++
+			} else {
+				t.Errorf("%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
+			}
+			if x.Stats.TotalBytes == xTotal {
+				sameTotal++
+			} else {
+				t.Errorf("%s: --algo=xla total %d, XLA %d", name, x.Stats.TotalBytes, xTotal)
+			}
+			if set.dump {
+				var dump strings.Builder
+				require.NoError(t, x.WriteXLA(&dump))
+				ourAllocs := dump.String()[:strings.Index(dump.String(), "\nTotal bytes used")]
+				xlaAllocs := xText[:strings.Index(xText, "\nTotal bytes used")]
+				if ourAllocs == xlaAllocs {
+					sameDump++
+				} else {
+					t.Errorf("%s: --algo=xla dump differs from XLA's:\n%s", name, firstDiff(xlaAllocs, ourAllocs))
+				}
+			}
+			table.WriteString(strings.Join([]string{pad(name, 54), padl(xTotal, 12), padl(ours.Stats.TotalBytes, 14),
+				padl(tempSize(xAllocs), 12), padl(ours.Stats.TempBytes, 12), padl(lb, 12)}, " "))
+			table.WriteByte('\n')
 		}
-		require.Equal(t, want, got, "%s: parameter and output allocations", name)
-		x := assignModule(t, load(), AssignOptions{Algorithm: "xla"})
-		if x.Stats.TempBytes == tempSize(xAllocs) {
-			sameTemp++
-		} else {
-			t.Errorf("%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
-		}
-		var dump strings.Builder
-		require.NoError(t, x.WriteXLA(&dump))
-		ourAllocs := dump.String()[:strings.Index(dump.String(), "\nTotal bytes used")]
-		xlaAllocs := xText[:strings.Index(xText, "\nTotal bytes used")]
-		if ourAllocs == xlaAllocs {
-			sameDump++
-		} else {
-			t.Errorf("%s: --algo=xla dump differs from XLA's:\n%s", name, firstDiff(xlaAllocs, ourAllocs))
-		}
-		var lb int64
-		for _, h := range ours.Heaps {
-			lb += h.LowerBound
-		}
-		table.WriteString(strings.Join([]string{pad(name, 44), padl(xTotal, 12), padl(ours.Stats.TotalBytes, 14), padl(tempSize(xAllocs), 10), padl(ours.Stats.TempBytes, 11), padl(lb, 9)}, " "))
-		table.WriteByte('\n')
+		t.Logf("\n%s%s: default total below XLA's by %d bytes in all; of %d temp heaps %d at their lower bound, "+
+			"%d at it once chunk alignment is counted; --algo=xla temp equal on %d/%d, total equal on %d/%d, dump identical on %d/%d",
+			table.String(), set.dir, saved, heaps, atLB, atAlignedLB, sameTemp, len(dirs), sameTotal, len(dirs), sameDump, len(dirs))
 	}
-	t.Logf("\n%s--algo=xla: temp equal on %d/%d modules, dump identical on %d/%d", table.String(), sameTemp, len(dirs), sameDump, len(dirs))
-	require.GreaterOrEqual(t, sameTemp, 24)
+}
+
+// alignedLowerBound is the lower bound of a packing whose chunks start at
+// multiples of each buffer's alignment: at any moment every live buffer but
+// the topmost occupies at least its size rounded up to its alignment. A
+// must-share group counts once, at its largest live member.
+func alignedLowerBound(p *Problem) int64 {
+	group := make([]int, len(p.Buffers))
+	for i := range group {
+		group[i] = i
+	}
+	for _, g := range p.Groups {
+		for _, i := range g {
+			group[i] = g[0]
+		}
+	}
+	times := map[int64]bool{}
+	for _, b := range p.Buffers {
+		times[b.Start] = true
+	}
+	var best int64
+	for t := range times {
+		size := map[int]int64{}
+		align := map[int]int64{}
+		for i, b := range p.Buffers {
+			if b.Start <= t && t < b.End && b.Size > size[group[i]] {
+				size[group[i]], align[group[i]] = b.Size, max(b.Align, 1)
+			}
+		}
+		var sum, slack int64
+		for g, sz := range size {
+			up := roundUp(sz, align[g])
+			sum += up
+			slack = max(slack, up-sz)
+		}
+		best = max(best, sum-slack)
+	}
+	return best
 }
 
 func pad(s string, n int) string {
