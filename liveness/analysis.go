@@ -119,6 +119,9 @@ func checkFlat(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
 				continue
 			}
 			for _, callee := range in.Callees() {
+				if callee == nil {
+					continue
+				}
 				if prev := sites[callee]; prev != nil && prev != in {
 					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
 				}
@@ -277,7 +280,7 @@ type timeline struct {
 }
 
 func (tl *timeline) time(in *hlo.Instruction) int {
-	if in.ID < 0 || in.ID >= len(tl.times) {
+	if in == nil || in.ID < 0 || in.ID >= len(tl.times) {
 		return -1
 	}
 	return tl.times[in.ID]
@@ -420,6 +423,37 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 		tl.scheduled[v.ID] = true
 		tl.endPos[v.ID] = endPos
 	}
+	// An asynchronous operation may read its operands' arrays and write the
+	// arrays its start defines until its done. In a well-formed module the dataflow
+	// already says so (the done uses the start's tuple); for one whose
+	// shapes do not carry the operands through, keep them live anyway.
+	for _, c := range a.Module.Computations {
+		if a.Kinds[c] != Sequential {
+			continue
+		}
+		for _, in := range c.Instructions {
+			if !in.Opcode.Has(hlo.AsyncStart) {
+				continue
+			}
+			td := tl.time(asyncDone(in))
+			if td < 0 {
+				continue
+			}
+			extend := func(x *hlo.Instruction, definedOnly bool) {
+				n := x.Shape.NumSubshapes()
+				for ord := 0; ord < n; ord++ {
+					v := a.slots[x.FirstValue+ord]
+					if v != nil && !v.Shape.IsTuple() && tl.scheduled[v.ID] && (!definedOnly || v.Inst == x) && tl.ranges[v.ID].End < td {
+						tl.ranges[v.ID].End = td
+					}
+				}
+			}
+			for _, o := range in.Operands {
+				extend(o, false)
+			}
+			extend(in, true)
+		}
+	}
 	// Normalize: values of one buffer get disjoint, chained ranges.
 	var vs []*Value
 	for _, b := range a.Buffers {
@@ -483,6 +517,26 @@ func firstFullyBound(in *hlo.Instruction) bool {
 		return true
 	}
 	return !bound(in.Operands[0])
+}
+
+// asyncDone returns the done of the asynchronous operation start begins
+// (any kind: all-reduce-done, copy-done, async-done, ...), or nil.
+func asyncDone(start *hlo.Instruction) *hlo.Instruction {
+	cur := start
+	for i := 0; cur != nil && i < 1<<16; i++ {
+		var next *hlo.Instruction
+		for _, u := range cur.Users {
+			if len(u.Operands) > 0 && u.Operands[0] == cur && (u.Opcode == hlo.OpAsyncUpdate || u.Opcode.Has(hlo.AsyncDone)) {
+				next = u
+				break
+			}
+		}
+		if next == nil || next.Opcode.Has(hlo.AsyncDone) {
+			return next
+		}
+		cur = next
+	}
+	return nil
 }
 
 // asyncChainDone returns the async-done that ends the chain an async op

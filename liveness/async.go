@@ -29,7 +29,7 @@ type AsyncPair struct {
 	// other kinds).
 	Computation *hlo.Computation
 	// Reads are the buffers the operation may read until Done: those of
-	// its operands.
+	// its operands' arrays.
 	Reads []*Buffer
 	// Writes are the buffers it may write until Done: its destination
 	// (and, for an async-start, the buffers of its computation's values).
@@ -132,16 +132,21 @@ func (a *Analysis) asyncPair(start *hlo.Instruction) AsyncPair {
 			*list = append(*list, v.Buffer)
 		}
 	}
-	for _, o := range start.Operands {
+	// Reads: the arrays of the operands (an operation reads arrays, not
+	// tuple index tables).
+	reads := func(o *hlo.Instruction) {
 		for ord := 0; ord < o.Shape.NumSubshapes(); ord++ {
-			addBuf(&p.Reads, a.slots[o.FirstValue+ord])
+			if v := a.slots[o.FirstValue+ord]; v != nil && !v.Shape.IsTuple() {
+				addBuf(&p.Reads, v)
+			}
 		}
+	}
+	for _, o := range start.Operands {
+		reads(o)
 	}
 	for _, u := range p.Updates {
 		for _, o := range u.Operands[1:] {
-			for ord := 0; ord < o.Shape.NumSubshapes(); ord++ {
-				addBuf(&p.Reads, a.slots[o.FirstValue+ord])
-			}
+			reads(o)
 		}
 	}
 	// The destination: what the done hands out, and whatever the start
