@@ -58,5 +58,5 @@
 //
 // ReadCSV and WriteCSV read problems and write packings in MiniMalloc's CSV
 // form (id,lower,upper,size[,alignment][,offset]), half-open like this
-// package; input errors are reported as FILE:LINE: message.
+// package; input errors are reported as FILE:LINE:COL: message.
 package assign

@@ -76,7 +76,19 @@ func (lx *lexer) text(t token) string {
 	return lx.src[t.start:t.end]
 }
 
-func newLexer(src string) lexer { return lexer{src: src, line: 1} }
+// newLexer returns a lexer at the start of src. A UTF-8 byte-order mark
+// there (editors on Windows write one) is skipped, and columns on the first
+// line count from after it.
+func newLexer(src string) lexer {
+	lx := lexer{src: src, line: 1}
+	if strings.HasPrefix(src, byteOrderMark) {
+		lx.off, lx.lineStart = len(byteOrderMark), len(byteOrderMark)
+	}
+	return lx
+}
+
+// byteOrderMark is U+FEFF in UTF-8.
+const byteOrderMark = "\uFEFF"
 
 var wordByte = func() (t [256]bool) {
 	for c := 0; c < 256; c++ {

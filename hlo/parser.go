@@ -23,19 +23,9 @@ package hlo
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
-
-// ParseFile reads and parses every module in the named file.
-func ParseFile(path string) ([]*Module, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(path, src)
-}
 
 // Parse parses every module in src; filename is used in error messages.
 // It fails with an ErrorList of positioned errors.

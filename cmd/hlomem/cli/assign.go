@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
@@ -46,10 +48,18 @@ func runAssign(e *env, args []string) error {
 	if *fuse {
 		return errors.New("hlomem assign: --fuse is not available: the fusion pass is not part of this build yet")
 	}
-	if *align < 0 {
-		return fmt.Errorf("hlomem assign: --align must not be negative, got %d", *align)
+	if *align < 0 || *align&(*align-1) != 0 {
+		return fmt.Errorf("hlomem assign: --align must be a power of two (or 0 for the target's), got %d", *align)
 	}
-	return eachAnalysis(e, file, *sched, *format != "json", func(m *hlo.Module, a *liveness.Analysis) error {
+	if *budget < 0 {
+		return fmt.Errorf("hlomem assign: --budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultAssignBudget)
+	}
+	l := map[string]layout{"xla": splitMarker, "report": headed, "json": jsonArray, "csv": table}[*format]
+	// --format=csv: the temp heaps of every module in one table, with
+	// the module and the heap's color leading each row, and the
+	// alignment column always there.
+	csvw := assign.NewCSVWriter(e.stdout, assign.CSVColumns{Alignment: true}, "module", "color")
+	err = eachAnalysis(e, file, *sched, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget}
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
@@ -60,12 +70,24 @@ func runAssign(e *env, args []string) error {
 		}
 		switch *format {
 		case "xla":
-			return as.WriteXLAWith(e.stdout, xopts)
+			return as.WriteXLAWith(w, xopts)
 		case "report":
-			return as.WriteReport(e.stdout)
+			return as.WriteReport(w)
 		case "json":
-			return as.WriteJSON(e.stdout)
+			return as.WriteJSON(w)
 		}
-		return as.WriteTempCSV(e.stdout)
+		for _, h := range as.Heaps {
+			if err := csvw.Write(h.Problem, h.Solution.Packing, m.Name, strconv.FormatInt(h.Color, 10)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if *format == "csv" {
+		return csvw.Flush()
+	}
+	return nil
 }

@@ -1,7 +1,5 @@
 package cli
 
-import "github.com/hlomem/hlomem/hlo"
-
 func init() {
 	register(&command{
 		name:    "fmt",
@@ -19,7 +17,7 @@ func runFmt(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mods, err := loadModules(file, *verify)
+	mods, err := loadModules(e, file, *verify)
 	if err != nil {
 		return err
 	}
@@ -30,25 +28,4 @@ func runFmt(e *env, args []string) error {
 		e.stdout.WriteString(m.String())
 	}
 	return nil
-}
-
-// loadModules parses every module of file and, if verify is set, verifies
-// each; errors carry FILE:LINE:COL positions.
-func loadModules(file string, verify bool) ([]*hlo.Module, error) {
-	mods, err := hlo.ParseFile(file)
-	if err != nil {
-		return nil, err
-	}
-	if verify {
-		var all hlo.ErrorList
-		for _, m := range mods {
-			if err := hlo.Verify(m); err != nil {
-				all = append(all, err.(hlo.ErrorList)...)
-			}
-		}
-		if err := all.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return mods, nil
 }

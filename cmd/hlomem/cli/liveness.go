@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
@@ -36,11 +37,15 @@ func runLiveness(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return eachAnalysis(e, file, *sched, *format == "xla", func(_ *hlo.Module, a *liveness.Analysis) error {
+	l := splitMarker
+	if *format == "json" {
+		l = jsonArray
+	}
+	return eachAnalysis(e, file, *sched, l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
 		if *format == "json" {
-			return a.WriteJSON(e.stdout)
+			return a.WriteJSON(w)
 		}
-		return a.WriteXLAWith(e.stdout, xopts)
+		return a.WriteXLAWith(w, xopts)
 	})
 }
 
@@ -59,26 +64,25 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 }
 
 // eachAnalysis loads and verifies every module of file, prepares and
-// analyses each (analyzeModule) and calls write for it; with sep, a
-// "// -----" line goes between the modules' outputs.
-func eachAnalysis(e *env, file, sched string, sep bool, write func(*hlo.Module, *liveness.Analysis) error) error {
-	mods, err := loadModules(file, true)
+// analyses each (analyzeModule) and calls write for it with where to
+// write its part of the output, laid out as l says (moduleOutput).
+func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
+	mods, err := loadModules(e, file, true)
 	if err != nil {
 		return err
 	}
-	for i, m := range mods {
+	name := inputName(file)
+	out := newModuleOutput(e.stdout, l, len(mods))
+	for _, m := range mods {
 		a, err := analyzeModule(m, sched)
 		if err != nil {
-			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+			return fmt.Errorf("%s: module %s: %w", name, m.Name, err)
 		}
-		if i > 0 && sep {
-			e.stdout.WriteString("\n// -----\n\n")
-		}
-		if err := write(m, a); err != nil {
-			return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+		if err := write(out.next(m), m, a); err != nil {
+			return fmt.Errorf("%s: module %s: %w", name, m.Name, err)
 		}
 	}
-	return nil
+	return out.finish()
 }
 
 // analyzeModule prepares m as XLA does before buffer assignment (flatten

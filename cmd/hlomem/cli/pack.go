@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -45,7 +44,7 @@ func runPack(e *env, args []string) error {
 	fs := newFlagSet(c, e)
 	algo := fs.String("algo", "auto", "packer: "+strings.Join(assign.Algorithms(), ", "))
 	capacity := fs.Int64("capacity", 0, "bytes available; exit 2 when no packing fits (0: no limit, minimise the height)")
-	budget := fs.Duration("budget", 0, "time auto and exact may spend after the portfolio (0: 10s; negative: none)")
+	budget := fs.Duration("budget", 0, "time auto and exact may spend after the portfolio (0: 10s; --algo=portfolio for none)")
 	format := fs.String("format", "csv", "output format: csv (the input rows plus an offset column) or json")
 	file, err := parseArgs(fs, args)
 	if err != nil {
@@ -60,22 +59,20 @@ func runPack(e *env, args []string) error {
 	if *capacity < 0 {
 		return fail("negative capacity %d", *capacity)
 	}
+	if *budget < 0 {
+		return fail("--budget must not be negative, got %v (0 means the default, 10s; --algo=portfolio searches no further)", *budget)
+	}
 	if !knownAlgorithm(*algo) {
 		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(assign.Algorithms(), ", "))
 	}
 
-	var r io.Reader
-	if file == "-" {
-		r = e.stdin
-	} else {
-		f, err := os.Open(file)
-		if err != nil {
-			return fail("%v", err)
-		}
-		defer f.Close()
-		r = f
+	name := inputName(file)
+	r, err := openInput(e, file)
+	if err != nil {
+		return fail("%v", err)
 	}
-	p, err := assign.ReadCSV(r, file)
+	defer r.Close()
+	p, cols, err := assign.ReadCSVColumns(r, name)
 	if err != nil {
 		return &exitError{code: exitFailure, msg: err.Error()}
 	}
@@ -95,7 +92,7 @@ func runPack(e *env, args []string) error {
 	case errors.As(err, &capErr):
 		// Keep going: the best packing is printed with the error.
 	case err != nil:
-		return fail("%s: %v", file, err)
+		return fail("%s: %v", name, err)
 	}
 	runtime.GC()
 	if err := assign.Check(p, sol.Packing); err != nil {
@@ -104,7 +101,13 @@ func runPack(e *env, args []string) error {
 
 	switch *format {
 	case "csv":
-		if err := assign.WriteCSV(e.stdout, p, sol.Packing); err != nil {
+		// The input's columns, whatever the values: an alignment column
+		// of zeros stays.
+		w := assign.NewCSVWriter(e.stdout, cols)
+		if err := w.Write(p, sol.Packing); err != nil {
+			return fail("%v", err)
+		}
+		if err := w.Flush(); err != nil {
 			return fail("%v", err)
 		}
 	case "json":
@@ -130,7 +133,7 @@ func runPack(e *env, args []string) error {
 		over := capErr.Need - capErr.Limit
 		return &exitError{code: exitInfeasible, msg: fmt.Sprintf(
 			"hlomem pack: %s: no packing found within capacity %d: the best needs %d bytes, %d (%.2f%%) over; the lower bound is %d",
-			file, capErr.Limit, capErr.Need, over, 100*float64(over)/float64(capErr.Limit), sol.LowerBound())}
+			name, capErr.Limit, capErr.Need, over, 100*float64(over)/float64(capErr.Limit), sol.LowerBound())}
 	}
 	return nil
 }

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// Every command reads one input, FILE, or standard input when FILE is "-";
+// messages then name it stdinName. Reading is bounded (hlo.MaxSourceSize,
+// assign.MaxCSVSize), so /dev/zero or an endless pipe gives an error
+// rather than exhausting memory.
+
+// stdinName names standard input in messages, as in "<stdin>:3:7: ...".
+const stdinName = "<stdin>"
+
+// inputName is the name messages give to the input file.
+func inputName(file string) string {
+	if file == "-" {
+		return stdinName
+	}
+	return file
+}
+
+// openInput opens file for reading, or returns standard input for "-". A
+// directory is refused here, so that the message says so rather than
+// reporting a failed read.
+func openInput(e *env, file string) (io.ReadCloser, error) {
+	if file == "-" {
+		return io.NopCloser(e.stdin), nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not a file", file)
+	}
+	return f, nil
+}
+
+// loadModules parses every module of file ("-" for standard input) and,
+// if verify is set, verifies each; errors carry FILE:LINE:COL positions.
+func loadModules(e *env, file string, verify bool) ([]*hlo.Module, error) {
+	var mods []*hlo.Module
+	var err error
+	if file == "-" {
+		mods, err = hlo.ParseReader(stdinName, e.stdin)
+	} else {
+		mods, err = hlo.ParseFile(file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if verify {
+		var all hlo.ErrorList
+		for _, m := range mods {
+			if err := hlo.Verify(m); err != nil {
+				all = append(all, err.(hlo.ErrorList)...)
+			}
+		}
+		if err := all.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return mods, nil
+}
