@@ -27,6 +27,12 @@ const (
 	// Parallel: its called computations run in a parallel context
 	// (reduce/map/sort/scatter to_apply and the like); their values are thread-local.
 	Parallel
+	// Caller: the op may call computations (XLA's
+	// MightHaveCalledComputations); no other op names one.
+	Caller
+	// ToApply: the op calls the computation named by to_apply=, which it
+	// cannot do without (XLA's parser requires the attribute).
+	ToApply
 )
 
 // OpInfo describes one opcode.
@@ -180,6 +186,7 @@ const (
 const (
 	ew  = Elementwise
 	exp = Elementwise | Expensive
+	app = Caller | ToApply
 )
 
 var opTable = [numOpcodes]OpInfo{
@@ -193,16 +200,16 @@ var opTable = [numOpcodes]OpInfo{
 	OpAllGather:              {"all-gather", Variadic, Collective},
 	OpAllGatherDone:          {"all-gather-done", 1, Collective | AsyncDone},
 	OpAllGatherStart:         {"all-gather-start", Variadic, Collective | AsyncStart},
-	OpAllReduce:              {"all-reduce", Variadic, Collective | Parallel},
+	OpAllReduce:              {"all-reduce", Variadic, Collective | Parallel | app},
 	OpAllReduceDone:          {"all-reduce-done", 1, Collective | AsyncDone},
-	OpAllReduceStart:         {"all-reduce-start", Variadic, Collective | AsyncStart | Parallel},
+	OpAllReduceStart:         {"all-reduce-start", Variadic, Collective | AsyncStart | Parallel | app},
 	OpAllToAll:               {"all-to-all", Variadic, Collective},
 	OpAnd:                    {"and", 2, ew},
 	OpAsin:                   {"asin", 1, exp},
 	OpAsinh:                  {"asinh", 1, exp},
-	OpAsyncDone:              {"async-done", 1, AsyncDone},
-	OpAsyncStart:             {"async-start", Variadic, AsyncStart},
-	OpAsyncUpdate:            {"async-update", Variadic, 0},
+	OpAsyncDone:              {"async-done", 1, AsyncDone | Caller},
+	OpAsyncStart:             {"async-start", Variadic, AsyncStart | Caller},
+	OpAsyncUpdate:            {"async-update", Variadic, Caller},
 	OpAtan2:                  {"atan2", 2, exp},
 	OpAtanh:                  {"atanh", 1, exp},
 	OpBatchNormGrad:          {"batch-norm-grad", 5, Expensive},
@@ -211,7 +218,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpBitcast:                {"bitcast", 1, 0},
 	OpBitcastConvert:         {"bitcast-convert", 1, 0},
 	OpBroadcast:              {"broadcast", 1, 0},
-	OpCall:                   {"call", Variadic, 0},
+	OpCall:                   {"call", Variadic, app},
 	OpCbrt:                   {"cbrt", 1, exp},
 	OpCeil:                   {"ceil", 1, ew},
 	OpCholesky:               {"cholesky", 1, Expensive},
@@ -224,7 +231,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCompare:                {"compare", 2, ew},
 	OpComplex:                {"complex", 2, ew},
 	OpConcatenate:            {"concatenate", Variadic, 0},
-	OpConditional:            {"conditional", Variadic, 0},
+	OpConditional:            {"conditional", Variadic, Caller},
 	OpConstant:               {"constant", 0, 0},
 	OpConvert:                {"convert", 1, ew},
 	OpConvolution:            {"convolution", 2, Expensive},
@@ -233,7 +240,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCopyStart:              {"copy-start", 1, AsyncStart},
 	OpCos:                    {"cosine", 1, exp},
 	OpCosh:                   {"cosh", 1, exp},
-	OpCustomCall:             {"custom-call", Variadic, Parallel},
+	OpCustomCall:             {"custom-call", Variadic, Parallel | Caller},
 	OpDivide:                 {"divide", 2, exp},
 	OpDomain:                 {"domain", 1, 0},
 	OpDot:                    {"dot", 2, Expensive},
@@ -245,7 +252,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpExpm1:                  {"exponential-minus-one", 1, exp},
 	OpFft:                    {"fft", 1, Expensive},
 	OpFloor:                  {"floor", 1, ew},
-	OpFusion:                 {"fusion", Variadic, 0},
+	OpFusion:                 {"fusion", Variadic, Caller},
 	OpGather:                 {"gather", 2, 0},
 	OpGetDimensionSize:       {"get-dimension-size", 1, 0},
 	OpGetTupleElement:        {"get-tuple-element", 1, 0},
@@ -256,7 +263,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpLog:                    {"log", 1, exp},
 	OpLog1p:                  {"log-plus-one", 1, exp},
 	OpLogistic:               {"logistic", 1, exp},
-	OpMap:                    {"map", Variadic, Elementwise | Parallel},
+	OpMap:                    {"map", Variadic, Elementwise | Parallel | app},
 	OpMaximum:                {"maximum", 2, ew},
 	OpMinimum:                {"minimum", 2, ew},
 	OpMulhi:                  {"mulhi", 2, ew},
@@ -276,10 +283,10 @@ var opTable = [numOpcodes]OpInfo{
 	OpReal:                   {"real", 1, ew},
 	OpRecv:                   {"recv", 1, SideEffect | AsyncStart},
 	OpRecvDone:               {"recv-done", 1, SideEffect | AsyncDone},
-	OpReduce:                 {"reduce", Variadic, Parallel},
+	OpReduce:                 {"reduce", Variadic, Parallel | app},
 	OpReducePrecision:        {"reduce-precision", 1, ew},
-	OpReduceScatter:          {"reduce-scatter", Variadic, Collective | Parallel},
-	OpReduceWindow:           {"reduce-window", Variadic, Parallel},
+	OpReduceScatter:          {"reduce-scatter", Variadic, Collective | Parallel | app},
+	OpReduceWindow:           {"reduce-window", Variadic, Parallel | app},
 	OpRemainder:              {"remainder", 2, exp},
 	OpReplicaID:              {"replica-id", 0, 0},
 	OpReshape:                {"reshape", 1, 0},
@@ -291,10 +298,10 @@ var opTable = [numOpcodes]OpInfo{
 	OpRoundNearestEven:       {"round-nearest-even", 1, ew},
 	OpRsqrt:                  {"rsqrt", 1, exp},
 	OpScaledDot:              {"scaled-dot", 4, Expensive},
-	OpScan:                   {"scan", Variadic, Parallel},
-	OpScatter:                {"scatter", Variadic, Parallel},
+	OpScan:                   {"scan", Variadic, Parallel | Caller},
+	OpScatter:                {"scatter", Variadic, Parallel | app},
 	OpSelect:                 {"select", 3, ew},
-	OpSelectAndScatter:       {"select-and-scatter", 3, Parallel},
+	OpSelectAndScatter:       {"select-and-scatter", 3, Parallel | Caller},
 	OpSend:                   {"send", 2, SideEffect | AsyncStart},
 	OpSendDone:               {"send-done", 1, SideEffect | AsyncDone},
 	OpSetDimensionSize:       {"set-dimension-size", 2, 0},
@@ -305,7 +312,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpSin:                    {"sine", 1, exp},
 	OpSinh:                   {"sinh", 1, exp},
 	OpSlice:                  {"slice", 1, 0},
-	OpSort:                   {"sort", Variadic, Parallel},
+	OpSort:                   {"sort", Variadic, Parallel | app},
 	OpSqrt:                   {"sqrt", 1, exp},
 	OpStochasticConvert:      {"stochastic-convert", 2, ew},
 	OpSubtract:               {"subtract", 2, ew},
@@ -315,7 +322,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpTranspose:              {"transpose", 1, 0},
 	OpTriangularSolve:        {"triangular-solve", 2, Expensive},
 	OpTuple:                  {"tuple", Variadic, 0},
-	OpWhile:                  {"while", 1, 0},
+	OpWhile:                  {"while", 1, Caller},
 	OpXor:                    {"xor", 2, ew},
 }
 

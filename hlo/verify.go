@@ -10,16 +10,26 @@ import (
 
 // Verify checks the structural invariants the rest of the pipeline relies
 // on and returns every violation as a positioned ErrorList (nil when the
-// module is valid):
+// module is valid). It accepts any module Parse returns, or one built or
+// changed by code, and never panics on it. It checks that:
 //
 //   - computation names are unique in the module, instruction names unique
 //     in their computation (XLA's parser accepts the same instruction name
 //     in different computations and renames one; so does this package);
 //   - every operand and control predecessor is an instruction of the same
-//     computation;
+//     computation, and none is the instruction itself;
 //   - operand counts match the opcode table;
-//   - called computations exist, calls form no cycle, and the number of
-//     arguments matches the callee's parameters where XLA requires it;
+//   - every instruction names the computations its opcode needs (a while
+//     its condition and body, a conditional at least one branch, a fusion
+//     or async-start what it calls, call, reduce, sort and the other
+//     ToApply opcodes a to_apply=) and only opcodes that call computations
+//     name any; called computations exist and calls form no cycle;
+//   - call sites agree with their callees as XLA's ShapeVerifier requires:
+//     parameter counts; a while's state, condition and body shapes and a
+//     pred[] condition; a conditional's pred[] (two branches) or s32[]
+//     selector and its branches' parameter and result shapes; a sort's
+//     comparator returning pred[]; a call's tuple structure (XLA compares
+//     the whole shapes, but XLA's own test inputs do not always agree);
 //   - each computation has one root that belongs to it, and its parameter
 //     numbers are 0..n-1 without gaps or repeats;
 //   - get-tuple-element indices are in range of a tuple operand;
@@ -27,6 +37,11 @@ import (
 //   - no computation has a dependency cycle (found with gonum's topo.Sort,
 //     reported as the cycle's instructions);
 //   - every shape's byte size fits in int64.
+//
+// Opcodes this package does not know (OpUnknown) pass: their operands are
+// checked, their semantics cannot be, and the analyses refuse them. A
+// shape with an unbounded dimension passes too (it is valid HLO); the
+// analyses refuse to size it.
 func Verify(m *Module) error {
 	v := &verifier{m: m}
 	v.run()
@@ -131,12 +146,19 @@ func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, co
 		switch {
 		case op == nil:
 			v.errorf(in.Pos, "%s: operand %d is undefined", in.Name, i)
+		case op == in:
+			// gonum's topo.Sort orders a node with an edge to itself, so
+			// this cycle is found here.
+			v.errorf(in.Pos, "%s is its own operand (operand %d)", in.Name, i)
 		case !member[op]:
 			v.errorf(in.Pos, "%s: operand %d (%s) belongs to another computation", in.Name, i, op.Name)
 		}
 	}
 	for _, p := range in.ControlPredecessors() {
-		if p == nil || !member[p] {
+		switch {
+		case p == in:
+			v.errorf(in.Pos, "%s is its own control predecessor", in.Name)
+		case p == nil || !member[p]:
 			v.errorf(in.Pos, "%s: control predecessor is not an instruction of the same computation", in.Name)
 		}
 	}
@@ -212,59 +234,210 @@ func (v *verifier) operandsDefined(in *Instruction) bool {
 	return true
 }
 
-// calls checks the shapes of call sites against their callees where XLA
-// fixes the number of parameters.
+// calls checks that in names the computations its opcode needs and no
+// others, and the call site against its callees where XLA's ShapeVerifier
+// fixes the number of parameters or the shapes (HandleWhile,
+// HandleConditional, HandleCall, HandleFusion, HandleSort, Preprocess).
+// Shapes are compared as ShapeUtil::Compatible does: element types,
+// dimensions and tuple structure, not layouts.
 func (v *verifier) calls(in *Instruction) {
+	op := in.Opcode
+	if op == OpUnknown {
+		return // nothing is known of what it calls; the analyses refuse it
+	}
+	if !op.Has(Caller) && len(in.Callees()) > 0 {
+		v.errorf(in.Pos, "%s %s calls a computation, which a %s cannot", in.OpName(), in.Name, in.OpName())
+		return
+	}
 	nparams := func(c *Computation) int {
 		if c == nil {
 			return -1
 		}
 		return len(c.Params)
 	}
-	x := in.Ext
-	if x == nil {
-		return
-	}
-	switch in.Opcode {
+	switch op {
 	case OpWhile:
-		if x.Condition == nil || x.Body == nil {
-			v.errorf(in.Pos, "while %s needs condition= and body=", in.Name)
-			return
-		}
-		for _, c := range []*Computation{x.Condition, x.Body} {
-			if n := nparams(c); n != 1 {
-				v.errorf(in.Pos, "while %s: computation %s takes %d parameters, want 1", in.Name, c.Name, n)
-			}
-		}
-	case OpFusion, OpCall:
+		v.while(in)
+	case OpConditional:
+		v.conditional(in)
+	case OpFusion:
 		c := in.FusedComputation()
-		if in.Opcode == OpCall {
-			c = x.ToApply
-			if c == nil && len(x.Calls) > 0 {
-				c = x.Calls[0]
-			}
-		}
 		if c == nil {
-			v.errorf(in.Pos, "%s %s does not name the computation it calls", in.OpName(), in.Name)
+			v.errorf(in.Pos, "fusion %s does not name its fused computation (calls=)", in.Name)
 			return
 		}
 		if n := nparams(c); n != len(in.Operands) {
-			v.errorf(in.Pos, "%s %s passes %d operands to %s, which takes %d parameters", in.OpName(), in.Name, len(in.Operands), c.Name, n)
+			v.errorf(in.Pos, "fusion %s passes %d operands to %s, which takes %d parameters", in.Name, len(in.Operands), c.Name, n)
 		}
-	case OpConditional:
-		if len(x.Branches) == 0 {
-			v.errorf(in.Pos, "conditional %s has no branch computations", in.Name)
+	case OpCall:
+		c := in.ToApply()
+		if c == nil && len(in.Calls()) > 0 {
+			c = in.Calls()[0]
+		}
+		if c == nil {
+			v.errorf(in.Pos, "call %s does not name the computation it calls (to_apply=)", in.Name)
 			return
 		}
-		if len(in.Operands) != len(x.Branches)+1 {
-			v.errorf(in.Pos, "conditional %s has %d branches but %d operands, want %d", in.Name, len(x.Branches), len(in.Operands), len(x.Branches)+1)
+		if n := nparams(c); n != len(in.Operands) {
+			v.errorf(in.Pos, "call %s passes %d operands to %s, which takes %d parameters", in.Name, len(in.Operands), c.Name, n)
+			return
+		}
+		// XLA compares the shapes; XLA's own test inputs pass arrays of
+		// other dimensions (tools/tests/generate_hlo_test_checks), so only
+		// the tuple structure, which the analyses map position by
+		// position, must agree.
+		for i, p := range c.Params {
+			if p != nil && in.Operands[i] != nil && !sameTree(p.Shape, in.Operands[i].Shape) {
+				v.errorf(in.Pos, "call %s: operand %d has shape %s, but parameter %d of %s has %s", in.Name, i, in.Operands[i].Shape, i, c.Name, p.Shape)
+			}
+		}
+		if c.Root != nil && !sameTree(c.Root.Shape, in.Shape) {
+			v.errorf(in.Pos, "call %s has shape %s, but %s returns %s", in.Name, in.Shape, c.Name, c.Root.Shape)
+		}
+	case OpAsyncStart:
+		if len(in.Calls()) == 0 {
+			v.errorf(in.Pos, "async-start %s does not name the computation it runs (calls=)", in.Name)
+		}
+	case OpSelectAndScatter:
+		if x := in.Ext; x == nil || x.Select == nil || x.Scatter == nil {
+			v.errorf(in.Pos, "select-and-scatter %s needs select= and scatter=", in.Name)
+		}
+	default:
+		if !op.Has(ToApply) {
+			return
+		}
+		c := in.ToApply()
+		if c == nil {
+			v.errorf(in.Pos, "%s %s needs to_apply=", in.OpName(), in.Name)
+			return
+		}
+		if op == OpSort {
+			if n := nparams(c); n != 2*len(in.Operands) {
+				v.errorf(in.Pos, "sort %s has %d operands, so its comparator %s must take %d parameters, not %d", in.Name, len(in.Operands), c.Name, 2*len(in.Operands), n)
+			}
+			if c.Root != nil && !isPredScalar(c.Root.Shape) {
+				v.errorf(in.Pos, "sort %s: comparator %s returns %s, want pred[]", in.Name, c.Name, c.Root.Shape)
+			}
 		}
 	}
 }
 
+// while checks a while against its condition and body: both named, each
+// taking one parameter of the loop state's shape, the condition returning
+// pred[] and the body the loop state (XLA's HandleWhile).
+func (v *verifier) while(in *Instruction) {
+	cond, body := in.Condition(), in.Body()
+	switch {
+	case cond == nil && body == nil:
+		v.errorf(in.Pos, "while %s needs condition= and body=", in.Name)
+		return
+	case cond == nil:
+		v.errorf(in.Pos, "while %s needs condition=", in.Name)
+		return
+	case body == nil:
+		v.errorf(in.Pos, "while %s needs body=", in.Name)
+		return
+	}
+	var state *Shape
+	if len(in.Operands) == 1 && in.Operands[0] != nil {
+		state = &in.Operands[0].Shape
+	}
+	for _, c := range []*Computation{cond, body} {
+		if n := len(c.Params); n != 1 {
+			v.errorf(in.Pos, "while %s: computation %s takes %d parameters, want 1", in.Name, c.Name, n)
+		} else if p := c.Params[0]; p != nil && state != nil && !compatible(p.Shape, *state) {
+			v.errorf(in.Pos, "while %s: the loop state has shape %s, but the parameter of %s has %s", in.Name, *state, c.Name, p.Shape)
+		}
+	}
+	if r := cond.Root; r != nil && !isPredScalar(r.Shape) {
+		v.errorf(in.Pos, "while %s: condition %s returns %s, want pred[]", in.Name, cond.Name, r.Shape)
+	}
+	if r := body.Root; r != nil && !compatible(r.Shape, in.Shape) {
+		v.errorf(in.Pos, "while %s has shape %s, but its body %s returns %s", in.Name, in.Shape, body.Name, r.Shape)
+	}
+	if state != nil && !compatible(*state, in.Shape) {
+		v.errorf(in.Pos, "while %s has shape %s, but its operand has %s", in.Name, in.Shape, *state)
+	}
+}
+
+// conditional checks a conditional against its branches: a pred[] selector
+// with two branches or an s32[] index with at least one, one operand per
+// branch of the shape its branch takes, every branch returning the
+// conditional's shape (XLA's HandleConditional).
+func (v *verifier) conditional(in *Instruction) {
+	branches := in.Branches()
+	if len(branches) == 0 {
+		v.errorf(in.Pos, "conditional %s has no branch computations", in.Name)
+		return
+	}
+	if len(in.Operands) != len(branches)+1 {
+		v.errorf(in.Pos, "conditional %s has %d branches but %d operands, want %d", in.Name, len(branches), len(in.Operands), len(branches)+1)
+		return
+	}
+	if sel := in.Operands[0]; sel != nil {
+		switch s := sel.Shape; {
+		case s.Rank() != 0 || s.Elem != PRED && s.Elem != S32:
+			v.errorf(in.Pos, "conditional %s: selector %s has shape %s, want pred[] or s32[]", in.Name, sel.Name, s)
+		case s.Elem == PRED && len(branches) != 2:
+			v.errorf(in.Pos, "conditional %s has a pred[] selector and %d branches, want 2", in.Name, len(branches))
+		}
+	}
+	for j, c := range branches {
+		if c == nil {
+			continue // reported as undefined
+		}
+		if n := len(c.Params); n != 1 {
+			v.errorf(in.Pos, "conditional %s: branch %s takes %d parameters, want 1", in.Name, c.Name, n)
+		} else if p, op := c.Params[0], in.Operands[j+1]; p != nil && op != nil && !compatible(p.Shape, op.Shape) {
+			v.errorf(in.Pos, "conditional %s: operand %d has shape %s, but branch %s takes %s", in.Name, j+1, op.Shape, c.Name, p.Shape)
+		}
+		if c.Root != nil && !compatible(c.Root.Shape, in.Shape) {
+			v.errorf(in.Pos, "conditional %s has shape %s, but branch %s returns %s", in.Name, in.Shape, c.Name, c.Root.Shape)
+		}
+	}
+}
+
+// compatible reports whether a and b have the same element types,
+// dimensions and tuple structure, layouts and dynamic markers aside (XLA's
+// ShapeUtil::Compatible).
+func compatible(a, b Shape) bool {
+	if a.Elem != b.Elem || len(a.Tuple) != len(b.Tuple) || !SameDims(a, b) {
+		return false
+	}
+	for i := range a.Tuple {
+		if !compatible(a.Tuple[i], b.Tuple[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTree reports whether a and b have the same tuple structure: both
+// tuples of the same arity with elements of the same structure, or both
+// leaves.
+func sameTree(a, b Shape) bool {
+	if a.IsTuple() != b.IsTuple() || len(a.Tuple) != len(b.Tuple) {
+		return false
+	}
+	for i := range a.Tuple {
+		if !sameTree(a.Tuple[i], b.Tuple[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isPredScalar(s Shape) bool { return s.Elem == PRED && s.Rank() == 0 }
+
 // cycles reports a dependency cycle in c, found with gonum's topo.Sort on
-// the graph view.
+// the graph view. Acyclic computations, which is all of them in valid
+// input, are recognised first by a cheaper count of ready instructions
+// (Kahn's algorithm over positions); only a computation that fails it
+// pays for the graph view and the strongly connected components.
 func (v *verifier) cycles(c *Computation) {
+	if acyclic(c) {
+		return
+	}
 	g := NewGraph(c)
 	_, err := topo.Sort(g)
 	if err == nil {
@@ -288,6 +461,65 @@ func (v *verifier) cycles(c *Computation) {
 		v.errorf(cycle[0].Pos, "dependency cycle in computation %s: %s", c.Name, strings.Join(names, " -> "))
 		return // one cycle per computation is enough to act on
 	}
+}
+
+// acyclic reports whether the operands and control predecessors of c's
+// instructions that belong to c form no cycle: Kahn's algorithm over
+// positions, releasing each instruction once all its dependencies are
+// ready. An operand listed twice is an edge counted twice on both ends.
+func acyclic(c *Computation) bool {
+	n := len(c.Instructions)
+	pos := make(map[*Instruction]int32, n)
+	for i, in := range c.Instructions {
+		pos[in] = int32(i)
+	}
+	deps := func(in *Instruction, f func(d int32)) {
+		for _, op := range in.Operands {
+			if d, ok := pos[op]; ok {
+				f(d)
+			}
+		}
+		for _, p := range in.ControlPredecessors() {
+			if d, ok := pos[p]; ok {
+				f(d)
+			}
+		}
+	}
+	// users[start[d]:start[d+1]] are the dependents of position d.
+	pending := make([]int32, n)
+	start := make([]int32, n+1)
+	for i, in := range c.Instructions {
+		deps(in, func(d int32) {
+			pending[i]++
+			start[d+1]++
+		})
+	}
+	for i := 0; i < n; i++ {
+		start[i+1] += start[i]
+	}
+	users := make([]int32, start[n])
+	fill := append([]int32(nil), start[:n]...)
+	for i, in := range c.Instructions {
+		deps(in, func(d int32) {
+			users[fill[d]] = int32(i)
+			fill[d]++
+		})
+	}
+	ready := make([]int32, 0, n)
+	for i := range pending {
+		if pending[i] == 0 {
+			ready = append(ready, int32(i))
+		}
+	}
+	for k := 0; k < len(ready); k++ {
+		i := ready[k]
+		for _, u := range users[start[i]:start[i+1]] {
+			if pending[u]--; pending[u] == 0 {
+				ready = append(ready, u)
+			}
+		}
+	}
+	return len(ready) == n
 }
 
 // findCycle returns the instructions of one cycle inside a strongly
