@@ -210,7 +210,14 @@ func (as *Assignment) AllocationOf(v *liveness.Value) (*Allocation, Slot, bool) 
 }
 
 // Assign assigns every buffer of the analysed module to an allocation.
+// The analysis must be liveness.Analyze's of the module as it still is
+// (Analyze verified it then); Assign checks again what would make a plan
+// silently wrong and refuses, with the instruction's position, a value
+// whose size cannot be computed or an opcode it does not know (validate.go).
 func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Assignment, error) {
+	if err := validate(a); err != nil {
+		return nil, err
+	}
 	if opts.Target == "" {
 		opts.Target = "gpu"
 	}

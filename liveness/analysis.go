@@ -63,12 +63,14 @@ type Options struct {
 // do. It renumbers m's instructions (IDs are derived data). Sequentially
 // called computations must each have one call site (XLA flattens the call
 // graph before buffer assignment); FlattenCallGraph makes it so.
+//
+// Analyze verifies m first (hlo.Verify) and takes any module: an invalid
+// one, one with an opcode this package does not know, or one with a shape
+// whose size cannot be computed (an unbounded dimension) is refused with
+// positioned errors (an hlo.ErrorList), never planned on guesses.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
-	if m.Entry == nil {
-		return nil, fmt.Errorf("liveness: module %s has no entry computation", m.Name)
-	}
-	if in, cycle := hlo.FindCallCycle(m); in != nil {
-		return nil, fmt.Errorf("liveness: %s: computation call cycle: %s", in.Name, cycle)
+	if err := checkInput(m); err != nil {
+		return nil, err
 	}
 	m.Renumber()
 	kinds, roots, err := classify(m)

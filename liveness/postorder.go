@@ -33,9 +33,15 @@ func InstructionPostOrder(c *hlo.Computation) []*hlo.Instruction {
 			}
 			state[cur] = visiting
 			for i := len(cur.Operands) - 1; i >= 0; i-- {
-				stack = append(stack, cur.Operands[i])
+				if op := cur.Operands[i]; op != nil { // nil only in an unverified module
+					stack = append(stack, op)
+				}
 			}
-			stack = append(stack, cur.ControlPredecessors()...)
+			for _, p := range cur.ControlPredecessors() {
+				if p != nil {
+					stack = append(stack, p)
+				}
+			}
 		}
 	}
 	for _, in := range c.Instructions {

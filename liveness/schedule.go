@@ -33,20 +33,31 @@ func ModuleOrder(m *hlo.Module) *Schedule {
 // Set sets the sequence of c.
 func (s *Schedule) Set(c *hlo.Computation, seq []*hlo.Instruction) { s.seqs[c] = seq }
 
-// Sequence returns the sequence of c (its text order when none was set).
+// Sequence returns the sequence of c (its text order when none was set;
+// nil for a nil computation).
 func (s *Schedule) Sequence(c *hlo.Computation) []*hlo.Instruction {
 	if seq, ok := s.seqs[c]; ok {
 		return seq
+	}
+	if c == nil {
+		return nil
 	}
 	return c.Instructions
 }
 
 // Validate checks that the sequence of every sequential computation is a
 // permutation of its instructions that respects data and control
-// dependencies.
+// dependencies. It takes any module, verified or not, and reports what
+// keeps the schedule from being one, never panicking.
 func (s *Schedule) Validate(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
+	if s == nil {
+		return fmt.Errorf("liveness: no schedule")
+	}
+	if m == nil {
+		return fmt.Errorf("liveness: no module to schedule")
+	}
 	for _, c := range m.Computations {
-		if kinds != nil && kinds[c] != Sequential {
+		if c == nil || kinds != nil && kinds[c] != Sequential {
 			continue
 		}
 		if err := validSequence(c, s.Sequence(c)); err != nil {
@@ -62,6 +73,9 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 	}
 	done := make(map[*hlo.Instruction]bool, len(seq))
 	for _, in := range seq {
+		if in == nil {
+			return fmt.Errorf("liveness: schedule of %s holds a nil instruction", c.Name)
+		}
 		if in.Parent != c {
 			return fmt.Errorf("liveness: schedule of %s holds %s from another computation", c.Name, in.Name)
 		}
@@ -69,12 +83,20 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 			return fmt.Errorf("liveness: schedule of %s lists %s twice", c.Name, in.Name)
 		}
 		for _, o := range in.Operands {
-			if !done[o] {
+			switch {
+			case o == nil:
+				return fmt.Errorf("liveness: schedule of %s: %s has an undefined operand", c.Name, in.Name)
+			case o.Parent != c:
+				return fmt.Errorf("liveness: schedule of %s: operand %s of %s is not in the computation", c.Name, o.Name, in.Name)
+			case !done[o]:
 				return fmt.Errorf("liveness: schedule of %s runs %s before its operand %s", c.Name, in.Name, o.Name)
 			}
 		}
 		for _, p := range in.ControlPredecessors() {
-			if !done[p] {
+			switch {
+			case p == nil || p.Parent != c:
+				return fmt.Errorf("liveness: schedule of %s: a control predecessor of %s is not in the computation", c.Name, in.Name)
+			case !done[p]:
 				return fmt.Errorf("liveness: schedule of %s runs %s before its control predecessor %s", c.Name, in.Name, p.Name)
 			}
 		}

@@ -76,10 +76,10 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 	for _, m := range mods {
 		a, err := analyzeModule(m, sched)
 		if err != nil {
-			return fmt.Errorf("%s: module %s: %w", name, m.Name, err)
+			return moduleError(name, m, err)
 		}
 		if err := write(out.next(m), m, a); err != nil {
-			return fmt.Errorf("%s: module %s: %w", name, m.Name, err)
+			return moduleError(name, m, err)
 		}
 	}
 	return out.finish()

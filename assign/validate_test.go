@@ -1,0 +1,73 @@
+package assign
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// analysedForValidate returns the analysis of a small valid module, which
+// each case below then spoils as a caller changing the module after
+// liveness.Analyze could.
+func analysedForValidate(t *testing.T) *liveness.Analysis {
+	t.Helper()
+	m, err := hlo.ParseModule("in.hlo", "HloModule m, is_scheduled=true\nENTRY e {\n  p = f32[4] parameter(0)\n  n = f32[4] negate(p)\n  ROOT b = f32[4,4] broadcast(n), dimensions={1}\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := liveness.Analyze(m, liveness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestAssignRefusesWhatItCannotSize: a value whose byte size overflows
+// int64 or is unbounded must stop Assign with the instruction's position;
+// it used to be planned in 0 bytes, which CheckAssignment cannot notice.
+func TestAssignRefusesWhatItCannotSize(t *testing.T) {
+	for _, tc := range []struct{ dims, want string }{
+		{"4611686018427387904,4", "in.hlo:5:8: b: size of shape f32[4611686018427387904,4] overflows int64"},
+		{"?,4", "in.hlo:5:8: b: shape f32[?,4] has an unbounded dimension and no static size"},
+	} {
+		a := analysedForValidate(t)
+		s, err := hlo.ParseModule("s.hlo", "HloModule s\nENTRY e {\n  ROOT p = f32["+tc.dims+"] parameter(0)\n}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range a.Values {
+			if v.Inst.Name == "b" {
+				v.Shape = s.Entry.Root.Shape
+			}
+		}
+		_, err = Assign(context.Background(), a, AssignOptions{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("got %v\nwant %s", err, tc.want)
+		}
+	}
+}
+
+// TestAssignRefusesUnknownOpcode: liveness.Analyze refuses an opcode it
+// does not know; Assign does too, should the module change after it.
+func TestAssignRefusesUnknownOpcode(t *testing.T) {
+	a := analysedForValidate(t)
+	n := a.Module.Entry.Instruction("n")
+	n.Opcode = hlo.OpUnknown
+	n.EnsureExt().UnknownOpcode = "frobnicate"
+	_, err := Assign(context.Background(), a, AssignOptions{})
+	want := "in.hlo:4:3: n: unknown opcode frobnicate: its buffer semantics are unknown, so it cannot be planned"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestAssignWithoutAnalysis: a nil analysis is an error, not a panic.
+func TestAssignWithoutAnalysis(t *testing.T) {
+	_, err := Assign(context.Background(), nil, AssignOptions{})
+	if err == nil || !strings.Contains(err.Error(), "no analysis") {
+		t.Errorf("got %v", err)
+	}
+}
