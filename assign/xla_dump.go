@@ -1,10 +1,13 @@
 package assign
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -58,8 +61,9 @@ func valueLabel(s Slot) string {
 }
 
 // WriteXLA writes the assignment as XLA's -buffer-assignment.txt: every
-// allocation with its values, "Total bytes used", then the HloLiveRange
-// block (as dumps made before April 2026 hold it) in XLA's current layout.
+// allocation with its values, "Total bytes used", the "Used values"
+// section, then the HloLiveRange block (as dumps made before April 2026
+// hold it) in XLA's current layout.
 func (as *Assignment) WriteXLA(w io.Writer) error {
 	return as.WriteXLAWith(w, liveness.XLAOptions{})
 }
@@ -77,8 +81,75 @@ func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error 
 		}
 	}
 	fmt.Fprintf(&b, "\nTotal bytes used: %d (%s)\n\n", as.Stats.TotalBytes, HumanBytes(as.Stats.TotalBytes))
+	as.writeUsedValues(&b)
+	b.WriteString("\n\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	return as.Analysis.WriteXLAWith(w, opts)
+}
+
+// writeUsedValues writes XLA's BufferAssignment::ValuesToString: every
+// value an allocation holds, in the order of XLA's value IDs, as
+// HloValue::ToString prints it:
+//
+//	<5 multiply @0>
+//	 positions:
+//	  multiply
+//	  tuple {1}
+//	 uses:
+//	  tuple, operand 1
+//	 from instruction: %multiply = f32[4]{0} multiply(%a, %b)
+//
+// A position or use names its shape index only when the instruction (for
+// a use, the operand) is tuple-shaped, as HloPosition::ToString and
+// HloUse::ToString do; the last line is the defining instruction as
+// HloInstruction::ToString prints it: without the computation's "ROOT",
+// with layouts, with "/*index=N*/" before every fifth operand, and with
+// operand shapes when the module's text had them (XLA printed them until
+// 2024).
+func (as *Assignment) writeUsedValues(b *strings.Builder) {
+	var used []*liveness.Value
+	seen := make(map[*liveness.Value]bool)
+	for _, al := range as.Allocations {
+		for _, s := range al.Slots {
+			if !seen[s.Value] {
+				seen[s.Value] = true
+				used = append(used, s.Value)
+			}
+		}
+	}
+	slices.SortFunc(used, func(x, y *liveness.Value) int {
+		if c := cmp.Compare(x.XLAID, y.XLAID); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true}
+	b.WriteString("Used values:\n")
+	for _, v := range used {
+		b.WriteString(valueLabel(Slot{Value: v}))
+		b.WriteString("\n positions:\n")
+		for _, p := range v.Positions {
+			b.WriteString("  ")
+			b.WriteString(p.Inst.Name)
+			if p.Inst.Shape.IsTuple() {
+				b.WriteByte(' ')
+				b.WriteString(p.Index.String())
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(" uses:\n")
+		for _, u := range v.Uses {
+			fmt.Fprintf(b, "  %s, operand %d", u.Inst.Name, u.Operand)
+			if u.Operand < len(u.Inst.Operands) && u.Inst.Operands[u.Operand].Shape.IsTuple() {
+				b.WriteByte(' ')
+				b.WriteString(u.Index.String())
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(" from instruction: ")
+		b.WriteString(strings.TrimPrefix(v.Inst.StringWith(popts), "ROOT "))
+		b.WriteByte('\n')
+	}
 }

@@ -26,6 +26,12 @@ type Module struct {
 	// Attrs holds the header attributes the IR does not model, in order,
 	// verbatim (entry_computation_layout, frontend_attributes, ...).
 	Attrs []Attr
+	// OperandShapes is true when the text the module was parsed from
+	// printed operands with their shapes ("add(f32[4]{0} %a, ...)"), as
+	// XLA did before 2024. The canonical text leaves them out; dumps in
+	// XLA's formats that quote instructions follow the source
+	// (PrintOptions.OperandShapes).
+	OperandShapes bool
 
 	// Computations in text order. Entry is one of them.
 	Computations []*Computation

@@ -772,6 +772,9 @@ func (p *parser) parseOperand(in *Instruction, slot int) *Instruction {
 		p.addInstruction(nested)
 		return nested
 	}
+	if hasShape {
+		p.mod.OperandShapes = true
+	}
 	p.next()
 	var op *Instruction
 	if found := p.lookup(p.lx.text(t)); found != nil {

@@ -193,6 +193,42 @@ func (in *Instruction) String() string {
 	return b.String()
 }
 
+// PrintOptions changes how StringWith prints an instruction; the zero
+// value prints the canonical text, as String does.
+type PrintOptions struct {
+	// OperandShapes prints each operand's shape before its name, as XLA
+	// did before 2024 (HloPrintOptions::print_operand_shape):
+	// "add(f32[4]{0} %a, f32[4]{0} %b)". Module.OperandShapes says whether
+	// the module's own text did.
+	OperandShapes bool
+	// IndexComments prints "/*index=N*/" before every fifth operand, as
+	// XLA does (HloPrintOptions::print_operand_index_annotation_interval);
+	// the parser skips them.
+	IndexComments bool
+	// Layouts prints every array shape with a layout, the default one
+	// where the text gave none, as XLA prints a module once layouts are
+	// assigned (and as Shape.StringWithLayout does).
+	Layouts bool
+}
+
+// StringWith returns the instruction's line of HLO text printed as opts
+// says.
+func (in *Instruction) StringWith(opts PrintOptions) string {
+	var b strings.Builder
+	in.writeWith(&b, opts)
+	return b.String()
+}
+
+// writeShape writes s as an instruction's shape, with the layouts opts
+// asks for.
+func writeShape(b *strings.Builder, s Shape, opts PrintOptions) {
+	if opts.Layouts {
+		s.writeWithLayout(b)
+		return
+	}
+	s.write(b, true)
+}
+
 func writeRef(b *strings.Builder, in *Instruction) {
 	if in == nil {
 		b.WriteString("%<nil>")
@@ -234,14 +270,16 @@ func writeIntList(b *strings.Builder, v []int64) {
 	b.WriteByte('}')
 }
 
-func (in *Instruction) write(b *strings.Builder) {
+func (in *Instruction) write(b *strings.Builder) { in.writeWith(b, PrintOptions{}) }
+
+func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 	if in.IsRoot() {
 		b.WriteString("ROOT ")
 	}
 	b.WriteByte('%')
 	b.WriteString(in.Name)
 	b.WriteString(" = ")
-	in.Shape.write(b, true)
+	writeShape(b, in.Shape, opts)
 	b.WriteByte(' ')
 	b.WriteString(in.OpName())
 	b.WriteByte('(')
@@ -254,6 +292,15 @@ func (in *Instruction) write(b *strings.Builder) {
 		for i, op := range in.Operands {
 			if i > 0 {
 				b.WriteString(", ")
+				if opts.IndexComments && i%5 == 0 {
+					b.WriteString("/*index=")
+					b.WriteString(strconv.Itoa(i))
+					b.WriteString("*/")
+				}
+			}
+			if opts.OperandShapes && op != nil {
+				writeShape(b, op.Shape, opts)
+				b.WriteByte(' ')
 			}
 			writeRef(b, op)
 		}
