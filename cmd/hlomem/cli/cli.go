@@ -118,6 +118,10 @@ func runProtected(c *command, e *env, args []string) (err error) {
 func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: hlomem COMMAND [flags] FILE")
 	fmt.Fprintln(w, "")
+	fmt.Fprintln(w, "FILE \"-\" reads standard input. With several modules in FILE, every format")
+	fmt.Fprintln(w, "gives one document: json an array of per-module objects, csv one table")
+	fmt.Fprintln(w, "with a module column.")
+	fmt.Fprintln(w, "")
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
