@@ -102,18 +102,28 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 // one call site, cloning it for each further site, as XLA's
 // FlattenCallGraph pass does before buffer assignment. Computations called
 // from fusions or in a parallel context (reduce's to_apply and the like)
-// stay shared. It reports whether it changed the module, and refuses a
-// module whose computations call themselves.
+// stay shared. It reports whether it changed the module.
+//
+// It verifies m first and refuses an invalid module with Verify's errors,
+// leaving it unchanged: among them a call cycle (cloning a computation
+// that calls itself would never end) and operands outside their
+// computation, which cloning cannot map.
 func FlattenCallGraph(m *Module) (changed bool, err error) {
-	if m.Entry == nil {
+	if m == nil {
 		return false, nil
 	}
-	if in, cycle := FindCallCycle(m); in != nil {
-		// Cloning a computation that calls itself would never end.
-		return false, &Error{File: m.File, Pos: in.Pos, Msg: "computation call cycle: " + cycle}
+	if err := Verify(m); err != nil {
+		return false, err
 	}
 	names := NewNameUniquer(m)
 	seen := map[*Computation]bool{m.Entry: true}
+	// A computation that runs both in its caller's thread and embedded (a
+	// fusion body, a reduction function, or called from one) gets a clone
+	// at every sequential call site, the first one too, as XLA's
+	// FlattenNode does for CallContext::kBoth; the original stays embedded.
+	for c := range bothContexts(m) {
+		seen[c] = true
+	}
 	var visit func(c *Computation)
 	visit = func(c *Computation) {
 		for _, in := range c.Instructions {
@@ -136,6 +146,41 @@ func FlattenCallGraph(m *Module) (changed bool, err error) {
 		m.Renumber()
 	}
 	return changed, nil
+}
+
+// bothContexts returns the computations reachable from the entry both
+// through sequential calls only and through an embedded call (fusion,
+// to_apply of reduce and the like, custom-call).
+func bothContexts(m *Module) map[*Computation]bool {
+	const (
+		sequential = 1 << iota
+		embedded
+	)
+	reached := map[*Computation]uint8{}
+	var walk func(c *Computation, ctx uint8)
+	walk = func(c *Computation, ctx uint8) {
+		if c == nil || reached[c]&ctx != 0 {
+			return
+		}
+		reached[c] |= ctx
+		for _, in := range c.Instructions {
+			calleeCtx := ctx
+			if !isSequentialCall(in.Opcode) {
+				calleeCtx = embedded
+			}
+			for _, callee := range in.Callees() {
+				walk(callee, calleeCtx)
+			}
+		}
+	}
+	walk(m.Entry, sequential)
+	both := map[*Computation]bool{}
+	for c, ctx := range reached {
+		if ctx == sequential|embedded {
+			both[c] = true
+		}
+	}
+	return both
 }
 
 func isSequentialCall(op Opcode) bool {

@@ -78,6 +78,7 @@ func (v *verifier) run() {
 		v.computation(c, comps)
 	}
 	v.callCycles()
+	v.fusedOnly()
 	if m.Entry != nil {
 		v.aliases()
 	}
@@ -264,6 +265,10 @@ func (v *verifier) calls(in *Instruction) {
 		c := in.FusedComputation()
 		if c == nil {
 			v.errorf(in.Pos, "fusion %s does not name its fused computation (calls=)", in.Name)
+			return
+		}
+		if n := len(in.Callees()); n != 1 {
+			v.errorf(in.Pos, "fusion %s calls %d computations, want 1", in.Name, n)
 			return
 		}
 		if n := nparams(c); n != len(in.Operands) {
@@ -561,6 +566,36 @@ func findCycle(g *Graph, comp []graph.Node) []*Instruction {
 			return nil
 		}
 		cur = next
+	}
+}
+
+// fusedOnly reports a fused computation (the computation of a fusion)
+// that an instruction other than a fusion calls too: XLA keeps fused
+// computations apart, and an analysis cannot say both that its values
+// need no memory and that they do.
+func (v *verifier) fusedOnly() {
+	fusedBy := map[*Computation]*Instruction{}
+	for _, c := range v.m.Computations {
+		for _, in := range c.Instructions {
+			if f := in.FusedComputation(); f != nil && fusedBy[f] == nil {
+				fusedBy[f] = in
+			}
+		}
+	}
+	if len(fusedBy) == 0 {
+		return
+	}
+	for _, c := range v.m.Computations {
+		for _, in := range c.Instructions {
+			if in.Opcode == OpFusion || in.Ext == nil {
+				continue
+			}
+			for _, callee := range in.Callees() {
+				if f := fusedBy[callee]; f != nil {
+					v.errorf(in.Pos, "%s %s calls %s, the fused computation of fusion %s; only fusions may call it", in.OpName(), in.Name, callee.Name, f.Name)
+				}
+			}
+		}
 	}
 }
 

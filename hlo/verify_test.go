@@ -109,6 +109,12 @@ func TestVerifyRejects(t *testing.T) {
 		{"select-and-scatter without scatter",
 			"  p = f32[4] parameter(0)\n  s = f32[4] parameter(1)\n  z = f32[] constant(0)\n  ROOT r = f32[4] select-and-scatter(p, s, z), select=less",
 			"bad.hlo:32:8: select-and-scatter r needs select= and scatter="},
+		{"fusion calling two computations",
+			"  p = f32[4] parameter(0)\n  ROOT f = f32[4] fusion(p), kind=kLoop, calls={branch, branch}",
+			"bad.hlo:30:8: fusion f calls 2 computations, want 1"},
+		{"fused computation called by a call",
+			"  p = f32[4] parameter(0)\n  f = f32[4] fusion(p), kind=kLoop, calls=branch\n  ROOT c = f32[4] call(f), to_apply=branch",
+			"bad.hlo:31:8: call c calls branch, the fused computation of fusion f; only fusions may call it"},
 		{"computation on an op that calls none",
 			"  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p), to_apply=add",
 			"bad.hlo:30:8: negate n calls a computation, which a negate cannot"},
@@ -142,5 +148,55 @@ func TestVerifyAcceptsUnknownOpcode(t *testing.T) {
 	src := "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] frobnicate(p), to_apply=e\n}"
 	if err := parseAndVerify(strings.Replace(src, ", to_apply=e", "", 1)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFlattenCallGraphBothContexts: a computation called in its caller's
+// thread and also as a reduction function gets a clone at the sequential
+// call site, as XLA's FlattenCallGraph does for CallContext::kBoth; the
+// analyses used to refuse such a module with a message without position.
+func TestFlattenCallGraphBothContexts(t *testing.T) {
+	m, err := ParseModule("both.hlo", `HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  ROOT c = f32[] call(r, z), to_apply=add
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := FlattenCallGraph(m)
+	if err != nil || !changed {
+		t.Fatalf("changed=%v, err=%v; want a change", changed, err)
+	}
+	r, c := m.Entry.Instruction("r"), m.Entry.Instruction("c")
+	if r.ToApply().Name != "add" || c.ToApply().Name != "add.clone" {
+		t.Errorf("reduce calls %s, call calls %s; want add and add.clone", r.ToApply().Name, c.ToApply().Name)
+	}
+	if err := Verify(m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFlattenCallGraphVerifies: FlattenCallGraph refuses an invalid module
+// with Verify's errors and leaves it as it was.
+func TestFlattenCallGraphVerifies(t *testing.T) {
+	m, err := ParseModule("in.hlo", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.String()
+	changed, err := FlattenCallGraph(m)
+	if changed || err == nil || err.Error() != "in.hlo:4:8: a is its own operand (operand 1)" {
+		t.Fatalf("changed=%v, err=%v", changed, err)
+	}
+	if m.String() != before {
+		t.Error("the module changed")
 	}
 }
