@@ -59,4 +59,15 @@
 // ReadCSV and WriteCSV read problems and write packings in MiniMalloc's CSV
 // form (id,lower,upper,size[,alignment][,offset]), half-open like this
 // package; input errors are reported as FILE:LINE:COL: message.
+//
+// # Unverified input
+//
+// Assign takes an analysis made by liveness.Analyze (which verified the
+// module and refused what it cannot plan) of the module as it still is. It
+// refuses a nil analysis, and checks again, with positioned errors, for an
+// opcode it does not know and a value whose byte size cannot be computed,
+// which would otherwise be planned in 0 bytes without CheckAssignment
+// noticing (validate.go). CheckAssignment takes an Assignment made by
+// Assign. Pack validates its Problem (Problem.Validate) and refuses a
+// malformed one; Check and ReadCSV take any input.
 package assign

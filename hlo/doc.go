@@ -39,4 +39,26 @@
 // message, and an ErrorList holds several, sorted by position. Verify
 // checks the invariants later passes rely on and reports violations the
 // same way.
+//
+// # Unverified input
+//
+// What every entry point asks of its input:
+//
+//   - Parse, ParseString, ParseFile and ParseModule take any bytes and never
+//     panic; they return well-formed text as modules, not verified ones.
+//   - Verify takes any module, parsed or built by code, and never panics.
+//     So do FindCallCycle, NewGraph and ByteSize, on any module, computation
+//     or shape.
+//   - FlattenCallGraph verifies the module itself and refuses an invalid one
+//     with Verify's errors, unchanged.
+//   - Printing (Module.String) takes any parsed module; an opcode this
+//     package does not know prints as it was read.
+//   - The editing helpers (Computation.Clone, InsertBefore,
+//     Instruction.ReplaceOperand, Module.Renumber) expect a verified module
+//     and keep it valid; a pass built on them runs Verify after each step
+//     in its tests.
+//
+// Verify accepts unknown opcodes and unbounded dimensions, which are valid
+// text; the analyses that need their semantics or sizes (liveness, assign)
+// refuse them with positions.
 package hlo

@@ -44,4 +44,20 @@
 // peak) on every paired module of the corpus, torch-xla and JAX, XLA:GPU
 // and XLA:CPU, loops, conditionals and async collectives included; see
 // parity_test.go.
+//
+// # Unverified input
+//
+// Analyze verifies its module (hlo.Verify) and refuses, as an hlo.ErrorList
+// of positioned errors, an invalid module, an opcode this package does not
+// know (how it uses and aliases buffers is unknown with it) and a shape
+// whose byte size cannot be computed (an unbounded dimension); it also
+// requires a flat call graph (hlo.FlattenCallGraph) and says so when it is
+// not. AnalyzeInsertingCopies and InsertCopies go through Analyze at every
+// round. ModuleOrder, PostOrder, InstructionPostOrder and
+// ComputationPostOrder take any module without panicking, but on an invalid
+// one their result may not be a schedule: Schedule.Validate, which takes
+// any module, says whether it is. What takes an *Analysis (DFS, List, Best,
+// ScheduleByName, Reschedule, LowerBound, the writers) relies on Analyze
+// having checked the module, which must not change afterwards other than
+// through this package.
 package liveness
