@@ -66,6 +66,7 @@ type replayResult struct {
 // target's CanShareOperandBufferWithUser); nil turns operand reuse off.
 func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shareFunc) replayResult {
 	end := a.EndTime()
+	n := len(a.Values)
 	var vals []*liveness.Value
 	for _, v := range a.Values {
 		if v.Scheduled && (include == nil || include(v)) {
@@ -82,28 +83,28 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 		}
 		return vals[i].ID < vals[j].ID
 	})
-	inSet := make(map[*liveness.Value]bool, len(vals))
+	// Per value (by ID): in the set, end of range as the replay extends
+	// it, waiting in freed[end], its interval, its group's root.
+	inSet := make([]bool, n)
+	rangeEnd := make([]int, n)
+	pending := make([]bool, n)
+	iv := make([]*heapInterval, n)
+	group := make([]int32, n)
 	defined := make([][]*liveness.Value, end+1)
 	freed := make([][]*liveness.Value, end+1)
-	rangeEnd := make(map[*liveness.Value]int, len(vals))
 	for _, v := range vals {
-		inSet[v] = true
+		inSet[v.ID] = true
 		defined[v.Range.Start] = append(defined[v.Range.Start], v)
 		freed[v.Range.End] = append(freed[v.Range.End], v)
-		rangeEnd[v] = v.Range.End
+		rangeEnd[v.ID] = v.Range.End
+		pending[v.ID] = true
 	}
 	var res replayResult
-	iv := make(map[*liveness.Value]*heapInterval, len(vals))
 	first := map[*liveness.Buffer]*liveness.Value{}
 	var clock, cur int64
-	live := map[*liveness.Value]bool{}
 	// Values sharing an address form a group, which occupies as many bytes
-	// as its largest live member: gmax is that size, gcount how many live
-	// members have it.
-	group := map[*liveness.Value]*liveness.Value{}
-	members := map[*liveness.Value][]*liveness.Value{}
-	gmax := map[*liveness.Value]int64{}
-	gcount := map[*liveness.Value]int{}
+	// as its largest live member.
+	groups := map[int32]*groupSizes{}
 	peakClock := int64(-1)
 	peakT := -1
 	note := func(t int) {
@@ -114,7 +115,7 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 	alloc := func(v *liveness.Value, share *liveness.Value, t int) {
 		size := v.Buffer.Size
 		if share != nil {
-			size = iv[share].size
+			size = iv[share.ID].size
 		}
 		h := &heapInterval{value: v, start: clock, end: -1, shareWith: share, size: size}
 		if size > 0 {
@@ -122,26 +123,23 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 			// event.
 			clock++
 		}
-		iv[v] = h
+		iv[v.ID] = h
 		res.intervals = append(res.intervals, h)
-		root := v
+		root := int32(v.ID)
 		if share != nil {
-			root = group[share]
+			root = group[share.ID]
 		}
-		group[v] = root
-		members[root] = append(members[root], v)
-		live[v] = true
-		switch {
-		case v.Size > gmax[root]:
-			cur += v.Size - gmax[root]
-			gmax[root], gcount[root] = v.Size, 1
-		case v.Size == gmax[root]:
-			gcount[root]++
+		group[v.ID] = root
+		g := groups[root]
+		if g == nil {
+			g = &groupSizes{}
+			groups[root] = g
 		}
+		cur += g.add(v.Size)
 		note(t)
 	}
 	free := func(v *liveness.Value) {
-		h := iv[v]
+		h := iv[v.ID]
 		if h == nil || h.end >= 0 {
 			return
 		}
@@ -149,28 +147,8 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 		if h.size > 0 {
 			clock++
 		}
-		root := group[v]
-		delete(live, v)
-		if v.Size != gmax[root] {
-			return
-		}
-		if gcount[root] > 1 {
-			gcount[root]--
-			return
-		}
-		var m int64
-		n := 0
-		for _, x := range members[root] {
-			switch {
-			case !live[x]:
-			case x.Size > m:
-				m, n = x.Size, 1
-			case x.Size == m:
-				n++
-			}
-		}
-		cur -= gmax[root] - m
-		gmax[root], gcount[root] = m, n
+		pending[v.ID] = false
+		cur -= groups[group[v.ID]].remove(v.Size)
 	}
 	for t := 0; t <= end; t++ {
 		for _, v := range defined[t] {
@@ -180,11 +158,10 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 				continue
 			}
 			if share != nil && len(b.Values) == 1 {
-				if op := shareableOperand(a, v, t, freed[t], inSet, rangeEnd, share); op != nil {
+				if op := shareableOperand(a, v, t, pending, inSet, rangeEnd, share); op != nil {
 					free(op)
-					freed[t] = removeValue(freed[t], op)
 					alloc(v, op, t)
-					rangeEnd[op] = rangeEnd[v]
+					rangeEnd[op.ID] = rangeEnd[v.ID]
 					continue
 				}
 			}
@@ -192,9 +169,12 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 			first[b] = v
 		}
 		// Frees follow the (start, end, id) order in which the values were
-		// listed, as in XLA.
+		// listed, as in XLA; a value already freed to make room for its
+		// user is skipped.
 		for _, v := range freed[t] {
-			free(v)
+			if pending[v.ID] {
+				free(v)
+			}
 		}
 	}
 	res.peakTime = peakT
@@ -206,19 +186,100 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 	return res
 }
 
+// groupSizes tracks the live members of a group of values sharing an
+// address: how many of each size, and the largest size live, which is what
+// the group occupies. A max-heap of sizes, cleaned lazily, finds the next
+// largest when the last member of the largest size goes.
+type groupSizes struct {
+	max   int64
+	count map[int64]int
+	heap  []int64
+}
+
+// add records a live member of the given size and returns how much the
+// group grew.
+func (g *groupSizes) add(size int64) int64 {
+	if g.count == nil {
+		g.count = map[int64]int{}
+	}
+	g.count[size]++
+	if g.count[size] == 1 {
+		g.push(size)
+	}
+	if size > g.max {
+		grew := size - g.max
+		g.max = size
+		return grew
+	}
+	return 0
+}
+
+// remove records that a member of the given size died and returns how
+// much the group shrank.
+func (g *groupSizes) remove(size int64) int64 {
+	g.count[size]--
+	if size != g.max || g.count[size] > 0 {
+		return 0
+	}
+	for len(g.heap) > 0 && g.count[g.heap[0]] == 0 {
+		g.pop()
+	}
+	var next int64
+	if len(g.heap) > 0 {
+		next = g.heap[0]
+	}
+	shrank := g.max - next
+	g.max = next
+	return shrank
+}
+
+func (g *groupSizes) push(x int64) {
+	g.heap = append(g.heap, x)
+	for i := len(g.heap) - 1; i > 0; {
+		p := (i - 1) / 2
+		if g.heap[p] >= g.heap[i] {
+			break
+		}
+		g.heap[p], g.heap[i] = g.heap[i], g.heap[p]
+		i = p
+	}
+}
+
+func (g *groupSizes) pop() {
+	h := g.heap
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l] > h[m] {
+			m = l
+		}
+		if r < len(h) && h[r] > h[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	g.heap = h
+}
+
 // shareableOperand finds an operand value whose slot v may take over at
 // time t (see the comment at the top of the file).
-func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow []*liveness.Value, inSet map[*liveness.Value]bool, rangeEnd map[*liveness.Value]int, share shareFunc) *liveness.Value {
+func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, pending, inSet []bool, rangeEnd []int, share shareFunc) *liveness.Value {
 	in := v.Inst
 	if in.Opcode == hlo.OpCopy {
 		return nil
 	}
 	for _, op := range in.Operands {
 		ov := a.ValueAt(op, hlo.ShapeIndex{})
-		if ov == nil || !inSet[ov] || len(ov.Buffer.Values) != 1 {
+		if ov == nil || !inSet[ov.ID] || len(ov.Buffer.Values) != 1 {
 			continue
 		}
-		if rangeEnd[ov] != t || !containsValue(freedNow, ov) {
+		if rangeEnd[ov.ID] != t || !pending[ov.ID] {
 			continue
 		}
 		if !isOperand(in, ov.Inst) {
@@ -229,23 +290,4 @@ func shareableOperand(a *liveness.Analysis, v *liveness.Value, t int, freedNow [
 		}
 	}
 	return nil
-}
-
-func containsValue(vs []*liveness.Value, v *liveness.Value) bool {
-	for _, x := range vs {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func removeValue(vs []*liveness.Value, v *liveness.Value) []*liveness.Value {
-	out := vs[:0]
-	for _, x := range vs {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
 }

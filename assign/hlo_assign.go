@@ -114,7 +114,8 @@ type Allocation struct {
 	Slots []Slot
 
 	buffers []*liveness.Buffer
-	order   int // creation order
+	held    heldIndex // the values of buffers, by live range
+	order   int       // creation order
 }
 
 // isTemp is XLA's IsPreallocatedTempBuffer: not a parameter, not live
@@ -425,6 +426,7 @@ func (as *Assignment) addBuffer(al *Allocation, b *liveness.Buffer) {
 	al.buffers = append(al.buffers, b)
 	for _, v := range b.Values {
 		al.Slots = append(al.Slots, Slot{Value: v, Offset: 0, Size: b.Size})
+		al.held.add(v)
 	}
 	as.allocOf[b.ID] = al
 }
@@ -543,15 +545,16 @@ func (as *Assignment) maybeAssign(al *Allocation, b *liveness.Buffer) bool {
 	if b.Color != al.Color || b.Size > al.Size || al.readonly() || al.ThreadLocal || al.Temp || al.Tuple {
 		return false
 	}
-	for _, held := range al.buffers {
-		for _, x := range held.Values {
-			for _, y := range b.Values {
-				if as.interferes(x, y) {
-					return false
-				}
-				if y.Inst.Opcode == hlo.OpCopy && copiesFrom(y.Inst, x) {
-					return false
-				}
+	if len(al.buffers) > 0 {
+		for _, y := range b.Values {
+			if !y.Scheduled || al.held.unscheduled > 0 {
+				return false // a value outside the schedule interferes with all
+			}
+			if al.held.candidates(y.Range.Start, y.Range.End, func(x *liveness.Value) bool { return as.interferes(x, y) }) {
+				return false
+			}
+			if y.Inst.Opcode == hlo.OpCopy && as.copiesFromHeld(y.Inst, al) {
+				return false
 			}
 		}
 	}
@@ -571,11 +574,17 @@ func isTupleBuffer(b *liveness.Buffer) bool {
 	return false
 }
 
-// copiesFrom reports whether the copy reads x at one of x's positions: a
-// copy never shares its operand's buffer.
-func copiesFrom(cp *hlo.Instruction, x *liveness.Value) bool {
-	for _, p := range x.Positions {
-		if isOperand(cp, p.Inst) {
+// copiesFromHeld reports whether the copy reads a value held in al, at any
+// position of its operand: a copy never shares its operand's buffer.
+func (as *Assignment) copiesFromHeld(cp *hlo.Instruction, al *Allocation) bool {
+	for _, op := range cp.Operands {
+		held := false
+		op.Shape.ForEachSubshape(func(_ hlo.Shape, ix hlo.ShapeIndex) {
+			if v := as.Analysis.ValueAt(op, ix); v != nil && v.Buffer != nil && as.allocOf[v.Buffer.ID] == al {
+				held = true
+			}
+		})
+		if held {
 			return true
 		}
 	}

@@ -574,3 +574,24 @@ func (s Shape) writeWithLayout(b *strings.Builder) {
 	}
 	s.write(b, true)
 }
+
+// SameStructure reports whether a and b have the same tuple tree: tuples
+// of the same arity at the same places, non-tuples elsewhere (element
+// types, dimensions and layouts aside).
+func SameStructure(a, b Shape) bool {
+	if a.IsTuple() != b.IsTuple() {
+		return false
+	}
+	if !a.IsTuple() {
+		return true
+	}
+	if len(a.Tuple) != len(b.Tuple) {
+		return false
+	}
+	for i := range a.Tuple {
+		if !SameStructure(a.Tuple[i], b.Tuple[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -26,8 +26,9 @@ type Analysis struct {
 
 	parallelRoots []*hlo.Computation
 	callers       map[*hlo.Computation][]*hlo.Instruction
-	slots         []*Value // value at each (instruction, subshape) slot
-	times         []int    // time of each instruction by ID, -1 if not in Sequence
+	tabs          []*shapeTable // by instruction ID, tuple shapes only
+	slots         []*Value      // value at each (instruction, subshape) slot
+	times         []int         // time of each instruction by ID, -1 if not in Sequence
 }
 
 // Span is the time interval [Start, End) of a computation in the flattened schedule.
@@ -80,7 +81,7 @@ func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
 	if err := checkFlat(m, kinds); err != nil {
 		return nil, err
 	}
-	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots}
+	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, tabs: make([]*shapeTable, m.NumInstructions())}
 	a.runDataflow(opts.numbering)
 	a.buildBuffers()
 	s := opts.Schedule
@@ -140,7 +141,7 @@ func (a *Analysis) ValueAt(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
 	if in.FirstValue >= len(a.slots) {
 		return nil
 	}
-	o, ok := ordinalOf(in.Shape, ix)
+	o, ok := a.ordinalOf(in, ix)
 	if !ok {
 		return nil
 	}
@@ -219,11 +220,7 @@ func (a *Analysis) positionsAndUses(d *dataflow) {
 		all = all[:len(all)+int(npos[v.ID])]
 	}
 	eachPosition(func(v *Value, in *hlo.Instruction, ord int) {
-		ix := hlo.ShapeIndex{}
-		if ord > 0 {
-			ix = indexAt(in.Shape, ord)
-		}
-		v.Positions = append(v.Positions, Position{Inst: in, Index: ix})
+		v.Positions = append(v.Positions, Position{Inst: in, Index: a.indexAt(in, ord)})
 	})
 	entryRoot := a.Module.Entry.Root
 	// uses calls f for each use of v, in XLA's order.
@@ -352,8 +349,10 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 	entry := a.Module.Entry
 	aliasedParam := map[[2]int64]bool{}
 	for _, al := range a.Module.InputOutputAlias {
-		if o, ok := ordinalOf(paramShape(entry, al.Param), al.ParamIndex); ok {
-			aliasedParam[[2]int64{al.Param, int64(o)}] = true
+		if p := paramOf(entry, al.Param); p != nil {
+			if o, ok := a.ordinalOf(p, al.ParamIndex); ok {
+				aliasedParam[[2]int64{al.Param, int64(o)}] = true
+			}
 		}
 	}
 	posTime := func(p Position) int {
@@ -397,7 +396,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 			}
 		}
 		if def.Opcode == hlo.OpParameter && c == entry &&
-			!aliasedParam[[2]int64{def.ParameterNumber, int64(ordinal(def.Shape, v.Index))}] {
+			!aliasedParam[[2]int64{def.ParameterNumber, int64(v.ord)}] {
 			last = end
 		} else {
 			for _, u := range v.Uses {
@@ -569,11 +568,4 @@ func (a *Analysis) install(s *Schedule, tl *timeline) {
 	for _, v := range a.Values {
 		v.Range, v.Scheduled, v.EndPosition = tl.ranges[v.ID], tl.scheduled[v.ID], tl.endPos[v.ID]
 	}
-}
-
-func paramShape(c *hlo.Computation, n int64) hlo.Shape {
-	if n < 0 || n >= int64(len(c.Params)) || c.Params[n] == nil {
-		return hlo.Shape{}
-	}
-	return c.Params[n].Shape
 }

@@ -281,28 +281,23 @@ func (d *dataflow) initialize() {
 			continue
 		}
 		for _, in := range d.postOrder(c) {
-			ord := 0
-			in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-				o := ord
-				ord++
+			n := in.Shape.NumSubshapes()
+			for o := 0; o < n; o++ {
+				ix, sub := d.a.indexAt(in, o), d.a.subAt(in, o)
 				if !definesAt(in, ix, sub, params) {
-					return
+					continue
 				}
-				id := d.newID()
-				if !holds {
-					return
-				}
-				v := d.newValue(in, append(hlo.ShapeIndex{}, ix...), sub, id, false)
+				v := d.newValue(in, o, ix, sub, d.newID(), false)
 				d.slots[in.FirstValue+o] = v
 				d.defined[in.FirstValue+o] = true
-			})
+			}
 		}
 	}
 }
 
-func (d *dataflow) newValue(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape, id int, phi bool) *Value {
+func (d *dataflow) newValue(in *hlo.Instruction, ord int, ix hlo.ShapeIndex, sub hlo.Shape, id int, phi bool) *Value {
 	size, _ := hlo.ByteSize(sub)
-	v := &Value{Inst: in, Index: ix, Shape: sub, Size: size, Color: sub.MemorySpace(), XLAID: id, IsPhi: phi}
+	v := &Value{Inst: in, Index: ix, Shape: sub, Size: size, Color: sub.MemorySpace(), XLAID: id, IsPhi: phi, ord: int32(ord)}
 	d.byID[id] = v
 	return v
 }
@@ -319,7 +314,7 @@ func (d *dataflow) set(k int, v *Value) bool {
 
 // at returns the value at index ix of in, or nil.
 func (d *dataflow) at(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
-	o, ok := ordinalOf(in.Shape, ix)
+	o, ok := d.a.ordinalOf(in, ix)
 	if !ok {
 		return nil
 	}
@@ -331,23 +326,20 @@ func (d *dataflow) at(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
 // positions src lacks become empty. With arraysOnly only array positions
 // are set (tuple nodes and tokens are left alone).
 func (d *dataflow) forward(dst *hlo.Instruction, dix hlo.ShapeIndex, src *hlo.Instruction, six hlo.ShapeIndex, arraysOnly bool) bool {
-	dsh, ok := dst.Shape.Subshape(dix)
+	dord, ok := d.a.ordinalOf(dst, dix)
 	if !ok {
 		return false
 	}
-	dord := ordinal(dst.Shape, dix)
-	var ssh hlo.Shape
 	sord, sok := 0, false
 	if src != nil {
-		if ssh, sok = src.Shape.Subshape(six); sok {
-			sord = ordinal(src.Shape, six)
-		}
+		sord, sok = d.a.ordinalOf(src, six)
 	}
-	return d.forwardTree(dst, dsh, dord, src, ssh, sord, sok, arraysOnly)
+	return d.forwardTree(dst, dord, src, sord, sok, arraysOnly)
 }
 
-func (d *dataflow) forwardTree(dst *hlo.Instruction, dsh hlo.Shape, dord int, src *hlo.Instruction, ssh hlo.Shape, sord int, sok, arraysOnly bool) bool {
+func (d *dataflow) forwardTree(dst *hlo.Instruction, dord int, src *hlo.Instruction, sord int, sok, arraysOnly bool) bool {
 	changed := false
+	dsh := d.a.subAt(dst, dord)
 	if !arraysOnly || dsh.IsArray() {
 		var v *Value
 		if sok {
@@ -358,19 +350,24 @@ func (d *dataflow) forwardTree(dst *hlo.Instruction, dsh hlo.Shape, dord int, sr
 	if !dsh.IsTuple() {
 		return changed
 	}
-	dchild, schild := dord+1, sord+1
-	for k, e := range dsh.Tuple {
-		eok := sok && ssh.IsTuple() && k < len(ssh.Tuple)
-		var se hlo.Shape
-		if eok {
-			se = ssh.Tuple[k]
-		}
-		if d.forwardTree(dst, e, dchild, src, se, schild, eok, arraysOnly) {
+	dchild := dord + 1
+	var schild int
+	sTuple := sok && d.a.subAt(src, sord).IsTuple()
+	if sTuple {
+		schild = sord + 1
+	}
+	var sn int
+	if sTuple {
+		sn = len(d.a.subAt(src, sord).Tuple)
+	}
+	for k := range dsh.Tuple {
+		eok := sTuple && k < sn
+		if d.forwardTree(dst, dchild, src, schild, eok, arraysOnly) {
 			changed = true
 		}
-		dchild += e.NumSubshapes()
+		dchild += d.a.sizeAt(dst, dchild)
 		if eok {
-			schild += se.NumSubshapes()
+			schild += d.a.sizeAt(src, schild)
 		}
 	}
 	return changed
@@ -380,7 +377,7 @@ func (d *dataflow) forwardTree(dst *hlo.Instruction, dsh hlo.Shape, dord int, sr
 // subtree): XLA forwards only the top level in copy-start, copy-done,
 // all-gather-start and collective-permute.
 func (d *dataflow) forwardTop(dst *hlo.Instruction, dix hlo.ShapeIndex, src *hlo.Instruction, six hlo.ShapeIndex) bool {
-	o, ok := ordinalOf(dst.Shape, dix)
+	o, ok := d.a.ordinalOf(dst, dix)
 	if !ok {
 		return false
 	}
@@ -472,11 +469,13 @@ func (d *dataflow) update(in *hlo.Instruction) bool {
 		return changed
 	case hlo.OpAllGatherDone:
 		changed := false
-		in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if sub.IsArray() && d.forwardTop(in, ix, op(0), append(hlo.ShapeIndex{1}, ix...)) {
+		n := in.Shape.NumSubshapes()
+		for o := 0; o < n; o++ {
+			ix := d.a.indexAt(in, o)
+			if d.a.subAt(in, o).IsArray() && d.forwardTop(in, ix, op(0), append(hlo.ShapeIndex{1}, ix...)) {
 				changed = true
 			}
-		})
+		}
 		return changed
 	case hlo.OpCollectivePermuteStart:
 		changed := false
@@ -540,22 +539,24 @@ func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
 		wroot = w.Root
 	}
 	changed := false
-	src.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-		if !sub.IsArray() || len(ix) == 0 {
-			return
+	n := src.Shape.NumSubshapes()
+	for so := 1; so < n; so++ {
+		ix := d.a.indexAt(src, so)
+		if !d.a.subAt(src, so).IsArray() {
+			continue
 		}
 		out := ix
 		if in.Opcode == hlo.OpAsyncDone {
 			if ix[0] != 1 {
-				return
+				continue
 			}
 			out = ix[1:]
 		}
-		o, ok := ordinalOf(in.Shape, out)
+		o, ok := d.a.ordinalOf(in, out)
 		if !ok {
-			return
+			continue
 		}
-		v := d.at(src, ix)
+		v := d.slots[src.FirstValue+so]
 		if ix[0] == 1 && wroot != nil {
 			if rv := d.at(wroot, ix[1:]); rv != nil {
 				v = rv
@@ -564,7 +565,7 @@ func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
 		if d.set(in.FirstValue+o, v) {
 			changed = true
 		}
-	})
+	}
 	return changed
 }
 
@@ -628,15 +629,26 @@ func (d *dataflow) updateParameter(p *hlo.Instruction) bool {
 // decide between forwarding one value and defining a phi at in.
 func (d *dataflow) phi(in *hlo.Instruction, inputs []*hlo.Instruction) bool {
 	changed := false
-	ord := 0
 	var incoming []*Value
-	in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-		k := in.FirstValue + ord
-		ord++
+	// An input with in's structure has each position at the same ordinal.
+	same := make([]bool, len(inputs))
+	for i, x := range inputs {
+		same[i] = hlo.SameStructure(x.Shape, in.Shape)
+	}
+	n := in.Shape.NumSubshapes()
+	for o := 0; o < n; o++ {
+		k := in.FirstValue + o
+		ix, sub := d.a.indexAt(in, o), d.a.subAt(in, o)
 		cur := d.slots[k]
 		incoming = incoming[:0]
-		for _, x := range inputs {
-			if v := d.at(x, ix); v != nil {
+		for i, x := range inputs {
+			var v *Value
+			if same[i] {
+				v = d.slots[x.FirstValue+o]
+			} else {
+				v = d.at(x, ix)
+			}
+			if v != nil {
 				incoming = append(incoming, v)
 			}
 		}
@@ -653,7 +665,7 @@ func (d *dataflow) phi(in *hlo.Instruction, inputs []*hlo.Instruction) bool {
 			}
 		default:
 			if cur == nil || !(definedHere && cur.IsPhi) {
-				v := d.newValue(in, append(hlo.ShapeIndex{}, ix...), sub, d.newID(), true)
+				v := d.newValue(in, o, ix, sub, d.newID(), true)
 				d.slots[k] = v
 				d.phis.register(v.XLAID, ids(incoming))
 				changed = true
@@ -662,7 +674,7 @@ func (d *dataflow) phi(in *hlo.Instruction, inputs []*hlo.Instruction) bool {
 				changed = true
 			}
 		}
-	})
+	}
 	return changed
 }
 

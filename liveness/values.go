@@ -88,6 +88,8 @@ type Value struct {
 	EndPosition Position
 	// Color is the memory space of the value's layout (S(n)).
 	Color int64
+
+	ord int32 // pre-order ordinal of Index in Inst's shape
 }
 
 // Name returns the value as XLA's live-range dump prints it: name{index}.
@@ -189,52 +191,4 @@ func classify(m *hlo.Module) (map[*hlo.Computation]CompKind, []*hlo.Computation,
 		}
 	}
 	return kinds, roots, nil
-}
-
-// ordinal returns the pre-order number of index ix within shape s.
-func ordinal(s hlo.Shape, ix hlo.ShapeIndex) int {
-	ord := 0
-	for _, k := range ix {
-		ord++
-		for j := int64(0); j < k; j++ {
-			ord += s.Tuple[j].NumSubshapes()
-		}
-		s = s.Tuple[k]
-	}
-	return ord
-}
-
-// ordinalOf is ordinal for an index that may not exist in s.
-func ordinalOf(s hlo.Shape, ix hlo.ShapeIndex) (int, bool) {
-	if _, ok := s.Subshape(ix); !ok {
-		return 0, false
-	}
-	return ordinal(s, ix), true
-}
-
-// subtree returns the pre-order ordinal range [lo, hi) of element k of tuple s.
-func subtree(s hlo.Shape, k int) (lo, hi int) {
-	lo = 1
-	for j := 0; j < k; j++ {
-		lo += s.Tuple[j].NumSubshapes()
-	}
-	return lo, lo + s.Tuple[k].NumSubshapes()
-}
-
-// indexAt returns the shape index of pre-order ordinal ord in s.
-func indexAt(s hlo.Shape, ord int) hlo.ShapeIndex {
-	ix := hlo.ShapeIndex{}
-	for ord > 0 {
-		ord--
-		for k := range s.Tuple {
-			n := s.Tuple[k].NumSubshapes()
-			if ord < n {
-				ix = append(ix, int64(k))
-				s = s.Tuple[k]
-				break
-			}
-			ord -= n
-		}
-	}
-	return ix
 }

@@ -1,0 +1,79 @@
+package assign
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// chainModule is a scheduled module of n element-wise operations in a
+// chain, each reading the one before (and, every seventh, the parameter).
+func chainModule(n int) string {
+	var b strings.Builder
+	b.WriteString("HloModule chain, is_scheduled=true\nENTRY e {\n  p = f32[256] parameter(0)\n  x0 = f32[256] negate(p)\n")
+	for i := 1; i < n; i++ {
+		if i%7 == 0 {
+			fmt.Fprintf(&b, "  x%d = f32[256] add(x%d, p)\n", i, i-1)
+		} else {
+			fmt.Fprintf(&b, "  x%d = f32[256] exponential(x%d)\n", i, i-1)
+		}
+	}
+	fmt.Fprintf(&b, "  ROOT r = f32[256] negate(x%d)\n}\n", n-1)
+	return b.String()
+}
+
+// deepTupleModule passes a tuple nested d deep through a parameter, a
+// get-tuple-element and a copy.
+func deepTupleModule(d int) string {
+	s, s1 := "f32[4]", ""
+	for i := 0; i < d; i++ {
+		s1 = s
+		s = "(" + s + ")"
+	}
+	return "HloModule deep, is_scheduled=true\nENTRY e {\n  p = " + s + " parameter(0)\n  g = " + s1 +
+		" get-tuple-element(p), index=0\n  ROOT c = " + s1 + " copy(g)\n}\n"
+}
+
+// benchAssign parses src and measures analysis plus assignment.
+func benchAssign(b *testing.B, src string, opts AssignOptions) {
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		mods, err := hlo.Parse("bench.hlo", []byte(src))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := mods[0]
+		n = m.NumInstructions()
+		a, err := liveness.Analyze(m, liveness.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Assign(context.Background(), a, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n), "instructions")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/instruction")
+}
+
+// BenchmarkAssignChain: parse, analysis and assignment of element-wise
+// chains of 10^4 to 10^6 operations, default packer.
+func BenchmarkAssignChain(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, chainModule(n), AssignOptions{}) })
+	}
+}
+
+// BenchmarkAssignTupleDepth: parse, analysis and assignment of a tuple
+// nested 10^2 to 10^4 deep.
+func BenchmarkAssignTupleDepth(b *testing.B) {
+	for _, d := range []int{100, 1_000, 10_000} {
+		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, deepTupleModule(d), AssignOptions{}) })
+	}
+}
