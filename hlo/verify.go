@@ -186,13 +186,27 @@ func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, co
 				v.errorf(in.Pos, "get-tuple-element %s: operand %s is not a tuple (shape %s)", in.Name, in.Operands[0].Name, t)
 			case in.TupleIndex < 0 || in.TupleIndex >= int64(len(t.Tuple)):
 				v.errorf(in.Pos, "get-tuple-element %s: index %d out of range for a tuple of %d elements", in.Name, in.TupleIndex, len(t.Tuple))
+			case !compatible(in.Shape, t.Tuple[in.TupleIndex]):
+				v.errorf(in.Pos, "get-tuple-element %s has shape %s, but element %d of %s is %s", in.Name, in.Shape, in.TupleIndex, in.Operands[0].Name, t.Tuple[in.TupleIndex])
 			}
 		}
 	case OpTuple:
-		if in.Shape.IsTuple() && len(in.Shape.Tuple) != len(in.Operands) {
+		switch {
+		case !in.Shape.IsTuple():
+			v.errorf(in.Pos, "tuple %s has shape %s, which is not a tuple", in.Name, in.Shape)
+		case len(in.Shape.Tuple) != len(in.Operands):
 			v.errorf(in.Pos, "tuple %s has %d operands but its shape has %d elements", in.Name, len(in.Operands), len(in.Shape.Tuple))
+		default:
+			for i, op := range in.Operands {
+				if !compatible(in.Shape.Tuple[i], op.Shape) {
+					v.errorf(in.Pos, "tuple %s: element %d has shape %s, but operand %s has %s", in.Name, i, in.Shape.Tuple[i], op.Name, op.Shape)
+				}
+			}
 		}
+	default:
+		v.forwarded(in)
 	}
+	v.aliasing(in)
 	if in.IsElementwise() && in.Shape.IsArray() {
 		for i, op := range in.Operands {
 			if !op.Shape.IsArray() {
@@ -216,6 +230,84 @@ func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, co
 			v.errorf(in.Pos, "%s: %v", in.Name, err)
 		}
 	})
+}
+
+// forwarded checks the shapes of instructions whose result is (part of)
+// an operand's buffer, as XLA's ShapeVerifier does: the analyses forward
+// the operand's values, sized by the operand's shape, so a result that
+// claimed more bytes would be planned in too few.
+func (v *verifier) forwarded(in *Instruction) {
+	if len(in.Operands) == 0 {
+		return
+	}
+	op := in.Operands[0]
+	same := func(want Shape, what string) {
+		if !compatible(in.Shape, want) {
+			v.errorf(in.Pos, "%s %s has shape %s, but %s is %s", in.OpName(), in.Name, in.Shape, what, want)
+		}
+	}
+	element := func(k int64) (Shape, bool) {
+		if !op.Shape.IsTuple() || int64(len(op.Shape.Tuple)) <= k {
+			v.errorf(in.Pos, "%s %s: operand %s has shape %s, want a tuple of at least %d elements", in.OpName(), in.Name, op.Name, op.Shape, k+1)
+			return Shape{}, false
+		}
+		return op.Shape.Tuple[k], true
+	}
+	switch in.Opcode {
+	case OpCopy, OpOptimizationBarrier, OpAddDependency, OpDomain, OpAllReduceDone, OpDynamicUpdateSlice:
+		same(op.Shape, "operand "+op.Name)
+	case OpBitcast:
+		a, okA := ByteSize(in.Shape)
+		b, okB := ByteSize(op.Shape)
+		if !sameTree(in.Shape, op.Shape) || okA == nil && okB == nil && a != b && in.Shape.IsArray() {
+			v.errorf(in.Pos, "bitcast %s has shape %s, which does not take the bytes of operand %s, %s", in.Name, in.Shape, op.Name, op.Shape)
+		}
+	case OpCopyDone:
+		if e, ok := element(0); ok {
+			same(e, "element 0 of operand "+op.Name)
+		}
+	case OpAsyncDone, OpCollectivePermuteDone:
+		if e, ok := element(1); ok {
+			same(e, "element 1 of operand "+op.Name)
+		}
+	case OpCopyStart:
+		if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+			v.errorf(in.Pos, "copy-start %s has shape %s, want a tuple of at least 2 elements", in.Name, in.Shape)
+			return
+		}
+		for k := range 2 {
+			if !compatible(in.Shape.Tuple[k], op.Shape) {
+				v.errorf(in.Pos, "copy-start %s: element %d has shape %s, but operand %s is %s", in.Name, k, in.Shape.Tuple[k], op.Name, op.Shape)
+			}
+		}
+	}
+}
+
+// aliasing checks output_to_operand_aliasing (in-place fusions and
+// custom-calls, XLA's HandleFusion and HandleCustomCall): each pair names
+// an operand and indices both shapes have, and the two subshapes agree,
+// since the output is planned in the operand's buffer.
+func (v *verifier) aliasing(in *Instruction) {
+	for _, al := range in.OutputOperandAliasing() {
+		if al.Operand < 0 || al.Operand >= int64(len(in.Operands)) {
+			v.errorf(in.Pos, "%s %s: output_to_operand_aliasing names operand %d of %d", in.OpName(), in.Name, al.Operand, len(in.Operands))
+			continue
+		}
+		op := in.Operands[al.Operand]
+		out, ok := in.Shape.Subshape(al.Output)
+		if !ok {
+			v.errorf(in.Pos, "%s %s: output_to_operand_aliasing names output %s, which its shape %s lacks", in.OpName(), in.Name, al.Output, in.Shape)
+			continue
+		}
+		src, ok := op.Shape.Subshape(al.OperandIndex)
+		if !ok {
+			v.errorf(in.Pos, "%s %s: output_to_operand_aliasing names %s of operand %s, which its shape %s lacks", in.OpName(), in.Name, al.OperandIndex, op.Name, op.Shape)
+			continue
+		}
+		if !compatible(out, src) {
+			v.errorf(in.Pos, "%s %s: output %s (%s) aliases %s of operand %s (%s), a different shape", in.OpName(), in.Name, al.Output, out, al.OperandIndex, op.Name, src)
+		}
+	}
 }
 
 func dimsString(s Shape) string {
@@ -273,6 +365,18 @@ func (v *verifier) calls(in *Instruction) {
 		}
 		if n := nparams(c); n != len(in.Operands) {
 			v.errorf(in.Pos, "fusion %s passes %d operands to %s, which takes %d parameters", in.Name, len(in.Operands), c.Name, n)
+			return
+		}
+		// As for call, only the tuple structure of the parameters: one of
+		// XLA's own test inputs (tools/print_indexing_test) passes an array
+		// of other dimensions.
+		for i, p := range c.Params {
+			if p != nil && in.Operands[i] != nil && !sameTree(p.Shape, in.Operands[i].Shape) {
+				v.errorf(in.Pos, "fusion %s: operand %d has shape %s, but parameter %d of %s has %s", in.Name, i, in.Operands[i].Shape, i, c.Name, p.Shape)
+			}
+		}
+		if c.Root != nil && !compatible(c.Root.Shape, in.Shape) {
+			v.errorf(in.Pos, "fusion %s has shape %s, but %s returns %s", in.Name, in.Shape, c.Name, c.Root.Shape)
 		}
 	case OpCall:
 		c := in.ToApply()

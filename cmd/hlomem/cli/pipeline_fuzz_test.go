@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,18 +49,93 @@ var inlineHLO = regexp.MustCompile("(?s)`(HloModule .*?)`")
 // Seeds: the small modules of the corpus, the modules of the tests of hlo,
 // liveness and assign, those of this package's scripts and the demo.
 func FuzzPipeline(f *testing.F) {
-	for _, s := range pipelineSeeds(f) {
-		f.Add(s)
+	for i, s := range pipelineSeeds(f) {
+		f.Add(s, []byte(nil))
+		// A few edits from the start, so that the first runs already
+		// exchange operands, numbers and types.
+		f.Add(s, []byte{byte(i), byte(i >> 8), 7, 1, byte(i), 3, 2, byte(i), 1})
 	}
-	f.Fuzz(func(t *testing.T, src []byte) {
+	f.Fuzz(func(t *testing.T, src, edits []byte) {
 		mods, err := hlo.Parse("fuzz.hlo", src)
 		if err != nil {
 			return
+		}
+		if len(edits) > 0 {
+			var b strings.Builder
+			for i, m := range mods {
+				if i > 0 {
+					b.WriteString("\n// -----\n\n")
+				}
+				b.WriteString(m.String())
+			}
+			if mods, err = hlo.ParseString("fuzz.hlo", editText(b.String(), edits)); err != nil {
+				return
+			}
 		}
 		for _, m := range mods {
 			runPipeline(t, m)
 		}
 	})
+}
+
+// Token classes editText works on, in canonical HLO text.
+var (
+	editNames = regexp.MustCompile(`%[A-Za-z0-9_.\-]+`)
+	editInts  = regexp.MustCompile(`\b[0-9]+\b`)
+	editTypes = regexp.MustCompile(`\b(pred|s8|s32|s64|u8|u32|bf16|f16|f32|f64|token)\b`)
+	editLines = regexp.MustCompile(`(?m)^  .*\n`)
+)
+
+var editTypeNames = []string{"pred", "s32", "f32", "bf16", "u8", "f64", "token", "s64"}
+
+// editText applies edits to canonical HLO text, three bytes per edit (at
+// most eight): the first picks the kind, the other two what to change and
+// how. Byte mutations of the text mostly break its syntax; these edits keep
+// the syntax and change the meaning, as a bad rewrite would: an operand or
+// called computation replaced by another name, a number (dimension,
+// index, parameter number) changed, an element type changed, an
+// instruction line dropped or repeated.
+func editText(text string, edits []byte) string {
+	for n := 0; len(edits) >= 3 && n < 8; n, edits = n+1, edits[3:] {
+		kind, a, b := edits[0]%5, int(edits[1]), int(edits[2])
+		switch kind {
+		case 0: // one name for another
+			locs := editNames.FindAllStringIndex(text, -1)
+			if len(locs) < 2 {
+				continue
+			}
+			at, from := locs[a%len(locs)], locs[b%len(locs)]
+			text = text[:at[0]] + text[from[0]:from[1]] + text[at[1]:]
+		case 1: // a number
+			locs := editInts.FindAllStringIndex(text, -1)
+			if len(locs) == 0 {
+				continue
+			}
+			at := locs[a%len(locs)]
+			text = text[:at[0]] + strconv.Itoa(b%17) + text[at[1]:]
+		case 2: // an element type
+			locs := editTypes.FindAllStringIndex(text, -1)
+			if len(locs) == 0 {
+				continue
+			}
+			at := locs[a%len(locs)]
+			text = text[:at[0]] + editTypeNames[b%len(editTypeNames)] + text[at[1]:]
+		case 3, 4: // drop or repeat an instruction line
+			locs := editLines.FindAllStringIndex(text, -1)
+			if len(locs) == 0 {
+				continue
+			}
+			at := locs[a%len(locs)]
+			line := text[at[0]:at[1]]
+			if kind == 3 {
+				line = ""
+			} else if b%2 == 1 {
+				line += line
+			}
+			text = text[:at[0]] + line + text[at[1]:]
+		}
+	}
+	return text
 }
 
 // runPipeline takes one parsed module through the pipeline and fails t as
