@@ -15,6 +15,7 @@ type jsonAssignment struct {
 	LowerBound  int64            `json:"lower_bound"`
 	PeakStep    int              `json:"peak_step"`
 	PeakValues  []string         `json:"peak_values"`
+	TempLower   int64            `json:"temp_lower_bound"`
 	Stats       jsonStats        `json:"stats"`
 	Allocations []jsonAllocation `json:"allocations"`
 }
@@ -26,7 +27,7 @@ type jsonStats struct {
 	Temp               int64 `json:"temp_bytes"`
 	TempFragmentation  int64 `json:"temp_fragmentation_bytes"`
 	Total              int64 `json:"total_bytes"`
-	Minimum            int64 `json:"minimum_bytes"`
+	XLAMinimum         int64 `json:"xla_minimum_bytes"`
 	TotalFragmentation int64 `json:"total_fragmentation_bytes"`
 }
 
@@ -50,19 +51,21 @@ type jsonValue struct {
 	End    int     `json:"end"` // inclusive, as in XLA's live ranges
 }
 
-// WriteJSON writes the assignment as JSON: totals, the temp heaps' lower
-// bound and peak step, and every allocation with its values, their offsets
-// and inclusive live ranges.
+// WriteJSON writes the assignment as JSON: totals; the lower bound of the
+// total (Stats.LowerBound) with the step that proves it and the values live
+// there; the temp heaps' lower bound (Stats.TempLowerBound); XLA's stats;
+// and every allocation with its values, their offsets and inclusive live
+// ranges.
 func (as *Assignment) WriteJSON(w io.Writer) error {
+	st := &as.Stats
 	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
-		TotalBytes: as.Stats.TotalBytes, TempBytes: as.Stats.TempBytes, PeakStep: -1, PeakValues: []string{}, Allocations: []jsonAllocation{},
-		Stats: jsonStats{as.Stats.ParameterBytes, as.Stats.ConstantBytes, as.Stats.MaybeLiveOutBytes, as.Stats.TempBytes,
-			as.Stats.TempFragmentation, as.Stats.TotalBytes, as.Stats.MinimumBytes, as.Stats.TotalFragmentation}}
-	for _, h := range as.Heaps {
-		out.LowerBound += h.LowerBound
-		if out.PeakStep < 0 {
-			out.PeakStep = h.PeakTime
-			for _, v := range h.PeakValues {
+		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, PeakStep: as.bound.Time, PeakValues: []string{},
+		TempLower: st.TempLowerBound, Allocations: []jsonAllocation{},
+		Stats: jsonStats{st.ParameterBytes, st.ConstantBytes, st.MaybeLiveOutBytes, st.TempBytes,
+			st.TempFragmentation, st.TotalBytes, st.XLAMinimumBytes, st.TotalFragmentation}}
+	for _, b := range as.bound.Live {
+		for _, v := range b.Values {
+			if v.Scheduled && v.Range.Contains(as.bound.Time) {
 				out.PeakValues = append(out.PeakValues, v.Name())
 			}
 		}

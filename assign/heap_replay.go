@@ -26,9 +26,12 @@ package assign
 // other packers place each value at its own size.
 //
 // Along the way a running total gives the no-fragmentation peak, the lower
-// bound of any packing: like XLA's NoFragmentationStatsHeap, except that a
-// group of values sharing an address counts once, at its largest live
-// member (XLA counts a colocated value twice while its partner is live).
+// bound of any packing of the intervals: like XLA's NoFragmentationStatsHeap,
+// except that a group of values sharing an address counts once, at its
+// largest live member. A second total counts as XLA's heap does (every
+// Alloc and ShareWith adds the interval's size, every Free takes it off, so
+// a colocated value counts twice while its partner is live): its peak is
+// XLA's figure, which can exceed what the values need.
 
 import (
 	"sort"
@@ -58,6 +61,8 @@ type replayResult struct {
 	peak      int64
 	peakTime  int // schedule time step of the peak
 	peakLive  []*liveness.Value
+	// xlaPeak is the peak as XLA's NoFragmentationStatsHeap counts it.
+	xlaPeak int64
 }
 
 // replay simulates the heap over the values include accepts (all scheduled
@@ -101,7 +106,7 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 	}
 	var res replayResult
 	first := map[*liveness.Buffer]*liveness.Value{}
-	var clock, cur int64
+	var clock, cur, xcur int64
 	// Values sharing an address form a group, which occupies as many bytes
 	// as its largest live member.
 	groups := map[int32]*groupSizes{}
@@ -136,6 +141,8 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 			groups[root] = g
 		}
 		cur += g.add(v.Size)
+		xcur += size
+		res.xlaPeak = max(res.xlaPeak, xcur)
 		note(t)
 	}
 	free := func(v *liveness.Value) {
@@ -149,6 +156,7 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 		}
 		pending[v.ID] = false
 		cur -= groups[group[v.ID]].remove(v.Size)
+		xcur -= h.size
 	}
 	for t := 0; t <= end; t++ {
 		for _, v := range defined[t] {

@@ -161,26 +161,45 @@ type TempHeap struct {
 	Allocation *Allocation
 	Base       int64
 	// LowerBound is the largest total size of these values live at once
-	// (XLA's NoFragmentationStatsHeap over the replay); PeakTime is the
-	// schedule time where it happens and PeakValues the values live there.
+	// in the heap replay, after its operand reuse, a group of values
+	// sharing an address counted once: no packing of the heap is lower.
+	// PeakTime is the schedule step where it is reached and PeakValues the
+	// values live there.
 	LowerBound int64
 	PeakTime   int
 	PeakValues []*liveness.Value
 }
 
-// Stats summarises an assignment as XLA's BufferAssignment stats do.
+// Stats summarises an assignment as XLA's BufferAssignment stats do, with
+// the bounds hlomem adds. README ("Peaks and bounds") sets the figures side
+// by side.
 type Stats struct {
 	ParameterBytes    int64
 	ConstantBytes     int64
 	MaybeLiveOutBytes int64
 	TempBytes         int64
-	// TempFragmentation is the temp heaps' size above their lower bounds.
-	TempFragmentation int64
 	TotalBytes        int64
-	// MinimumBytes is the largest total size of all values live at one time
-	// (HeapSimulator::MinimumMemoryForModule); TotalFragmentation is
-	// TotalBytes minus it.
-	MinimumBytes       int64
+	// LowerBound is liveness' bound over every buffer of the module with
+	// the target's in-place reuse rule (Analysis.LowerBoundWith):
+	// parameters, constants, outputs and temps, after copy insertion,
+	// before any decision of which operand to reuse. No plan of the module
+	// for this target under this schedule takes fewer bytes in total, so
+	// TotalBytes - LowerBound is the most a better plan could save.
+	LowerBound int64
+	// TempLowerBound is the sum of the temp heaps' lower bounds
+	// (TempHeap.LowerBound): temps only, after this assignment's operand
+	// reuse. TempFragmentation is the heaps' size above it, XLA's
+	// "preallocated temp fragmentation".
+	TempLowerBound    int64
+	TempFragmentation int64
+	// XLAMinimumBytes is XLA's HeapSimulator::MinimumMemoryForModule for
+	// this schedule: the peak of its NoFragmentationStatsHeap over every
+	// value but constants, with XLA's operand reuse (only into a buffer
+	// of one value) and its count (a colocated value counted again while
+	// its partner lives). It is XLA's reference, not a bound: a plan can
+	// be smaller. TotalFragmentation = TotalBytes - XLAMinimumBytes is
+	// XLA's "total fragmentation", negative when the plan beats it.
+	XLAMinimumBytes    int64
 	TotalFragmentation int64
 }
 
@@ -193,7 +212,8 @@ type Assignment struct {
 	Heaps       []*TempHeap
 	Stats       Stats
 
-	allocOf []*Allocation // by buffer ID
+	allocOf []*Allocation  // by buffer ID
+	bound   liveness.Bound // Stats.LowerBound with its proof
 }
 
 // AllocationOf returns the allocation holding v and v's slot in it.
@@ -691,11 +711,14 @@ func (as *Assignment) finish() {
 		}
 	}
 	for _, h := range as.Heaps {
+		st.TempLowerBound += h.LowerBound
 		st.TempFragmentation += h.Solution.Height() - h.LowerBound
 	}
-	min := replay(as.Analysis, nil, as.shareFunc())
-	st.MinimumBytes = min.peak
-	st.TotalFragmentation = st.TotalBytes - st.MinimumBytes
+	as.bound = as.Analysis.LowerBoundWith(nil, as.canShare)
+	st.LowerBound = as.bound.Bytes
+	xla := replay(as.Analysis, func(v *liveness.Value) bool { return v.Inst.Opcode != hlo.OpConstant }, as.shareFunc())
+	st.XLAMinimumBytes = xla.xlaPeak
+	st.TotalFragmentation = st.TotalBytes - st.XLAMinimumBytes
 }
 
 // partition moves the elements for which keep is false behind the others

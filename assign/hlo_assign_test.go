@@ -41,6 +41,7 @@ func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
 		require.NoError(t, Check(h.Problem, h.Solution.Packing))
 		require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound, "a heap below its lower bound")
 	}
+	checkBounds(t, m.Name, as)
 	return as
 }
 

@@ -36,9 +36,11 @@
 //
 // Within one buffer, value ranges are chained and disjoint after
 // normalisation. Every sequence in a Schedule is a topological order of its
-// computation that respects control predecessors. LowerBound is the largest
-// total size of buffers live at one time step: no packing of those buffers
-// can be smaller.
+// computation that respects control predecessors. LowerBound is below the
+// total of every plan of the analysed buffers under the schedule, whatever
+// in-place reuse the plan makes (LowerBoundWith, for one target's reuse
+// rule); XLAPeak is XLA's report of the peak moment, not a bound (see
+// lowerbound.go and README, "Peaks and bounds").
 //
 // The analysis matches XLA's own HloLiveRange dump (sequence, ranges and
 // peak) on every paired module of the corpus, torch-xla and JAX, XLA:GPU

@@ -64,8 +64,9 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 			fmt.Fprintf(&b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
 		}
 	}
-	if t, live := a.peakMoment(); t >= 0 {
-		fmt.Fprintf(&b, "  Live ranges at %d (peak):\n", t)
+	if pk := a.XLAPeak(); pk.Time >= 0 {
+		live := pk.Live
+		fmt.Fprintf(&b, "  Live ranges at %d (peak):\n", pk.Time)
 		if opts.Peak == PeakLegacy {
 			for _, v := range live {
 				fmt.Fprintf(&b, "    %s: %d bytes\n", v.Inst.Name, instSize(v))
@@ -103,16 +104,31 @@ func lessIndex(x, y hlo.ShapeIndex) bool {
 	return len(x) < len(y)
 }
 
-// peakMoment reproduces XLA's HloLiveRange::ComputePeakMemoryMoment: an
-// event sweep with +size at each value's start and -size after its end,
-// starts before ends at equal times, sizes of the defining instruction's
-// whole shape, aliasing ignored. The peak is the first time the running
-// total reaches its maximum; that total still counts values that ended one
-// step before. It returns the time and the values live then.
-func (a *Analysis) peakMoment() (int, []*Value) {
+// Peak is XLA's peak memory moment of a live-range dump.
+type Peak struct {
+	Time int // -1 for an empty schedule
+	// Bytes is the total size of the values live at Time, the last
+	// cumulative figure of the dump and its "peak usage".
+	Bytes int64
+	Live  []*Value
+}
+
+// XLAPeak reproduces XLA's HloLiveRange::ComputePeakMemoryMoment, the
+// "Live ranges at T (peak)" section of the dump: an event sweep with +size
+// at each value's start and -size after its end, starts before ends at
+// equal times, sizes of the defining instruction's whole shape, aliasing
+// ignored. The peak is the first time the running total reaches its
+// maximum; that total still counts values that ended one step before.
+// Bytes then sums the sizes of the values live at that time, as the dump
+// does.
+//
+// It is XLA's report, not a bound: a tuple counts at the size of all its
+// elements, aliased values count apart, and nothing is reused in place, so
+// it can exceed what a plan takes (and LowerBound never does).
+func (a *Analysis) XLAPeak() Peak {
 	end := a.EndTime()
 	if end == 0 {
-		return -1, nil
+		return Peak{Time: -1}
 	}
 	starts := make([]int64, end+2)
 	ends := make([]int64, end+2)
@@ -132,13 +148,14 @@ func (a *Analysis) peakMoment() (int, []*Value) {
 		}
 		cur -= ends[t]
 	}
-	var live []*Value
+	pk := Peak{Time: bestT}
 	for _, v := range a.Values {
 		if v.Scheduled && v.Range.Contains(bestT) {
-			live = append(live, v)
+			pk.Live = append(pk.Live, v)
+			pk.Bytes += v.Size
 		}
 	}
-	return bestT, live
+	return pk
 }
 
 // instSize is the size XLA's peak report uses: the defining instruction's
@@ -160,6 +177,7 @@ type jsonAnalysis struct {
 	Values     []jsonValue  `json:"values"`
 	Buffers    []jsonBuffer `json:"buffers"`
 	LowerBound jsonBound    `json:"lower_bound"`
+	XLAPeak    jsonPeak     `json:"xla_peak"`
 }
 
 type jsonValue struct {
@@ -184,6 +202,11 @@ type jsonBuffer struct {
 	End    int   `json:"end"`
 }
 
+type jsonPeak struct {
+	Bytes int64 `json:"bytes"`
+	Time  int   `json:"time"`
+}
+
 type jsonBound struct {
 	Bytes   int64 `json:"bytes"`
 	Time    int   `json:"time"`
@@ -191,7 +214,9 @@ type jsonBound struct {
 }
 
 // WriteJSON writes the sequence, every scheduled value with its size and
-// inclusive range, the buffers and the lower bound as JSON.
+// inclusive range, the buffers, the lower bound (LowerBound: its bytes,
+// step and buffers) and XLA's peak moment (XLAPeak, as the XLA-format dump
+// prints it) as JSON.
 func (a *Analysis) WriteJSON(w io.Writer) error {
 	out := jsonAnalysis{Module: a.Module.Name, Schedule: a.Schedule.Name, Max: a.EndTime(), Sequence: make([]string, len(a.Sequence)),
 		Values: []jsonValue{}, Buffers: []jsonBuffer{}}
@@ -221,6 +246,8 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	for _, b := range lb.Live {
 		out.LowerBound.Buffers = append(out.LowerBound.Buffers, b.ID)
 	}
+	pk := a.XLAPeak()
+	out.XLAPeak = jsonPeak{Bytes: pk.Bytes, Time: pk.Time}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -1,27 +1,325 @@
 package liveness
 
-import "sort"
+import (
+	"slices"
+	"sort"
 
-// Bound is the no-fragmentation peak of a set of buffers: the largest total
-// size of buffers live at one time (XLA's NoFragmentationStatsHeap). No
-// packing of those buffers into one address space can be smaller.
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// The figures of this file, and how they differ from the others hlomem
+// prints (README, "Peaks and bounds"):
+//
+//   - LowerBound: no plan of the analysed buffers under this schedule can
+//     take fewer bytes, whatever in-place reuse the planner makes. It is
+//     what `hlomem liveness --format=json` calls lower_bound.
+//   - livePeak: the largest total of buffers whose hulls (first value's
+//     start to last value's end, both inclusive) share a step. An output
+//     and the operand it reuses in place are both counted, and so are two
+//     buffers that could take turns in one slot, so it can exceed what a
+//     planner achieves: it is not a bound, only the figure Best minimises
+//     (Candidate.LivePeak).
+//   - XLAPeak: XLA's HloLiveRange::ComputePeakMemoryMoment, printed in the
+//     live-range dump as "Live ranges at T (peak)". Its sizes are whole
+//     defining shapes and aliasing is ignored: a report, neither a bound nor
+//     a plan.
+
+// Bound is a lower bound on the bytes of a set of buffers, with the moment
+// that proves it.
 type Bound struct {
 	Bytes int64
-	// Time is the first time step at which the peak is reached (-1 if none).
+	// Time is the first step at which the bound is reached (-1 when it is
+	// 0).
 	Time int
-	// Live lists the buffers live at Time, largest first (ties by ID).
-	Live []*Buffer
+	// Live lists the buffers holding memory at Time that make the bound,
+	// largest first (ties by ID). Bytes is their total, less what in-place
+	// reuse could save at Time (Saved).
+	Live  []*Buffer
+	Saved int64
 }
 
-// LowerBound returns the peak over the scheduled buffers that include
-// accepts (all of them when include is nil). A buffer is live from the
-// start of its first value to the end of its last (both inclusive).
+// LowerBound returns a lower bound on the memory any valid plan of the
+// scheduled buffers that include accepts (all when include is nil) needs
+// under the analysis' schedule, whatever operand reuse the planner makes.
+//
+// Two buffers may share memory when no value of one overlaps a value of
+// the other, or when they overlap at one step t only, where a value x of
+// one ends and a value y of the other starts, and y's instruction, not a
+// copy, has x's defining or last instruction as an operand: y may then
+// take over x's memory (XLA's in-place reuse of a dying operand, which a
+// target allows for some of these pairs only). So the bound takes the
+// largest of
+//
+//   - between steps t-1 and t, the buffers with a value live at both: no
+//     two of them can share;
+//   - during step t, every buffer live at t, less the most that such
+//     takeovers at t can save: each buffer takes over at most one other,
+//     and gives its memory to at most one, saving at most the smaller of
+//     the two sizes.
+//
+// As in XLA's buffer assignment (and hlomem's), a constant, an entry
+// parameter that is not donated (input_output_alias) and a buffer of a
+// thread-local computation keep an allocation of their own for the whole
+// run (ownsMemory): they count at every step and take part in no takeover.
+// A buffer counts once however many of its values are live.
+// Every plan
+// hlomem makes (assign, whatever the packer) takes at least
+// LowerBound(nil).Bytes in total; the corpus tests hold that.
 func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
-	return a.boundOf(include, func(b *Buffer) (Range, bool) { return b.Range() })
+	return a.LowerBoundWith(include, nil)
 }
 
-// boundOf computes the bound with the given buffer ranges.
-func (a *Analysis) boundOf(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
+// ShareFunc is a target's rule for in-place reuse: whether user's value at
+// userIx may take over the memory of operand's value at opIx when that
+// value dies there (XLA's CanShareOperandBufferWithUser with the backend's
+// hooks).
+type ShareFunc func(operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool
+
+// LowerBoundWith is LowerBound for a target whose in-place reuse share
+// allows (nil allows every takeover LowerBound considers): a pair that
+// share refuses cannot save anything, so the bound is higher and holds for
+// plans of that target only. assign reports it with its target's rule.
+func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) Bound {
+	end := a.EndTime()
+	// between[t] (t >= 1): buffers with a value live at t-1 and t.
+	// live[t]: buffers with a value live at t.
+	between := make([]int64, end+3)
+	live := make([]int64, end+3)
+	type span struct{ lo, hi int }
+	var bufs, own []*Buffer
+	var vals []*Value
+	var bs, ls []span
+	var fixed int64
+	for _, b := range a.Buffers {
+		if include != nil && !include(b) {
+			continue
+		}
+		if a.ownsMemory(b) {
+			own = append(own, b)
+			fixed += b.Size
+			continue
+		}
+		bs, ls = bs[:0], ls[:0]
+		for _, v := range b.Values {
+			r := v.Range
+			if !v.Scheduled || r.Start < 0 || r.End > end || r.End < r.Start {
+				continue
+			}
+			vals = append(vals, v)
+			ls = append(ls, span{r.Start, r.End})
+			if r.End > r.Start {
+				bs = append(bs, span{r.Start + 1, r.End})
+			}
+		}
+		if len(ls) == 0 {
+			continue
+		}
+		bufs = append(bufs, b)
+		for _, sp := range [][]span{bs, ls} {
+			slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+		}
+		add := func(arr []int64, sp []span) {
+			lo, hi := -1, -2
+			for _, s := range sp {
+				if s.lo <= hi+1 {
+					hi = max(hi, s.hi)
+					continue
+				}
+				if lo >= 0 {
+					arr[lo] += b.Size
+					arr[hi+1] -= b.Size
+				}
+				lo, hi = s.lo, s.hi
+			}
+			if lo >= 0 {
+				arr[lo] += b.Size
+				arr[hi+1] -= b.Size
+			}
+		}
+		add(between, bs)
+		add(live, ls)
+	}
+	for t := 1; t < len(between); t++ {
+		between[t] += between[t-1]
+		live[t] += live[t-1]
+	}
+	// Takeovers at t: a value y starting at t may take over a value x
+	// ending at t (of another buffer) when y's instruction has x's
+	// defining or last instruction as an operand. giver[b] and taker[b]
+	// are the most buffer b can save in either role at the current t, and
+	// a buffer with a value live across t (crossing) takes part in none.
+	startAt := make([][]*Value, end+1)
+	endAt := make([][]*Value, end+1)
+	for _, v := range vals {
+		startAt[v.Range.Start] = append(startAt[v.Range.Start], v)
+		endAt[v.Range.End] = append(endAt[v.Range.End], v)
+	}
+	crossing := func(b *Buffer, t int) bool {
+		for _, v := range b.Values {
+			if v.Scheduled && v.Range.Start < t && v.Range.End > t {
+				return true
+			}
+		}
+		return false
+	}
+	saved := make([]int64, end+1)
+	give := map[*Buffer]int64{}
+	take := map[*Buffer]int64{}
+	byInst := map[*hlo.Instruction][]*Value{}
+	for t := 0; t <= end; t++ {
+		if len(startAt[t]) == 0 || len(endAt[t]) == 0 {
+			continue
+		}
+		clear(give)
+		clear(take)
+		clear(byInst)
+		for _, x := range endAt[t] {
+			byInst[x.Inst] = append(byInst[x.Inst], x)
+			if e := x.EndPosition.Inst; e != nil && e != x.Inst {
+				byInst[e] = append(byInst[e], x)
+			}
+		}
+		cross := map[*Buffer]bool{}
+		isCross := func(b *Buffer) bool {
+			c, ok := cross[b]
+			if !ok {
+				c = crossing(b, t)
+				cross[b] = c
+			}
+			return c
+		}
+		for _, y := range startAt[t] {
+			if y.Inst.Opcode == hlo.OpCopy || isCross(y.Buffer) {
+				continue
+			}
+			for _, op := range y.Inst.Operands {
+				for _, x := range byInst[op] {
+					if x.Buffer == y.Buffer || isCross(x.Buffer) {
+						continue
+					}
+					if share != nil && !(x.Inst == op && share(x.Inst, x.Index, y.Inst, y.Index) ||
+						x.EndPosition.Inst == op && share(op, x.EndPosition.Index, y.Inst, y.Index)) {
+						continue
+					}
+					s := min(x.Buffer.Size, y.Buffer.Size)
+					give[x.Buffer] = max(give[x.Buffer], s)
+					take[y.Buffer] = max(take[y.Buffer], s)
+				}
+			}
+		}
+		var g, k int64
+		for _, s := range give {
+			g += s
+		}
+		for _, s := range take {
+			k += s
+		}
+		saved[t] = min(g, k)
+	}
+	best := Bound{Time: -1}
+	during := false
+	for t := 0; t <= end; t++ {
+		if between[t] > best.Bytes && t >= 1 {
+			best.Bytes, best.Time, during = between[t], t-1, false
+		}
+		if d := live[t] - saved[t]; d > best.Bytes {
+			best.Bytes, best.Time, during = d, t, true
+		}
+	}
+	if best.Time < 0 {
+		if fixed == 0 {
+			return best
+		}
+		best.Time = 0
+	}
+	best.Bytes += fixed
+	best.Live = append(best.Live, own...)
+	t := best.Time
+	for _, b := range bufs {
+		in := false
+		for _, v := range b.Values {
+			r := v.Range
+			if !v.Scheduled {
+				continue
+			}
+			if during {
+				in = in || r.Contains(t)
+			} else {
+				in = in || r.Start <= t && r.End >= t+1
+			}
+		}
+		if in {
+			best.Live = append(best.Live, b)
+		}
+	}
+	if during {
+		best.Saved = saved[t]
+	}
+	sortBySize(best.Live)
+	return best
+}
+
+// ownsMemory reports whether b keeps an allocation of its own that no
+// other buffer shares at any time, as XLA's buffer assignment gives one to
+// every buffer of a thread-local computation and, in sequential ones, to a
+// constant and to an entry parameter that is not donated. A buffer's kind
+// is its first value's computation's, as in assign.
+func (a *Analysis) ownsMemory(b *Buffer) bool {
+	if len(b.Values) == 0 {
+		return false
+	}
+	switch a.Kinds[b.Values[0].Inst.Parent] {
+	case ThreadLocal:
+		return true
+	case Sequential:
+	default:
+		return false
+	}
+	for _, v := range b.Values {
+		if v.Inst.Opcode == hlo.OpConstant {
+			return true
+		}
+	}
+	for _, v := range b.Values {
+		in := v.Inst
+		if in.Opcode == hlo.OpParameter && in.Parent == a.Module.Entry {
+			return !a.donated(in.ParameterNumber, v.Index)
+		}
+	}
+	return false
+}
+
+// donated reports whether the entry parameter number p at index ix is
+// donated to the output (input_output_alias).
+func (a *Analysis) donated(p int64, ix hlo.ShapeIndex) bool {
+	for _, io := range a.Module.InputOutputAlias {
+		if io.Param == p && io.ParamIndex.Equal(ix) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortBySize orders buffers largest first, ties by ID.
+func sortBySize(bs []*Buffer) {
+	sort.SliceStable(bs, func(i, j int) bool {
+		if bs[i].Size != bs[j].Size {
+			return bs[i].Size > bs[j].Size
+		}
+		return bs[i].ID < bs[j].ID
+	})
+}
+
+// livePeak is the largest total of the buffers include accepts whose hulls
+// (first value's start to last value's end, both inclusive) contain one
+// step, with the first such step and the buffers there. It is not a lower
+// bound (see the top of this file); Best minimises it.
+func (a *Analysis) livePeak(include func(*Buffer) bool) Bound {
+	return a.hullPeak(include, func(b *Buffer) (Range, bool) { return b.Range() })
+}
+
+// hullPeak computes livePeak with the given buffer hulls.
+func (a *Analysis) hullPeak(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
 	type event struct {
 		t     int
 		delta int64
@@ -64,19 +362,14 @@ func (a *Analysis) boundOf(include func(*Buffer) bool, rangeOf func(*Buffer) (Ra
 				best.Live = append(best.Live, b)
 			}
 		}
-		sort.SliceStable(best.Live, func(i, j int) bool {
-			if best.Live[i].Size != best.Live[j].Size {
-				return best.Live[i].Size > best.Live[j].Size
-			}
-			return best.Live[i].ID < best.Live[j].ID
-		})
+		sortBySize(best.Live)
 	}
 	return best
 }
 
-// bound is the lower bound of all buffers under timeline tl.
-func (tl *timeline) bound(a *Analysis) int64 {
-	return a.boundOf(nil, func(b *Buffer) (Range, bool) {
+// livePeak is the live peak of all buffers under timeline tl.
+func (tl *timeline) livePeak(a *Analysis) int64 {
+	return a.hullPeak(nil, func(b *Buffer) (Range, bool) {
 		var r Range
 		ok := false
 		for _, v := range b.Values {

@@ -408,15 +408,19 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 
 // Candidate is one scheduler's result as Best saw it.
 type Candidate struct {
-	Name       string
-	Schedule   *Schedule
-	LowerBound int64
+	Name     string
+	Schedule *Schedule
+	// LivePeak is the largest total of buffers live at one step under
+	// this schedule, each buffer over its whole hull and an output counted
+	// apart from the operand it may reuse: the figure Best minimises. It is
+	// not a lower bound of a plan (Analysis.LowerBound is).
+	LivePeak int64
 }
 
 // Best runs the list, DFS and post-order schedulers, and considers the
 // module's own order too when it is a valid schedule, and returns the
-// schedule whose lower bound (the peak of live bytes) is smallest, with
-// every candidate's bound. Ties go to list, then DFS, then post-order, as
+// schedule whose live peak (Candidate.LivePeak) is smallest, with every
+// candidate's. Ties go to list, then DFS, then post-order, as
 // in XLA's DefaultMemoryScheduler. It leaves a analysed under the chosen
 // schedule.
 func Best(a *Analysis) (*Schedule, []Candidate, error) {
@@ -444,7 +448,7 @@ func Best(a *Analysis) (*Schedule, []Candidate, error) {
 				return
 			}
 			tls[i] = a.layout(s)
-			cands[i] = Candidate{Name: name, Schedule: s, LowerBound: tls[i].bound(a)}
+			cands[i] = Candidate{Name: name, Schedule: s, LivePeak: tls[i].livePeak(a)}
 		}()
 	}
 	wg.Wait()
@@ -458,7 +462,7 @@ func Best(a *Analysis) (*Schedule, []Candidate, error) {
 			continue
 		}
 		out = append(out, cands[i])
-		if best < 0 || cands[i].LowerBound < cands[best].LowerBound {
+		if best < 0 || cands[i].LivePeak < cands[best].LivePeak {
 			best = i
 		}
 	}

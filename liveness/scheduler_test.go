@@ -80,7 +80,7 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 			require.NoError(t, err)
 			checkSchedule(t, a, s)
 			require.NoError(t, a.Reschedule(s))
-			lb := a.LowerBound(nil)
+			lb := a.livePeak(nil)
 			want, live := bruteBound(a)
 			require.Equal(t, want, lb.Bytes, "seed %d %s", seed, name)
 			got := map[int]bool{}
@@ -88,12 +88,13 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 				got[b.ID] = true
 			}
 			require.Equal(t, live, got, "seed %d %s: buffers live at the peak", seed, name)
+			checkLowerBound(t, a)
 		}
 		s, cands, err := Best(a)
 		require.NoError(t, err)
 		checkSchedule(t, a, s)
 		for _, c := range cands {
-			require.LessOrEqual(t, a.LowerBound(nil).Bytes, c.LowerBound, "best is no worse than %s", c.Name)
+			require.LessOrEqual(t, a.livePeak(nil).Bytes, c.LivePeak, "best is no worse than %s", c.Name)
 		}
 	}
 }
@@ -150,10 +151,10 @@ add {
 	require.NoError(t, hlo.Verify(m))
 	a, err := Analyze(m, Options{})
 	require.NoError(t, err)
-	keep := a.LowerBound(nil).Bytes
+	keep := a.livePeak(nil).Bytes
 	s, _, err := Best(a)
 	require.NoError(t, err)
-	best := a.LowerBound(nil).Bytes
+	best := a.livePeak(nil).Bytes
 	require.Less(t, best, keep, "interleaved text order keeps both chains live")
 	// p, one chain's two temporaries, the constant and the first result.
 	require.EqualValues(t, 16+2*4096+4+4, best)
