@@ -1,91 +1,103 @@
 package assign
 
 import (
-	"encoding/json"
 	"io"
+
+	"github.com/hlomem/hlomem/internal/jsonw"
 )
-
-type jsonAssignment struct {
-	Module      string           `json:"module"`
-	Target      string           `json:"target"`
-	Algorithm   string           `json:"algorithm"`
-	Alignment   int64            `json:"alignment"`
-	TotalBytes  int64            `json:"total_bytes"`
-	TempBytes   int64            `json:"temp_bytes"`
-	LowerBound  int64            `json:"lower_bound"`
-	PeakStep    int              `json:"peak_step"`
-	PeakValues  []string         `json:"peak_values"`
-	TempLower   int64            `json:"temp_lower_bound"`
-	Stats       jsonStats        `json:"stats"`
-	Allocations []jsonAllocation `json:"allocations"`
-}
-
-type jsonStats struct {
-	Parameter          int64 `json:"parameter_bytes"`
-	Constant           int64 `json:"constant_bytes"`
-	MaybeLiveOut       int64 `json:"maybe_live_out_bytes"`
-	Temp               int64 `json:"temp_bytes"`
-	TempFragmentation  int64 `json:"temp_fragmentation_bytes"`
-	Total              int64 `json:"total_bytes"`
-	XLAMinimum         int64 `json:"xla_minimum_bytes"`
-	TotalFragmentation int64 `json:"total_fragmentation_bytes"`
-}
-
-type jsonAllocation struct {
-	Index  int         `json:"index"`
-	Size   int64       `json:"size"`
-	Kind   string      `json:"kind"`
-	Color  int64       `json:"color"`
-	Param  *int64      `json:"parameter,omitempty"`
-	Values []jsonValue `json:"values"`
-}
-
-type jsonValue struct {
-	ID     int     `json:"id"`
-	Name   string  `json:"name"`
-	Index  []int64 `json:"index"`
-	Shape  string  `json:"shape"`
-	Offset int64   `json:"offset"`
-	Size   int64   `json:"size"`
-	Start  int     `json:"start"`
-	End    int     `json:"end"` // inclusive, as in XLA's live ranges
-}
 
 // WriteJSON writes the assignment as JSON: totals; the lower bound of the
 // total (Stats.LowerBound) with the step that proves it and the values live
 // there; the temp heaps' lower bound (Stats.TempLowerBound); XLA's stats;
 // and every allocation with its values, their offsets and inclusive live
-// ranges.
+// ranges (README, "JSON").
 func (as *Assignment) WriteJSON(w io.Writer) error {
 	st := &as.Stats
-	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
-		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, PeakStep: as.bound.Time, PeakValues: []string{},
-		TempLower: st.TempLowerBound, Allocations: []jsonAllocation{},
-		Stats: jsonStats{st.ParameterBytes, st.ConstantBytes, st.MaybeLiveOutBytes, st.TempBytes,
-			st.TempFragmentation, st.TotalBytes, st.XLAMinimumBytes, st.TotalFragmentation}}
+	j := jsonw.New(w)
+	j.BeginObject()
+	j.Key("module")
+	j.String(as.Module.Name)
+	j.Key("target")
+	j.String(as.Options.Target)
+	j.Key("algorithm")
+	j.String(as.Options.Algorithm)
+	for _, f := range []struct {
+		k string
+		v int64
+	}{{"alignment", as.Options.Align}, {"total_bytes", st.TotalBytes}, {"temp_bytes", st.TempBytes},
+		{"lower_bound", st.LowerBound}, {"peak_step", int64(as.bound.Time)}} {
+		j.Key(f.k)
+		j.Int(f.v)
+	}
+	j.Key("peak_values")
+	j.BeginArray()
 	for _, b := range as.bound.Live {
 		for _, v := range b.Values {
 			if v.Scheduled && v.Range.Contains(as.bound.Time) {
-				out.PeakValues = append(out.PeakValues, v.Name())
+				j.String(v.Name())
 			}
 		}
 	}
+	j.EndArray()
+	j.Key("temp_lower_bound")
+	j.Int(st.TempLowerBound)
+	j.Key("stats")
+	j.BeginObject()
+	for _, f := range []struct {
+		k string
+		v int64
+	}{{"parameter_bytes", st.ParameterBytes}, {"constant_bytes", st.ConstantBytes}, {"maybe_live_out_bytes", st.MaybeLiveOutBytes},
+		{"temp_bytes", st.TempBytes}, {"temp_fragmentation_bytes", st.TempFragmentation}, {"total_bytes", st.TotalBytes},
+		{"xla_minimum_bytes", st.XLAMinimumBytes}, {"total_fragmentation_bytes", st.TotalFragmentation}} {
+		j.Key(f.k)
+		j.Int(f.v)
+	}
+	j.EndObject()
+	j.Key("allocations")
+	j.BeginArray()
 	for _, al := range as.Allocations {
-		ja := jsonAllocation{Index: al.Index, Size: al.Size, Kind: al.Kind(), Color: al.Color, Values: []jsonValue{}}
+		j.BeginObject()
+		j.Key("index")
+		j.Int(int64(al.Index))
+		j.Key("size")
+		j.Int(al.Size)
+		j.Key("kind")
+		j.String(al.Kind())
+		j.Key("color")
+		j.Int(al.Color)
 		if al.IsParameter() {
-			p := al.Parameter
-			ja.Param = &p
+			j.Key("parameter")
+			j.Int(al.Parameter)
 		}
+		j.Key("values")
+		j.BeginArray()
 		for _, s := range al.Slots {
 			v := s.Value
-			ja.Values = append(ja.Values, jsonValue{ID: v.ID, Name: v.Inst.Name, Index: append([]int64{}, v.Index...), Shape: v.Shape.String(),
-				Offset: s.Offset, Size: s.Size, Start: v.Range.Start, End: v.Range.End})
+			j.BeginObject()
+			j.Key("id")
+			j.Int(int64(v.ID))
+			j.Key("name")
+			j.String(v.Inst.Name)
+			j.Key("index")
+			j.Ints(v.Index)
+			j.Key("shape")
+			j.String(v.Shape.String())
+			j.Key("offset")
+			j.Int(s.Offset)
+			j.Key("size")
+			j.Int(s.Size)
+			j.Key("start")
+			j.Int(int64(v.Range.Start))
+			j.Key("end") // inclusive, as in XLA's live ranges
+			j.Int(int64(v.Range.End))
+			j.EndObject()
 		}
-		out.Allocations = append(out.Allocations, ja)
+		j.EndArray()
+		j.EndObject()
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	j.EndArray()
+	j.EndObject()
+	return j.Close()
 }
 
 // WriteTempCSV writes each temp heap's packing problem and offsets in

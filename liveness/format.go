@@ -1,13 +1,13 @@
 package liveness
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/jsonw"
 )
 
 // PeakFormat selects the layout of the "Live ranges at T (peak)" section
@@ -168,87 +168,108 @@ func instSize(v *Value) int64 {
 	return n
 }
 
-// JSON form of the analysis.
-type jsonAnalysis struct {
-	Module     string       `json:"module"`
-	Schedule   string       `json:"schedule"`
-	Max        int          `json:"max"`
-	Sequence   []string     `json:"sequence"`
-	Values     []jsonValue  `json:"values"`
-	Buffers    []jsonBuffer `json:"buffers"`
-	LowerBound jsonBound    `json:"lower_bound"`
-	XLAPeak    jsonPeak     `json:"xla_peak"`
-}
-
-type jsonValue struct {
-	ID     int     `json:"id"`
-	Name   string  `json:"name"`
-	Index  []int64 `json:"index"`
-	Shape  string  `json:"shape"`
-	Size   int64   `json:"size"`
-	Start  int     `json:"start"`
-	End    int     `json:"end"` // inclusive
-	Buffer int     `json:"buffer"`
-	Phi    bool    `json:"phi,omitempty"`
-	Out    bool    `json:"live_out,omitempty"`
-}
-
-type jsonBuffer struct {
-	ID     int   `json:"id"`
-	Size   int64 `json:"size"`
-	Color  int64 `json:"color"`
-	Values []int `json:"values"`
-	Start  int   `json:"start"`
-	End    int   `json:"end"`
-}
-
-type jsonPeak struct {
-	Bytes int64 `json:"bytes"`
-	Time  int   `json:"time"`
-}
-
-type jsonBound struct {
-	Bytes   int64 `json:"bytes"`
-	Time    int   `json:"time"`
-	Buffers []int `json:"buffers"`
-}
-
 // WriteJSON writes the sequence, every scheduled value with its size and
 // inclusive range, the buffers, the lower bound (LowerBound: its bytes,
 // step and buffers) and XLA's peak moment (XLAPeak, as the XLA-format dump
 // prints it) as JSON.
 func (a *Analysis) WriteJSON(w io.Writer) error {
-	out := jsonAnalysis{Module: a.Module.Name, Schedule: a.Schedule.Name, Max: a.EndTime(), Sequence: make([]string, len(a.Sequence)),
-		Values: []jsonValue{}, Buffers: []jsonBuffer{}}
-	for t, in := range a.Sequence {
-		out.Sequence[t] = in.Name
+	j := jsonw.New(w)
+	j.BeginObject()
+	j.Key("module")
+	j.String(a.Module.Name)
+	j.Key("schedule")
+	j.String(a.Schedule.Name)
+	j.Key("max")
+	j.Int(int64(a.EndTime()))
+	j.Key("sequence")
+	j.BeginArray()
+	for _, in := range a.Sequence {
+		j.String(in.Name)
 	}
+	j.EndArray()
+	j.Key("values")
+	j.BeginArray()
 	for _, v := range a.Values {
 		if !v.Scheduled {
 			continue
 		}
-		out.Values = append(out.Values, jsonValue{ID: v.ID, Name: v.Inst.Name, Index: append([]int64{}, v.Index...), Shape: v.Shape.String(),
-			Size: v.Size, Start: v.Range.Start, End: v.Range.End, Buffer: v.Buffer.ID, Phi: v.IsPhi, Out: v.LiveOut})
+		j.BeginObject()
+		j.Key("id")
+		j.Int(int64(v.ID))
+		j.Key("name")
+		j.String(v.Inst.Name)
+		j.Key("index")
+		j.Ints(v.Index)
+		j.Key("shape")
+		j.String(v.Shape.String())
+		j.Key("size")
+		j.Int(v.Size)
+		j.Key("start")
+		j.Int(int64(v.Range.Start))
+		j.Key("end") // inclusive
+		j.Int(int64(v.Range.End))
+		j.Key("buffer")
+		j.Int(int64(v.Buffer.ID))
+		if v.IsPhi {
+			j.Key("phi")
+			j.Bool(true)
+		}
+		if v.LiveOut {
+			j.Key("live_out")
+			j.Bool(true)
+		}
+		j.EndObject()
 	}
+	j.EndArray()
+	j.Key("buffers")
+	j.BeginArray()
 	for _, b := range a.Buffers {
 		r, ok := b.Range()
 		if !ok {
 			continue
 		}
-		jb := jsonBuffer{ID: b.ID, Size: b.Size, Color: b.Color, Start: r.Start, End: r.End}
+		j.BeginObject()
+		j.Key("id")
+		j.Int(int64(b.ID))
+		j.Key("size")
+		j.Int(b.Size)
+		j.Key("color")
+		j.Int(b.Color)
+		j.Key("values")
+		j.BeginArray()
 		for _, v := range b.Values {
-			jb.Values = append(jb.Values, v.ID)
+			j.Int(int64(v.ID))
 		}
-		out.Buffers = append(out.Buffers, jb)
+		j.EndArray()
+		j.Key("start")
+		j.Int(int64(r.Start))
+		j.Key("end")
+		j.Int(int64(r.End))
+		j.EndObject()
 	}
+	j.EndArray()
 	lb := a.LowerBound(nil)
-	out.LowerBound = jsonBound{Bytes: lb.Bytes, Time: lb.Time, Buffers: []int{}}
+	j.Key("lower_bound")
+	j.BeginObject()
+	j.Key("bytes")
+	j.Int(lb.Bytes)
+	j.Key("time")
+	j.Int(int64(lb.Time))
+	j.Key("buffers")
+	j.BeginArray()
 	for _, b := range lb.Live {
-		out.LowerBound.Buffers = append(out.LowerBound.Buffers, b.ID)
+		j.Int(int64(b.ID))
 	}
+	j.EndArray()
+	j.EndObject()
 	pk := a.XLAPeak()
-	out.XLAPeak = jsonPeak{Bytes: pk.Bytes, Time: pk.Time}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	j.Key("xla_peak")
+	j.BeginObject()
+	j.Key("bytes")
+	j.Int(pk.Bytes)
+	j.Key("time")
+	j.Int(int64(pk.Time))
+	j.EndObject()
+	j.EndObject()
+	return j.Close()
 }

@@ -78,7 +78,11 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 		if err != nil {
 			return moduleError(name, m, err)
 		}
-		if err := write(out.next(m), m, a); err != nil {
+		w, err := out.next(m)
+		if err != nil {
+			return err
+		}
+		if err := write(w, m, a); err != nil {
 			return moduleError(name, m, err)
 		}
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -28,10 +27,9 @@ import (
 type moduleOutput struct {
 	out    *bytes.Buffer // the command's output
 	layout layout
-	n      int               // modules in the file
-	i      int               // modules begun
-	docs   []json.RawMessage // jsonArray: each module's document
-	part   bytes.Buffer      // jsonArray: the current module's document
+	n      int          // modules in the file
+	i      int          // modules begun
+	part   bytes.Buffer // jsonArray: the current module's document
 }
 
 type layout uint8
@@ -48,8 +46,10 @@ func newModuleOutput(out *bytes.Buffer, l layout, n int) *moduleOutput {
 }
 
 // next starts the output of module m and returns where to write it.
-func (o *moduleOutput) next(m *hlo.Module) io.Writer {
-	o.flushPart()
+func (o *moduleOutput) next(m *hlo.Module) (io.Writer, error) {
+	if err := o.flushPart(); err != nil {
+		return nil, err
+	}
 	o.i++
 	switch o.layout {
 	case splitMarker:
@@ -64,40 +64,57 @@ func (o *moduleOutput) next(m *hlo.Module) io.Writer {
 			fmt.Fprintf(o.out, "==== module %s (%d of %d) ====\n\n", m.Name, o.i, o.n)
 		}
 	case jsonArray:
-		return &o.part
+		if o.i == 1 {
+			o.out.WriteString("[\n")
+		}
+		return &o.part, nil
 	}
-	return o.out
+	return o.out, nil
 }
 
-func (o *moduleOutput) flushPart() {
-	if o.layout == jsonArray && o.i > 0 {
-		o.docs = append(o.docs, bytes.Clone(o.part.Bytes()))
-		o.part.Reset()
+// flushPart moves the current module's JSON document into the array,
+// each line indented one level more. The documents come from our own
+// writers, indented by two spaces without a prefix, so the new level is
+// two spaces after each line break (what json.Indent would give, without
+// parsing megabytes again).
+func (o *moduleOutput) flushPart() error {
+	if o.layout != jsonArray || o.i == 0 {
+		return nil
 	}
+	d := bytes.TrimSpace(o.part.Bytes())
+	if len(d) == 0 || d[0] != '{' {
+		return fmt.Errorf("internal error: module %d: not a JSON object", o.i)
+	}
+	if o.i > 1 {
+		o.out.WriteString(",\n")
+	}
+	o.out.WriteString("  ")
+	for len(d) > 0 {
+		k := bytes.IndexByte(d, '\n')
+		if k < 0 {
+			o.out.Write(d)
+			break
+		}
+		o.out.Write(d[:k+1])
+		o.out.WriteString("  ")
+		d = d[k+1:]
+	}
+	o.part.Reset()
+	return nil
 }
 
-// finish completes the document: for JSON, the array of the modules'
-// documents, indented as each of them is.
+// finish completes the document: for JSON, the end of the array.
 func (o *moduleOutput) finish() error {
 	if o.layout != jsonArray {
 		return nil
 	}
-	o.flushPart()
-	if len(o.docs) == 0 {
+	if err := o.flushPart(); err != nil {
+		return err
+	}
+	if o.i == 0 {
 		o.out.WriteString("[]\n")
 		return nil
 	}
-	o.out.WriteString("[\n")
-	for i, d := range o.docs {
-		o.out.WriteString("  ")
-		if err := json.Indent(o.out, bytes.TrimSpace(d), "  ", "  "); err != nil {
-			return fmt.Errorf("internal error: module %d: invalid JSON: %w", i, err)
-		}
-		if i < len(o.docs)-1 {
-			o.out.WriteByte(',')
-		}
-		o.out.WriteByte('\n')
-	}
-	o.out.WriteString("]\n")
+	o.out.WriteString("\n]\n")
 	return nil
 }
