@@ -153,6 +153,9 @@ const bigItem = 1e-4
 // exactImprove runs the exact search from the warm-start packing warm.
 func exactImprove(ctx context.Context, in *instance, pc *packContext, warm *heapResult) (*heapResult, error) {
 	if len(in.items) > exactItems {
+		if pc.withinGap(warm.height) {
+			return warm, nil
+		}
 		return bigDive(ctx, in, pc, warm), nil
 	}
 	x := newExactInst(in)

@@ -65,6 +65,12 @@ var targetAlign = map[string]int64{"gpu": 128, "cpu": 64, "tpu": 512}
 // AssignOptions.Budget is 0.
 const DefaultAssignBudget = 500 * time.Millisecond
 
+// DefaultAssignGap is the relative gap above a large temp heap's lower
+// bound within which the search stops when AssignOptions.Gap is 0: within
+// 1e-5 (ten bytes per megabyte) the descents on a heap of tens of thousands
+// of values would spend the whole budget for at most that.
+const DefaultAssignGap = 1e-5
+
 // AssignOptions configures Assign. The zero value assigns for the GPU with
 // the "auto" packer.
 type AssignOptions struct {
@@ -79,6 +85,11 @@ type AssignOptions struct {
 	// DefaultAssignBudget (shorter than Pack's default: assignment is one
 	// step of a compile, and the heaps of real modules are easy).
 	Budget time.Duration
+	// Gap is the relative distance from a heap's lower bound within which
+	// the search of a heap of over 5,000 items stops (Options.Gap); 0
+	// means DefaultAssignGap, a negative value searches on until the
+	// budget is spent.
+	Gap float64
 	// NoOperandReuse disables letting a value take a dying operand's slot.
 	NoOperandReuse bool
 }
@@ -113,9 +124,10 @@ type Allocation struct {
 	// Slots in value ID order.
 	Slots []Slot
 
-	buffers []*liveness.Buffer
-	held    heldIndex // the values of buffers, by live range
-	order   int       // creation order
+	buffers  []*liveness.Buffer
+	held     heldIndex // the values of buffers, by live range
+	order    int       // creation order
+	reusePos int       // 1 + position among the reusable allocations, or 0
 }
 
 // isTemp is XLA's IsPreallocatedTempBuffer: not a parameter, not live
@@ -212,8 +224,9 @@ type Assignment struct {
 	Heaps       []*TempHeap
 	Stats       Stats
 
-	allocOf []*Allocation  // by buffer ID
-	bound   liveness.Bound // Stats.LowerBound with its proof
+	allocOf  []*Allocation  // by buffer ID
+	bound    liveness.Bound // Stats.LowerBound with its proof
+	reusable *reusableSet   // the global assignment's reusable allocations
 }
 
 // AllocationOf returns the allocation holding v and v's slot in it.
@@ -256,13 +269,27 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Ass
 	if opts.Budget == 0 {
 		opts.Budget = DefaultAssignBudget
 	}
+	if opts.Gap == 0 {
+		opts.Gap = DefaultAssignGap
+	}
 	as := &Assignment{Module: a.Module, Analysis: a, Options: opts, allocOf: make([]*Allocation, len(a.Buffers))}
+	// The bounds of the stats depend on the analysis alone: compute them
+	// while the plan is made, on a core the packers leave idle.
+	bounds := make(chan struct{})
+	go func() {
+		defer close(bounds)
+		as.bound = as.Analysis.LowerBoundWith(nil, as.canShare)
+		xla := replay(as.Analysis, func(v *liveness.Value) bool { return v.Inst.Opcode != hlo.OpConstant }, as.shareFunc())
+		as.Stats.XLAMinimumBytes = xla.xlaPeak
+	}()
 	as.assignGlobal()
 	deferred := as.deferred()
 	if err := as.packTemps(ctx, deferred); err != nil {
+		<-bounds
 		return nil, err
 	}
 	as.assignThreadLocal()
+	<-bounds
 	as.finish()
 	return as, nil
 }
@@ -449,6 +476,9 @@ func (as *Assignment) addBuffer(al *Allocation, b *liveness.Buffer) {
 		al.held.add(v)
 	}
 	as.allocOf[b.ID] = al
+	if al.reusePos > 0 {
+		as.reusable.added(al, b)
+	}
 }
 
 func (as *Assignment) kindOf(b *liveness.Buffer) liveness.CompKind {
@@ -472,10 +502,11 @@ func (as *Assignment) sortedBuffersOf(k liveness.CompKind) []*liveness.Buffer {
 // allocations, reuse, and deferral of temporaries.
 func (as *Assignment) assignGlobal() {
 	bufs := as.sortedBuffersOf(liveness.Sequential)
-	var reusable []*Allocation
+	reusable := &reusableSet{end: as.Analysis.EndTime()}
+	as.reusable = reusable
 	entry := as.Module.Entry
 	for _, b := range bufs {
-		if as.special(b, entry, &reusable) {
+		if as.special(b, entry, reusable) {
 			continue
 		}
 		if isTupleBuffer(b) {
@@ -499,12 +530,12 @@ func (as *Assignment) assignGlobal() {
 		}
 		al := as.newAllocation(b, b.Size)
 		as.addBuffer(al, b)
-		reusable = append(reusable, al)
+		reusable.add(al)
 	}
 }
 
 // special gives constants and entry parameters their own allocation.
-func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusable *[]*Allocation) bool {
+func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusable *reusableSet) bool {
 	for _, v := range b.Values {
 		if v.Inst.Opcode == hlo.OpConstant {
 			al := as.newAllocation(b, b.Size)
@@ -528,7 +559,7 @@ func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusab
 		}
 		as.addBuffer(al, b)
 		if al.ParameterAliased {
-			*reusable = append(*reusable, al)
+			reusable.add(al)
 		}
 		return true
 	}
@@ -537,7 +568,7 @@ func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusab
 
 // reuse tries the allocations of the defining instructions' operands, then
 // every reusable allocation from the most recent (smallest) back.
-func (as *Assignment) reuse(b *liveness.Buffer, reusable []*Allocation) bool {
+func (as *Assignment) reuse(b *liveness.Buffer, reusable *reusableSet) bool {
 	for _, v := range b.Values {
 		if len(v.Index) != 0 || v.Shape.IsTuple() {
 			continue
@@ -552,13 +583,31 @@ func (as *Assignment) reuse(b *liveness.Buffer, reusable []*Allocation) bool {
 			}
 		}
 	}
-	for i := len(reusable) - 1; i >= 0; i-- {
-		if as.maybeAssign(reusable[i], b) {
+	if reuseScan {
+		for i := len(reusable.als) - 1; i >= 0; i-- {
+			if as.maybeAssign(reusable.als[i], b) {
+				return true
+			}
+		}
+		return false
+	}
+	// The index skips only allocations maybeAssign would refuse (see
+	// reusable.go), so the first to accept is XLA's.
+	if reusable.hopeless(b) {
+		return false
+	}
+	need := reusable.need(b)
+	for i := reusable.prev(len(reusable.als), need); i >= 0; i = reusable.prev(i, need) {
+		if as.maybeAssign(reusable.als[i], b) {
 			return true
 		}
 	}
 	return false
 }
+
+// reuseScan makes reuse try every reusable allocation, as XLA does,
+// without the index: tests compare the two.
+var reuseScan = false
 
 // maybeAssign puts b at offset 0 of al when XLA's MaybeAssignBuffer would.
 func (as *Assignment) maybeAssign(al *Allocation, b *liveness.Buffer) bool {
@@ -714,10 +763,7 @@ func (as *Assignment) finish() {
 		st.TempLowerBound += h.LowerBound
 		st.TempFragmentation += h.Solution.Height() - h.LowerBound
 	}
-	as.bound = as.Analysis.LowerBoundWith(nil, as.canShare)
-	st.LowerBound = as.bound.Bytes
-	xla := replay(as.Analysis, func(v *liveness.Value) bool { return v.Inst.Opcode != hlo.OpConstant }, as.shareFunc())
-	st.XLAMinimumBytes = xla.xlaPeak
+	st.LowerBound = as.bound.Bytes // as.bound and XLAMinimumBytes: see Assign
 	st.TotalFragmentation = st.TotalBytes - st.XLAMinimumBytes
 }
 

@@ -298,6 +298,84 @@ func (in *instance) lowerBound() int64 {
 	return best
 }
 
+// alignedLowerBound strengthens lowerBound with alignment. Every offset is
+// a multiple of g, the greatest common divisor of the items' alignments, so
+// an item placed below another takes its size rounded up to g; only the
+// topmost item's padding may stick out of nothing. At each slot the height
+// is therefore at least the live sizes rounded up to g, less the largest
+// padding among them. It returns 0 when a fixed offset is not a multiple
+// of g (the argument needs every offset aligned).
+func (in *instance) alignedLowerBound() int64 {
+	if in.nslot == 0 || len(in.items) == 0 {
+		return 0
+	}
+	var g int64
+	for i := range in.items {
+		g = gcd(g, in.items[i].align)
+	}
+	if g <= 1 {
+		return in.lowerBound()
+	}
+	for i := range in.items {
+		if it := &in.items[i]; it.fixed && it.off%g != 0 {
+			return 0
+		}
+	}
+	// Rounded sizes by a difference array; the largest padding live at
+	// each slot by painting pads from the largest down, each slot taking
+	// the first pad that covers it.
+	delta := make([]int64, in.nslot+1)
+	type padPart struct {
+		start, end int32
+		pad        int64
+	}
+	pads := make([]padPart, 0, len(in.parts))
+	for _, pt := range in.parts {
+		up := roundUp(pt.size, g)
+		delta[pt.start] += up
+		delta[pt.end] -= up
+		if up > pt.size {
+			pads = append(pads, padPart{pt.start, pt.end, up - pt.size})
+		}
+	}
+	slices.SortFunc(pads, func(x, y padPart) int {
+		switch {
+		case x.pad > y.pad:
+			return -1
+		case x.pad < y.pad:
+			return 1
+		}
+		return 0
+	})
+	maxPad := make([]int64, in.nslot)
+	next := make([]int32, in.nslot+1) // next unpainted slot at or after s
+	for s := range next {
+		next[s] = int32(s)
+	}
+	var find func(s int32) int32
+	find = func(s int32) int32 {
+		for next[s] != s {
+			next[s] = next[next[s]]
+			s = next[s]
+		}
+		return s
+	}
+	for _, pp := range pads {
+		for s := find(pp.start); s < pp.end; s = find(s) {
+			maxPad[s] = pp.pad
+			next[s] = s + 1
+		}
+	}
+	var cur, best int64
+	for s := 0; s < in.nslot; s++ {
+		cur += delta[s]
+		if cur > 0 {
+			best = max(best, cur-maxPad[s])
+		}
+	}
+	return best
+}
+
 // LowerBound returns the lower bound on the height of color in p: the largest
 // total size of the color's buffers live at one time, counting the members of
 // a must-share group live together once, as their largest. No packing of a

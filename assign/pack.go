@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -47,6 +48,14 @@ type Options struct {
 	// Workers bounds how many greedy packers the portfolio runs at once;
 	// 0 means GOMAXPROCS.
 	Workers int
+
+	// Gap, when positive, is the relative distance from the lower bound
+	// (1e-5: ten bytes per megabyte) within which "auto" and "exact" do
+	// not start the descents they use on instances too large for the
+	// whole exact search (over 5,000 items): those cost seconds on tens of
+	// thousands of items and rarely gain more. Smaller instances are
+	// searched until optimal or out of budget whatever the gap.
+	Gap float64
 }
 
 // Algorithms returns the names Options.Algorithm accepts.
@@ -102,7 +111,10 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 	var algos []string
 	for k, in := range lay.insts {
 		lb := in.lowerBound()
-		r, err := runSafely(run, algo, ctx, in, &packContext{opts: opts, lb: lb, deadline: deadline, budget: budget > 0})
+		// The search aims at the alignment-aware bound, which is never
+		// below lb and proves more packings optimal.
+		alb := max(lb, in.alignedLowerBound())
+		r, err := runSafely(run, algo, ctx, in, &packContext{opts: opts, lb: alb, deadline: deadline, budget: budget > 0})
 		if err != nil {
 			var fe *fixedOverlapError
 			if errors.As(err, &fe) {
@@ -110,7 +122,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 			}
 			return nil, err
 		}
-		if r.height <= lb {
+		if r.height <= alb {
 			r.optimal = true
 		}
 		results[k] = r
@@ -173,9 +185,18 @@ func (lay *layout) fixedOverlap(p *Problem, k int, fe *fixedOverlapError) error 
 // packContext is what every packer gets besides the instance.
 type packContext struct {
 	opts     Options
-	lb       int64
+	lb       int64     // the best lower bound known (alignment-aware)
 	deadline time.Time // zero when no exact search may run
 	budget   bool
+}
+
+// withinGap reports whether height h is within Options.Gap of the lower
+// bound (never without a capacity to meet).
+func (pc *packContext) withinGap(h int64) bool {
+	if pc.opts.Capacity > 0 || pc.opts.Gap <= 0 {
+		return false
+	}
+	return h <= pc.lb+int64(pc.opts.Gap*float64(pc.lb))
 }
 
 // packerFunc packs one instance.
@@ -217,18 +238,29 @@ func packerFor(name string) (packerFunc, bool) {
 
 // packAuto runs the portfolio, then, while the result is above the target
 // (the capacity when there is one, else the lower bound), the skyline
-// descents and the exact search, within the budget.
+// descents and the exact search, within the budget. On a large instance
+// the skyline descents join the portfolio's pool, behind the greedy
+// packers: a greedy packing at the lower bound stops them before they
+// start, and otherwise they keep both cores busy while the last greedy
+// runs finish.
 func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-	r, err := portfolio(in, allVariants(), pc.opts.Workers)
+	vs := allVariants()
+	merged := pc.budget && len(in.items) >= parallelItems && pc.opts.Capacity <= 0
+	if merged {
+		vs = append(vs, skylineVariantsUntil(pc.stop(ctx))...)
+	}
+	r, err := portfolioTarget(in, vs, pc.opts.Workers, math.MaxInt64, pc.lb)
 	if err != nil {
 		return nil, err
 	}
 	if pc.met(r) || !pc.budget {
 		return r, nil
 	}
-	r = pc.skyline(ctx, in, r)
-	if pc.met(r) {
-		return r, nil
+	if !merged {
+		r = pc.skyline(ctx, in, r)
+		if pc.met(r) {
+			return r, nil
+		}
 	}
 	return exactImprove(ctx, in, pc, r)
 }
@@ -239,7 +271,7 @@ func packExact(ctx context.Context, in *instance, pc *packContext) (*heapResult,
 	if err != nil {
 		return nil, err
 	}
-	if r.height <= pc.lb || !pc.budget {
+	if pc.met(r) || !pc.budget {
 		return r, nil
 	}
 	return exactImprove(ctx, in, pc, r)
@@ -254,10 +286,15 @@ func (pc *packContext) met(r *heapResult) bool {
 	return r.height <= pc.lb
 }
 
+// stop reports whether the search must end: the context is done or the
+// budget spent.
+func (pc *packContext) stop(ctx context.Context) func() bool {
+	return func() bool { return ctx.Err() != nil || time.Now().After(pc.deadline) }
+}
+
 // skyline runs the skyline packers against r and returns the better result.
 func (pc *packContext) skyline(ctx context.Context, in *instance, r *heapResult) *heapResult {
-	stop := func() bool { return ctx.Err() != nil || time.Now().After(pc.deadline) }
-	s, err := portfolioBelow(in, skylineVariantsUntil(stop), pc.opts.Workers, r.height)
+	s, err := portfolioBelow(in, skylineVariantsUntil(pc.stop(ctx)), pc.opts.Workers, r.height)
 	if err != nil || s == nil {
 		return r
 	}

@@ -91,6 +91,14 @@ func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
 // portfolioBelow is portfolio with the shared bound starting at limit: runs
 // that cannot get below it stop early. It returns nil when none got below.
 func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
+	return portfolioTarget(in, vs, workers, limit, -1)
+}
+
+// portfolioTarget is portfolioBelow that also stops the variants after the
+// first to finish at or below target (a lower bound): they could at best
+// tie with it, and ties go to the earlier variant, so the result is the
+// same as if they had run.
+func portfolioTarget(in *instance, vs []variant, workers int, limit, target int64) (*heapResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -105,16 +113,31 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 		err error
 	}
 	outs := make([]out, len(vs))
-	var bound atomic.Int64
-	bound.Store(limit)
+	// Each variant has its own bound: the best height so far, or -1 once
+	// an earlier variant reached the target.
+	bounds := make([]atomic.Int64, len(vs))
+	for k := range bounds {
+		bounds[k].Store(limit)
+	}
+	lower := func(k int, h int64) {
+		for {
+			b := bounds[k].Load()
+			if h >= b || bounds[k].CompareAndSwap(b, h) {
+				return
+			}
+		}
+	}
 	// Only the best packing so far is kept (ties to the earlier variant),
 	// so at most workers+1 offset arrays are alive at once.
 	var mu sync.Mutex
 	best := -1
 	pool := &occPool{}
 	runOne := func(k int) {
+		if bounds[k].Load() < 0 {
+			return // outs[k] stays not ok
+		}
 		off := make([]int64, len(in.items))
-		h, ok, err := vs[k].run(in, off, &bound, pool)
+		h, ok, err := vs[k].run(in, off, &bounds[k], pool)
 		mu.Lock()
 		defer mu.Unlock()
 		outs[k] = out{nil, h, ok, err}
@@ -128,10 +151,11 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 			best = k
 			outs[k].off = off
 		}
-		for {
-			b := bound.Load()
-			if h >= b || bound.CompareAndSwap(b, h) {
-				break
+		for j := range bounds {
+			if j > k && h <= target {
+				bounds[j].Store(-1)
+			} else {
+				lower(j, h)
 			}
 		}
 	}

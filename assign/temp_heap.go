@@ -94,7 +94,7 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 	if as.Options.Algorithm == "xla" {
 		sol = xlaHeapSolution(r, p, as.Options.Align)
 	} else {
-		sol, err = Pack(ctx, p, Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget})
+		sol, err = Pack(ctx, p, Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget, Gap: max(as.Options.Gap, 0)})
 		if err != nil {
 			return nil, fmt.Errorf("assign: packing the temp heap of color %d: %w", color, err)
 		}

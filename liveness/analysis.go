@@ -70,8 +70,17 @@ type Options struct {
 // whose size cannot be computed (an unbounded dimension) is refused with
 // positioned errors (an hlo.ErrorList), never planned on guesses.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
-	if err := checkInput(m); err != nil {
-		return nil, err
+	return analyzeModule(m, opts, false)
+}
+
+// analyzeModule is Analyze; checked says m passed checkInput and has changed
+// since only by this package's own rewrites (copy insertion), which keep
+// it valid, so the check need not run again.
+func analyzeModule(m *hlo.Module, opts Options, checked bool) (*Analysis, error) {
+	if !checked {
+		if err := checkInput(m); err != nil {
+			return nil, err
+		}
 	}
 	m.Renumber()
 	kinds, roots, err := classify(m)

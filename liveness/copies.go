@@ -47,7 +47,7 @@ func InsertCopies(m *hlo.Module) (changed bool, err error) {
 // round of copy insertion computes anyway.
 func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error) {
 	for round := 0; round < 32; round++ {
-		a, more, err := insertCopiesOnce(m)
+		a, more, err := insertCopiesOnce(m, round > 0)
 		if err != nil {
 			return nil, changed, err
 		}
@@ -61,8 +61,9 @@ func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error
 
 // insertCopiesOnce analyses m, adds the copies the analysis calls for and
 // reports whether it added any; when it did not, the analysis is current.
-func insertCopiesOnce(m *hlo.Module) (a *Analysis, changed bool, err error) {
-	a, err = Analyze(m, Options{})
+// checked says an earlier round checked m (see analyzeModule).
+func insertCopiesOnce(m *hlo.Module, checked bool) (a *Analysis, changed bool, err error) {
+	a, err = analyzeModule(m, Options{}, checked)
 	if err != nil {
 		return nil, false, err
 	}

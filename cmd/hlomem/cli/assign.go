@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--schedule=NAME] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
+		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
 		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
 		run:     runAssign,
 	})
@@ -28,6 +28,7 @@ func runAssign(e *env, args []string) error {
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
 	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
 	budget := fs.Duration("budget", assign.DefaultAssignBudget, "time the search of auto and exact may take per temp heap")
+	gap := fs.Float64("gap", assign.DefaultAssignGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
@@ -51,6 +52,9 @@ func runAssign(e *env, args []string) error {
 	if *align < 0 || *align&(*align-1) != 0 {
 		return fmt.Errorf("hlomem assign: --align must be a power of two (or 0 for the target's), got %d", *align)
 	}
+	if *gap < 0 || *gap != *gap {
+		return fmt.Errorf("hlomem assign: --gap must not be negative, got %v", *gap)
+	}
 	if *budget < 0 {
 		return fmt.Errorf("hlomem assign: --budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultAssignBudget)
 	}
@@ -60,7 +64,11 @@ func runAssign(e *env, args []string) error {
 	// alignment column always there.
 	csvw := assign.NewCSVWriter(e.stdout, assign.CSVColumns{Alignment: true}, "module", "color")
 	err = eachAnalysis(e, file, *sched, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget}
+		g := *gap
+		if g == 0 {
+			g = -1 // AssignOptions: 0 is the default, negative none
+		}
+		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
 			return err

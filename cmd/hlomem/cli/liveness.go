@@ -113,8 +113,13 @@ func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
 			sched = liveness.SchedKeep
 		}
 	}
-	if sched == liveness.SchedKeep {
+	switch sched {
+	case liveness.SchedKeep:
 		return a, nil
+	case liveness.SchedBest:
+		// Best leaves a analysed under the schedule it picks.
+		_, _, err := liveness.Best(a)
+		return a, err
 	}
 	s, err := liveness.ScheduleByName(a, sched)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&command{
 		name:    "pack",
-		usage:   "[--algo=NAME] [--capacity=N] [--budget=DURATION] [--format=csv|json] FILE.csv",
+		usage:   "[--algo=NAME] [--capacity=N] [--budget=DURATION] [--gap=F] [--format=csv|json] FILE.csv",
 		summary: "pack a raw offset-assignment problem (MiniMalloc CSV)",
 		run:     runPack,
 	})
@@ -45,6 +45,7 @@ func runPack(e *env, args []string) error {
 	algo := fs.String("algo", "auto", "packer: "+strings.Join(assign.Algorithms(), ", "))
 	capacity := fs.Int64("capacity", 0, "bytes available; exit 2 when no packing fits (0: no limit, minimise the height)")
 	budget := fs.Duration("budget", 0, "time auto and exact may spend after the portfolio (0: 10s; --algo=portfolio for none)")
+	gap := fs.Float64("gap", 0, "relative distance from the lower bound within which auto and exact skip the descents on instances over 5,000 items (0: search on)")
 	format := fs.String("format", "csv", "output format: csv (the input rows plus an offset column) or json")
 	file, err := parseArgs(fs, args)
 	if err != nil {
@@ -58,6 +59,9 @@ func runPack(e *env, args []string) error {
 	}
 	if *capacity < 0 {
 		return fail("negative capacity %d", *capacity)
+	}
+	if *gap < 0 || *gap != *gap {
+		return fail("--gap must not be negative, got %v", *gap)
 	}
 	if *budget < 0 {
 		return fail("--budget must not be negative, got %v (0 means the default, 10s; --algo=portfolio searches no further)", *budget)
@@ -86,7 +90,7 @@ func runPack(e *env, args []string) error {
 	// packing found so far.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	sol, err := assign.Pack(ctx, p, assign.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget})
+	sol, err := assign.Pack(ctx, p, assign.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget, Gap: *gap})
 	var capErr *assign.CapacityError
 	switch {
 	case errors.As(err, &capErr):
