@@ -15,7 +15,7 @@ package liveness
 //     scalars first (ListMemoryScheduler). Parameters and constants never
 //     free anything.
 //   - Best: all three (and the module's own order), keeping the one with
-//     the smallest lower bound (XLA's DefaultMemoryScheduler; ties go to
+//     the smallest live peak (XLA's DefaultMemoryScheduler; ties go to
 //     list, then DFS).
 //
 // Values are the unit of memory: an instruction defines the values it
@@ -89,7 +89,25 @@ func PostOrder(m *hlo.Module) *Schedule {
 // order. order, when not nil, sorts each instruction's operands first.
 func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	state := make(map[*hlo.Instruction]uint8, len(c.Instructions))
+	x := newCompIndex(c)
+	state := make([]uint8, len(c.Instructions))
+	var foreign map[*hlo.Instruction]uint8 // operands from elsewhere (unverified input)
+	get := func(in *hlo.Instruction) uint8 {
+		if i := x.of(in); i >= 0 {
+			return state[i]
+		}
+		return foreign[in]
+	}
+	set := func(in *hlo.Instruction, v uint8) {
+		if i := x.of(in); i >= 0 {
+			state[i] = v
+			return
+		}
+		if foreign == nil {
+			foreign = map[*hlo.Instruction]uint8{}
+		}
+		foreign[in] = v
+	}
 	type frame struct {
 		in   *hlo.Instruction
 		deps []*hlo.Instruction
@@ -98,37 +116,30 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 	deps := func(in *hlo.Instruction) []*hlo.Instruction {
 		d := make([]*hlo.Instruction, 0, len(in.Operands)+len(in.ControlPredecessors()))
 		d = append(d, in.ControlPredecessors()...)
-		seen := make(map[*hlo.Instruction]bool, len(in.Operands))
-		var ops []*hlo.Instruction
-		for _, o := range in.Operands {
-			if !seen[o] {
-				seen[o] = true
-				ops = append(ops, o)
-			}
-		}
+		ops := distinct(in.Operands)
 		if order != nil {
 			order(ops)
 		}
 		return append(d, ops...)
 	}
 	visit := func(start *hlo.Instruction) {
-		if state[start] != 0 {
+		if get(start) != 0 {
 			return
 		}
 		stack := []frame{{in: start, deps: deps(start)}}
-		state[start] = 1
+		set(start, 1)
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
 			if f.next < len(f.deps) {
 				d := f.deps[f.next]
 				f.next++
-				if state[d] == 0 {
-					state[d] = 1
+				if get(d) == 0 {
+					set(d, 1)
 					stack = append(stack, frame{in: d, deps: deps(d)})
 				}
 				continue
 			}
-			state[f.in] = 2
+			set(f.in, 2)
 			out = append(out, f.in)
 			stack = stack[:len(stack)-1]
 		}
@@ -147,57 +158,143 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 	return out
 }
 
-// memModel is the per-computation view the size-aware schedulers use.
+// distinct returns the instructions of ins without repeats, first
+// occurrences in order, in a new slice.
+func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
+	out := make([]*hlo.Instruction, 0, len(ins))
+	if len(ins) <= 16 {
+	next:
+		for _, in := range ins {
+			for _, o := range out {
+				if o == in {
+					continue next
+				}
+			}
+			out = append(out, in)
+		}
+		return out
+	}
+	seen := make(map[*hlo.Instruction]bool, len(ins))
+	for _, in := range ins {
+		if !seen[in] {
+			seen[in] = true
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// compIndex numbers a computation's instructions 0..n-1 in its order: by
+// instruction ID when the analysis numbered them contiguously (it always
+// does), else through a map.
+type compIndex struct {
+	c    *hlo.Computation
+	base int
+	m    map[*hlo.Instruction]int32
+}
+
+func newCompIndex(c *hlo.Computation) compIndex {
+	x := compIndex{c: c}
+	if len(c.Instructions) > 0 {
+		x.base = c.Instructions[0].ID
+	}
+	for i, in := range c.Instructions {
+		if in.ID != x.base+i {
+			x.m = make(map[*hlo.Instruction]int32, len(c.Instructions))
+			for j, in := range c.Instructions {
+				x.m[in] = int32(j)
+			}
+			break
+		}
+	}
+	return x
+}
+
+// of returns in's number, or -1 when in is not an instruction of c.
+func (x compIndex) of(in *hlo.Instruction) int {
+	if x.m != nil {
+		if i, ok := x.m[in]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	i := in.ID - x.base
+	if i < 0 || i >= len(x.c.Instructions) || x.c.Instructions[i] != in {
+		return -1
+	}
+	return i
+}
+
+// memModel is the per-computation view the size-aware schedulers use:
+// instructions by their number in the computation (compIndex), values by a
+// number local to the computation.
 type memModel struct {
-	defines map[*hlo.Instruction][]*Value // values an instruction defines
-	uses    map[*hlo.Instruction][]*Value // distinct values it reads
-	users   map[*Value]int                // distinct users within the computation
-	pinned  map[*Value]bool               // never freed here: parameters, constants, values leaving the computation
+	ix      compIndex
+	vals    []*Value  // the values the computation defines or reads
+	defines [][]int32 // per instruction: the distinct values it defines
+	uses    [][]int32 // per instruction: the distinct values it reads
+	users   []int32   // per value: distinct users within the computation
+	pinned  []bool    // never freed here: parameters, constants, values leaving the computation
 }
 
 func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
-	mm := &memModel{defines: map[*hlo.Instruction][]*Value{}, uses: map[*hlo.Instruction][]*Value{}, users: map[*Value]int{}, pinned: map[*Value]bool{}}
-	for _, in := range c.Instructions {
-		n := in.Shape.NumSubshapes()
-		seen := map[*Value]bool{}
-		for o := 0; o < n; o++ {
+	n := len(c.Instructions)
+	mm := &memModel{ix: newCompIndex(c), defines: make([][]int32, n), uses: make([][]int32, n)}
+	local := make(map[*Value]int32, n)
+	var stamp []int32 // per value: the last instruction (+1) that saw it
+	id := func(v *Value) int32 {
+		lv, ok := local[v]
+		if !ok {
+			lv = int32(len(mm.vals))
+			local[v] = lv
+			mm.vals = append(mm.vals, v)
+			mm.users = append(mm.users, 0)
+			mm.pinned = append(mm.pinned, false)
+			stamp = append(stamp, 0)
+		}
+		return lv
+	}
+	for i, in := range c.Instructions {
+		k := in.Shape.NumSubshapes()
+		for o := 0; o < k; o++ {
 			v := a.slots[in.FirstValue+o]
 			if v == nil {
 				continue
 			}
+			lv := id(v)
 			if in == c.Root {
-				mm.pinned[v] = true
+				mm.pinned[lv] = true
 			}
-			if v.Inst == in && !seen[v] {
-				seen[v] = true
-				mm.defines[in] = append(mm.defines[in], v)
+			if v.Inst == in && stamp[lv] != int32(i+1) {
+				stamp[lv] = int32(i + 1)
+				mm.defines[i] = append(mm.defines[i], lv)
 				if in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant {
-					mm.pinned[v] = true
+					mm.pinned[lv] = true
 				}
 			}
 		}
 	}
-	for _, in := range c.Instructions {
-		seen := map[*Value]bool{}
+	clear(stamp)
+	for i, in := range c.Instructions {
 		for _, o := range in.Operands {
-			n := o.Shape.NumSubshapes()
-			for k := 0; k < n; k++ {
-				v := a.slots[o.FirstValue+k]
-				if v == nil || seen[v] {
+			k := o.Shape.NumSubshapes()
+			for j := 0; j < k; j++ {
+				v := a.slots[o.FirstValue+j]
+				if v == nil {
 					continue
 				}
-				seen[v] = true
-				mm.uses[in] = append(mm.uses[in], v)
-				mm.users[v]++
-			}
-		}
-	}
-	// Values defined outside c (parameters of the caller reach c through
-	// its parameters) are pinned: c cannot free them.
-	for _, vs := range mm.uses {
-		for _, v := range vs {
-			if v.Inst.Parent != c {
-				mm.pinned[v] = true
+				lv := id(v)
+				if stamp[lv] == int32(i+1) {
+					continue
+				}
+				stamp[lv] = int32(i + 1)
+				mm.uses[i] = append(mm.uses[i], lv)
+				mm.users[lv]++
+				// Values defined outside c (parameters of the caller reach
+				// c through its parameters) are pinned: c cannot free them.
+				if v.Inst.Parent != c {
+					mm.pinned[lv] = true
+				}
 			}
 		}
 	}
@@ -216,31 +313,42 @@ func DFS(a *Analysis) *Schedule {
 	s := NewSchedule(SchedDFS)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		mm := newMemModel(a, c)
-		extra := map[*hlo.Instruction]int64{}
-		total := map[*hlo.Instruction]int64{}
+		n := len(c.Instructions)
+		extra := make([]int64, n)
+		total := make([]int64, n)
+		at := func(vs []int64, in *hlo.Instruction) int64 {
+			if i := mm.ix.of(in); i >= 0 {
+				return vs[i]
+			}
+			return 0
+		}
 		for _, in := range postOrder(c, nil) {
+			i := mm.ix.of(in)
+			if i < 0 {
+				continue
+			}
 			var size int64
-			for _, v := range mm.defines[in] {
-				size = satAdd(size, v.Size)
+			for _, lv := range mm.defines[i] {
+				size = satAdd(size, mm.vals[lv].Size)
 			}
 			e := int64(0)
 			if len(in.Users) > 0 {
 				e = int64(len(in.Users) - 1)
 			}
 			for _, o := range in.Operands {
-				e = satAdd(e, extra[o])
-				size = satAdd(size, total[o])
+				e = satAdd(e, at(extra, o))
+				size = satAdd(size, at(total, o))
 			}
-			extra[in], total[in] = e, size
+			extra[i], total[i] = e, size
 		}
 		s.Set(c, postOrder(c, func(ops []*hlo.Instruction) {
 			sort.SliceStable(ops, func(i, j int) bool {
 				x, y := ops[i], ops[j]
-				if extra[x] != extra[y] {
-					return extra[x] > extra[y]
+				if ex, ey := at(extra, x), at(extra, y); ex != ey {
+					return ex > ey
 				}
-				if total[x] != total[y] {
-					return total[x] > total[y]
+				if tx, ty := at(total, x), at(total, y); tx != ty {
+					return tx > ty
 				}
 				return x.Name < y.Name
 			})
@@ -260,6 +368,7 @@ func List(a *Analysis) *Schedule {
 
 type readyEntry struct {
 	in       *hlo.Instruction
+	idx      int   // in's number in its computation
 	seq      int   // insertion order: among equal priorities the newest wins, as in XLA's multimap
 	priority int64 // bytes freed - bytes defined
 	scalar   bool
@@ -306,97 +415,94 @@ func effectiveScalar(s hlo.Shape) bool {
 
 func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 	mm := newMemModel(a, c)
-	remaining := make(map[*Value]int, len(mm.users))
-	for v, n := range mm.users {
-		remaining[v] = n
-	}
-	pos := make(map[*hlo.Instruction]int, len(c.Instructions))
-	deps := make(map[*hlo.Instruction]int, len(c.Instructions))
+	n := len(c.Instructions)
+	remaining := append([]int32(nil), mm.users...)
+	deps := make([]int32, n)
 	for i, in := range c.Instructions {
-		pos[in] = i
-		seen := map[*hlo.Instruction]bool{}
-		for _, o := range in.Operands {
-			if !seen[o] {
-				seen[o] = true
-				deps[in]++
-			}
-		}
-		deps[in] += len(in.ControlPredecessors())
+		deps[i] = int32(len(distinct(in.Operands)) + len(in.ControlPredecessors()))
 	}
-	priority := func(in *hlo.Instruction) int64 {
+	priority := func(i int, in *hlo.Instruction) int64 {
 		var freed, defined int64
 		if in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
-			for _, v := range mm.defines[in] {
-				defined += v.Size
+			for _, lv := range mm.defines[i] {
+				defined += mm.vals[lv].Size
 			}
 		}
-		for _, v := range mm.uses[in] {
-			if remaining[v] == 1 && !mm.pinned[v] {
-				freed += v.Size
+		for _, lv := range mm.uses[i] {
+			if remaining[lv] == 1 && !mm.pinned[lv] {
+				freed += mm.vals[lv].Size
 			}
 		}
 		return freed - defined
 	}
-	version := map[*hlo.Instruction]int{}
+	version := make([]int32, n)
+	ready := make([]bool, n)
+	done := make([]bool, n)
 	seq := 0
-	entry := func(in *hlo.Instruction) *readyEntry {
-		version[in]++
+	entry := func(i int) *readyEntry {
+		in := c.Instructions[i]
+		version[i]++
 		seq++
-		return &readyEntry{in: in, seq: seq, priority: priority(in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: version[in]}
+		return &readyEntry{in: in, idx: i, seq: seq, priority: priority(i, in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: int(version[i])}
 	}
 	var h readyHeap
-	ready := map[*hlo.Instruction]bool{}
-	for _, in := range c.Instructions {
-		if deps[in] == 0 {
-			ready[in] = true
-			h = append(h, entry(in))
+	for i := range c.Instructions {
+		if deps[i] == 0 {
+			ready[i] = true
+			h = append(h, entry(i))
 		}
 	}
 	heap.Init(&h)
-	// lastUser returns the one unscheduled user of v in c, if ready.
-	usersOf := map[*Value][]*hlo.Instruction{}
-	for _, in := range c.Instructions {
-		for _, v := range mm.uses[in] {
-			usersOf[v] = append(usersOf[v], in)
+	// usersOf[v]: the instructions of c reading local value v, in order.
+	usersOf := make([][]int32, len(mm.vals))
+	for i := range c.Instructions {
+		for _, lv := range mm.uses[i] {
+			usersOf[lv] = append(usersOf[lv], int32(i))
 		}
 	}
-	done := map[*hlo.Instruction]bool{}
-	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	seen := make([]int32, n) // per instruction: the step (+1) that released it
+	out := make([]*hlo.Instruction, 0, n)
 	for h.Len() > 0 {
 		e := heap.Pop(&h).(*readyEntry)
-		if done[e.in] || e.version != version[e.in] {
+		i := e.idx
+		if done[i] || e.version != int(version[i]) {
 			continue
 		}
 		in := e.in
-		done[in] = true
+		done[i] = true
 		out = append(out, in)
-		for _, v := range mm.uses[in] {
-			remaining[v]--
-			if remaining[v] == 1 {
+		for _, lv := range mm.uses[i] {
+			remaining[lv]--
+			if remaining[lv] == 1 {
 				// The last user's priority rises: re-key it.
-				for _, u := range usersOf[v] {
+				for _, u := range usersOf[lv] {
 					if !done[u] && ready[u] {
-						heap.Push(&h, entry(u))
+						heap.Push(&h, entry(int(u)))
 					}
 				}
 			}
 		}
-		release := func(u *hlo.Instruction) {
+		release := func(u int) {
 			deps[u]--
 			if deps[u] == 0 {
 				ready[u] = true
 				heap.Push(&h, entry(u))
 			}
 		}
-		seen := map[*hlo.Instruction]bool{}
+		step := int32(len(out))
 		for _, u := range in.Users {
-			if u.Parent == c && !seen[u] {
-				seen[u] = true
-				release(u)
+			if u.Parent != c {
+				continue
+			}
+			if k := mm.ix.of(u); k >= 0 && seen[k] != step {
+				seen[k] = step
+				release(k)
 			}
 		}
 		for _, u := range in.ControlSuccessors() {
-			release(u)
+			if k := mm.ix.of(u); k >= 0 {
+				release(k)
+			}
 		}
 	}
 	if len(out) != len(c.Instructions) {

@@ -73,29 +73,39 @@ func runAssign(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := assign.CheckAssignment(as); err != nil {
+		// The independent check runs while the output is written (both
+		// only read the plan); a failed check discards the output.
+		checked := make(chan error, 1)
+		go func() { checked <- assign.CheckAssignment(as) }()
+		werr := writeAssignment(w, as, m, *format, xopts, csvw)
+		if err := <-checked; err != nil {
 			return fmt.Errorf("internal error, the plan is invalid: %w", err)
 		}
-		switch *format {
-		case "xla":
-			return as.WriteXLAWith(w, xopts)
-		case "report":
-			return as.WriteReport(w)
-		case "json":
-			return as.WriteJSON(w)
-		}
-		for _, h := range as.Heaps {
-			if err := csvw.Write(h.Problem, h.Solution.Packing, m.Name, strconv.FormatInt(h.Color, 10)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return werr
 	})
 	if err != nil {
 		return err
 	}
 	if *format == "csv" {
 		return csvw.Flush()
+	}
+	return nil
+}
+
+// writeAssignment writes one module's plan in format.
+func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *assign.CSVWriter) error {
+	switch format {
+	case "xla":
+		return as.WriteXLAWith(w, xopts)
+	case "report":
+		return as.WriteReport(w)
+	case "json":
+		return as.WriteJSON(w)
+	}
+	for _, h := range as.Heaps {
+		if err := csvw.Write(h.Problem, h.Solution.Packing, m.Name, strconv.FormatInt(h.Color, 10)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
