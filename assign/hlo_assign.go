@@ -502,7 +502,19 @@ func (as *Assignment) sortedBuffersOf(k liveness.CompKind) []*liveness.Buffer {
 // allocations, reuse, and deferral of temporaries.
 func (as *Assignment) assignGlobal() {
 	bufs := as.sortedBuffersOf(liveness.Sequential)
-	reusable := &reusableSet{end: as.Analysis.EndTime()}
+	// At most the live-out buffers and the entry parameters become
+	// reusable allocations.
+	most := 0
+	for _, b := range bufs {
+		if b.LiveOut() || hasEntryParameter(b, as.Module.Entry) {
+			most++
+		}
+	}
+	end := as.Analysis.EndTime()
+	reusable := &reusableSet{end: end}
+	if !reuseScan && !reuseNoBits {
+		reusable.bits = newBusyBits(end+1, most)
+	}
 	as.reusable = reusable
 	entry := as.Module.Entry
 	for _, b := range bufs {
@@ -593,12 +605,13 @@ func (as *Assignment) reuse(b *liveness.Buffer, reusable *reusableSet) bool {
 	}
 	// The index skips only allocations maybeAssign would refuse (see
 	// reusable.go), so the first to accept is XLA's.
-	if reusable.hopeless(b) {
-		return false
-	}
-	need := reusable.need(b)
-	for i := reusable.prev(len(reusable.als), need); i >= 0; i = reusable.prev(i, need) {
-		if as.maybeAssign(reusable.als[i], b) {
+	return reusable.candidates(b, func(al *Allocation) bool { return as.maybeAssign(al, b) })
+}
+
+// hasEntryParameter reports whether b holds a parameter of entry.
+func hasEntryParameter(b *liveness.Buffer, entry *hlo.Computation) bool {
+	for _, v := range b.Values {
+		if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry {
 			return true
 		}
 	}
@@ -606,8 +619,9 @@ func (as *Assignment) reuse(b *liveness.Buffer, reusable *reusableSet) bool {
 }
 
 // reuseScan makes reuse try every reusable allocation, as XLA does,
-// without the index: tests compare the two.
-var reuseScan = false
+// without the index, and reuseNoBits leaves out the bit index (as when it
+// would be too large): tests compare the three ways.
+var reuseScan, reuseNoBits = false, false
 
 // maybeAssign puts b at offset 0 of al when XLA's MaybeAssignBuffer would.
 func (as *Assignment) maybeAssign(al *Allocation, b *liveness.Buffer) bool {

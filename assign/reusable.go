@@ -23,6 +23,7 @@ import (
 type reusableSet struct {
 	end  int // the schedule's last time
 	busy *busyTree
+	bits *busyBits // nil when too large: then tails and busy counts
 	als  []*Allocation
 	tail []int // per allocation: see tailOf
 	tree []int // max segment tree over tail, leaves from len(tree)/2
@@ -50,8 +51,19 @@ func (r *reusableSet) tailOf(vals []*liveness.Value, tail int) int {
 func (r *reusableSet) add(al *Allocation) {
 	r.als = append(r.als, al)
 	al.reusePos = len(r.als)
+	if r.bits != nil && len(r.als) > 64*r.bits.words {
+		// More allocations than the index was sized for (the bound
+		// counted every candidate, so this does not happen): go on
+		// without it.
+		r.bits = nil
+		for _, x := range r.als[:len(r.als)-1] {
+			for _, b := range x.buffers {
+				r.markBusy(x, b)
+			}
+		}
+	}
 	for _, b := range al.buffers {
-		r.markBusy(b)
+		r.markBusy(al, b)
 	}
 	t := noTail
 	for _, b := range al.buffers {
@@ -74,8 +86,18 @@ func (r *reusableSet) add(al *Allocation) {
 	r.set(al.reusePos-1, t)
 }
 
-// markBusy counts b's values in the busy tree.
-func (r *reusableSet) markBusy(b *liveness.Buffer) {
+// markBusy records b's values as busy steps of al.
+func (r *reusableSet) markBusy(al *Allocation, b *liveness.Buffer) {
+	if r.bits != nil {
+		for _, v := range b.Values {
+			lo, hi := 0, r.end+1 // a value outside the schedule refuses everything
+			if v.Scheduled {
+				lo, hi = v.Range.Start, v.Range.End
+			}
+			r.bits.mark(al.reusePos-1, lo, hi)
+		}
+		return
+	}
 	if r.busy == nil {
 		r.busy = newBusyTree(r.end + 1)
 	}
@@ -88,15 +110,48 @@ func (r *reusableSet) markBusy(b *liveness.Buffer) {
 	}
 }
 
+// candidates calls try on the reusable allocations that may take b, most
+// recent first, until it returns true, and reports whether it did. It
+// skips only allocations that must refuse b: busy at a step where one of
+// b's values is live on into the next (bit index), or, without the index,
+// whose live-out tail b would cross or when all are busy at such a step.
+func (r *reusableSet) candidates(b *liveness.Buffer, try func(*Allocation) bool) bool {
+	if r.bits != nil {
+		clear(r.bits.scr)
+		for _, v := range b.Values {
+			if v.Scheduled && v.Range.End > v.Range.Start {
+				r.bits.union(v.Range.Start)
+			}
+		}
+		for i := len(r.als) - 1; i >= 0; i-- {
+			if r.bits.scr[i/64]&(1<<(i%64)) == 0 && try(r.als[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	if r.hopeless(b) {
+		return false
+	}
+	need := r.need(b)
+	for i := r.prev(len(r.als), need); i >= 0; i = r.prev(i, need) {
+		if try(r.als[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // hopeless reports whether no reusable allocation can take b: at a step
-// strictly inside one of b's values, every one of them is busy.
+// where one of b's values is live on into the next, every one of them is
+// busy.
 func (r *reusableSet) hopeless(b *liveness.Buffer) bool {
 	if r.busy == nil || len(r.als) == 0 {
 		return false
 	}
 	all := int32(len(r.als))
 	for _, v := range b.Values {
-		if v.Scheduled && v.Range.End-v.Range.Start >= 2 && r.busy.peak(v.Range.Start+1, v.Range.End) >= all {
+		if v.Scheduled && v.Range.End > v.Range.Start && r.busy.peak(v.Range.Start, v.Range.End) >= all {
 			return true
 		}
 	}
@@ -105,7 +160,7 @@ func (r *reusableSet) hopeless(b *liveness.Buffer) bool {
 
 // added updates al's tail after b joined it.
 func (r *reusableSet) added(al *Allocation, b *liveness.Buffer) {
-	r.markBusy(b)
+	r.markBusy(al, b)
 	i := al.reusePos - 1
 	if t := r.tailOf(b.Values, r.tail[i]); t != r.tail[i] {
 		r.tail[i] = t
@@ -224,4 +279,64 @@ func (t *busyTree) peakRec(k, l, r, lo, hi int) int32 {
 	}
 	m := (l + r) / 2
 	return t.add[k] + max(t.peakRec(2*k, l, m, lo, hi), t.peakRec(2*k+1, m, r, lo, hi))
+}
+
+// busyBits records, per schedule step m, which reusable allocations hold a
+// value live at both m and m+1 (over [start, end) of its range): a segment
+// tree over steps whose nodes carry a bit set of allocation positions,
+// set on the nodes that cover a value's steps. The allocations busy at m
+// are the union of the sets on the path from the root to m's leaf. A
+// buffer with a value live at m and m+1 cannot go into any of them (the
+// two values would overlap in two points), so only the others need the
+// full test. Memory is steps x allocations bits, so it is built only when
+// that is small (maxBusyWords).
+type busyBits struct {
+	n     int // leaves: a power of two at least the number of steps
+	words int // per set
+	tags  []uint64
+	scr   []uint64 // a query's union
+}
+
+// maxBusyWords bounds the index: 4 Mi words is 32 MiB.
+const maxBusyWords = 4 << 20
+
+func newBusyBits(steps, allocs int) *busyBits {
+	n := 1
+	for n < steps {
+		n *= 2
+	}
+	words := (allocs + 63) / 64
+	if words == 0 || 2*n*words > maxBusyWords {
+		return nil
+	}
+	return &busyBits{n: n, words: words, tags: make([]uint64, 2*n*words), scr: make([]uint64, words)}
+}
+
+// mark sets allocation k busy over steps [lo, hi).
+func (t *busyBits) mark(k, lo, hi int) {
+	lo, hi = max(lo, 0), min(hi, t.n)
+	w, bit := k/64, uint64(1)<<(k%64)
+	for l, r := lo+t.n, hi+t.n; l < r; l, r = l/2, r/2 {
+		if l&1 == 1 {
+			t.tags[l*t.words+w] |= bit
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			t.tags[r*t.words+w] |= bit
+		}
+	}
+}
+
+// union ORs the allocations busy at step m into t.scr.
+func (t *busyBits) union(m int) {
+	if m < 0 || m >= t.n {
+		return
+	}
+	for k := m + t.n; k >= 1; k /= 2 {
+		tag := t.tags[k*t.words : (k+1)*t.words]
+		for i, x := range tag {
+			t.scr[i] |= x
+		}
+	}
 }

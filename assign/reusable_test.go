@@ -29,8 +29,9 @@ func planOf(as *Assignment) [][3]int64 {
 	return plan
 }
 
-// TestReuseIndexKeepsXLAsChoice: the reusable-allocation index (tails and
-// busy steps) changes nothing but the time taken. Every corpus module of
+// TestReuseIndexKeepsXLAsChoice: the reusable-allocation index (busy
+// bits, or tails and busy counts when the bits would be too large) changes
+// nothing but the time taken. Every corpus module of
 // up to 5,000 instructions, Mixtral, the paired dumps and random modules
 // get the same plan with the index as with XLA's plain scan.
 func TestReuseIndexKeepsXLAsChoice(t *testing.T) {
@@ -54,12 +55,17 @@ func TestReuseIndexKeepsXLAsChoice(t *testing.T) {
 		opts := AssignOptions{Algorithm: "xla"}
 		with, err := Assign(context.Background(), a, opts)
 		require.NoError(t, err, name)
+		reuseNoBits = true
+		fallback, err := Assign(context.Background(), a, opts)
+		reuseNoBits = false
+		require.NoError(t, err, name)
 		reuseScan = true
 		defer func() { reuseScan = false }()
 		without, err := Assign(context.Background(), a, opts)
 		require.NoError(t, err, name)
 		require.Equal(t, planOf(without), planOf(with), name)
 		require.Equal(t, without.Stats, with.Stats, name)
+		require.Equal(t, planOf(without), planOf(fallback), "%s, without the bit index", name)
 	}
 	n := 0
 	for _, f := range files {
