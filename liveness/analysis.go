@@ -70,15 +70,22 @@ type Options struct {
 // whose size cannot be computed (an unbounded dimension) is refused with
 // positioned errors (an hlo.ErrorList), never planned on guesses.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
-	return analyzeModule(m, opts, false)
+	return analyzeModule(m, opts, checkAll)
 }
 
-// analyzeModule is Analyze; checked says m passed checkInput and has changed
-// since only by this package's own rewrites (copy insertion), which keep
-// it valid, so the check need not run again.
-func analyzeModule(m *hlo.Module, opts Options, checked bool) (*Analysis, error) {
-	if !checked {
-		if err := checkInput(m); err != nil {
+// inputCheck says how much of checkInput a module still needs.
+type inputCheck uint8
+
+const (
+	checkAll      inputCheck = iota
+	checkVerified            // hlo.Verify passed and m kept valid since: the rest of checkInput
+	checkNone                // checkInput passed and only this package's own rewrites (copy insertion) followed
+)
+
+// analyzeModule is Analyze with the checks check asks for.
+func analyzeModule(m *hlo.Module, opts Options, check inputCheck) (*Analysis, error) {
+	if check != checkNone {
+		if err := checkInputVerified(m, check == checkVerified); err != nil {
 			return nil, err
 		}
 	}

@@ -29,6 +29,7 @@ package liveness
 // run this only on unscheduled ones.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -42,12 +43,42 @@ func InsertCopies(m *hlo.Module) (changed bool, err error) {
 	return changed, err
 }
 
+// Prepare readies m for buffer assignment as XLA does before it: it
+// flattens the call graph (hlo.FlattenCallGraph), inserts the copies XLA's
+// copy insertion would into a module XLA has not scheduled (no
+// is_scheduled), and returns the analysis of the result in the module's
+// own order. Calling those steps one by one verifies m at each; Prepare
+// verifies it once.
+func Prepare(m *hlo.Module) (*Analysis, error) {
+	if m == nil {
+		return nil, errors.New("liveness: no module")
+	}
+	if _, err := hlo.FlattenCallGraph(m); err != nil { // verifies m first
+		return nil, err
+	}
+	if m.IsScheduled {
+		return analyzeModule(m, Options{}, checkVerified)
+	}
+	a, _, err := analyzeInsertingCopies(m, checkVerified)
+	return a, err
+}
+
 // AnalyzeInsertingCopies inserts copies as InsertCopies does and returns
 // the analysis of the resulting module (in its own order), which the last
 // round of copy insertion computes anyway.
 func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error) {
+	return analyzeInsertingCopies(m, checkAll)
+}
+
+// analyzeInsertingCopies is AnalyzeInsertingCopies with the first round's
+// input check as check says.
+func analyzeInsertingCopies(m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
 	for round := 0; round < 32; round++ {
-		a, more, err := insertCopiesOnce(m, round > 0)
+		c := check
+		if round > 0 {
+			c = checkNone
+		}
+		a, more, err := insertCopiesOnce(m, c)
 		if err != nil {
 			return nil, changed, err
 		}
@@ -61,9 +92,9 @@ func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error
 
 // insertCopiesOnce analyses m, adds the copies the analysis calls for and
 // reports whether it added any; when it did not, the analysis is current.
-// checked says an earlier round checked m (see analyzeModule).
-func insertCopiesOnce(m *hlo.Module, checked bool) (a *Analysis, changed bool, err error) {
-	a, err = analyzeModule(m, Options{}, checked)
+// check is the input check m still needs (see analyzeModule).
+func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
+	a, err = analyzeModule(m, Options{}, check)
 	if err != nil {
 		return nil, false, err
 	}

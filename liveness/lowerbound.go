@@ -320,38 +320,33 @@ func (a *Analysis) livePeak(include func(*Buffer) bool) Bound {
 
 // hullPeak computes livePeak with the given buffer hulls.
 func (a *Analysis) hullPeak(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
-	type event struct {
-		t     int
-		delta int64
-	}
-	var evs []event
 	var bufs []*Buffer
 	var ranges []Range
+	end := -1
 	for _, b := range a.Buffers {
 		if include != nil && !include(b) {
 			continue
 		}
 		r, ok := rangeOf(b)
-		if !ok {
+		if !ok || r.Start < 0 || r.End < r.Start {
 			continue
 		}
 		bufs = append(bufs, b)
 		ranges = append(ranges, r)
-		evs = append(evs, event{r.Start, b.Size}, event{r.End + 1, -b.Size})
+		end = max(end, r.End)
 	}
-	sort.Slice(evs, func(i, j int) bool {
-		if evs[i].t != evs[j].t {
-			return evs[i].t < evs[j].t
-		}
-		return evs[i].delta < evs[j].delta // frees at t before allocs at t
-	})
 	best := Bound{Time: -1}
+	if end < 0 {
+		return best
+	}
+	delta := make([]int64, end+2)
+	for i, r := range ranges {
+		delta[r.Start] += bufs[i].Size
+		delta[r.End+1] -= bufs[i].Size
+	}
 	var cur int64
-	for i := 0; i < len(evs); {
-		t := evs[i].t
-		for ; i < len(evs) && evs[i].t == t; i++ {
-			cur += evs[i].delta
-		}
+	for t := 0; t <= end; t++ {
+		cur += delta[t]
 		if cur > best.Bytes {
 			best.Bytes, best.Time = cur, t
 		}

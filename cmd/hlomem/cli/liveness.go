@@ -94,16 +94,7 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 // CopyInsertion pass would), analyses it and applies the named scheduler
 // ("" picks keep for a scheduled module and best otherwise).
 func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
-	if _, err := hlo.FlattenCallGraph(m); err != nil {
-		return nil, err
-	}
-	var a *liveness.Analysis
-	var err error
-	if m.IsScheduled {
-		a, err = liveness.Analyze(m, liveness.Options{})
-	} else {
-		a, _, err = liveness.AnalyzeInsertingCopies(m)
-	}
+	a, err := liveness.Prepare(m)
 	if err != nil {
 		return nil, err
 	}

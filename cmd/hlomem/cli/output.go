@@ -27,9 +27,42 @@ import (
 type moduleOutput struct {
 	out    *bytes.Buffer // the command's output
 	layout layout
-	n      int          // modules in the file
-	i      int          // modules begun
-	part   bytes.Buffer // jsonArray: the current module's document
+	n      int       // modules in the file
+	i      int       // modules begun
+	part   *indenter // jsonArray: the current module's document
+}
+
+// indenter copies a module's JSON document into the array, each line one
+// level deeper. The documents come from our own writers, indented by two
+// spaces without a prefix, so the new level is two spaces after each line
+// break (what json.Indent would give, without parsing megabytes again);
+// the document's final line break is left to the array.
+type indenter struct {
+	out     *bytes.Buffer
+	first   byte // the document's first byte
+	pending bool // a line break not yet written
+}
+
+func (d *indenter) Write(p []byte) (int, error) {
+	n := len(p)
+	if d.first == 0 && n > 0 {
+		d.first = p[0]
+	}
+	for len(p) > 0 {
+		if d.pending {
+			d.out.WriteString("\n  ")
+			d.pending = false
+		}
+		k := bytes.IndexByte(p, '\n')
+		if k < 0 {
+			d.out.Write(p)
+			break
+		}
+		d.out.Write(p[:k])
+		d.pending = true
+		p = p[k+1:]
+	}
+	return n, nil
 }
 
 type layout uint8
@@ -65,41 +98,25 @@ func (o *moduleOutput) next(m *hlo.Module) (io.Writer, error) {
 		}
 	case jsonArray:
 		if o.i == 1 {
-			o.out.WriteString("[\n")
+			o.out.WriteString("[\n  ")
+		} else {
+			o.out.WriteString(",\n  ")
 		}
-		return &o.part, nil
+		o.part = &indenter{out: o.out}
+		return o.part, nil
 	}
 	return o.out, nil
 }
 
-// flushPart moves the current module's JSON document into the array,
-// each line indented one level more. The documents come from our own
-// writers, indented by two spaces without a prefix, so the new level is
-// two spaces after each line break (what json.Indent would give, without
-// parsing megabytes again).
+// flushPart ends the current module's JSON document.
 func (o *moduleOutput) flushPart() error {
-	if o.layout != jsonArray || o.i == 0 {
+	if o.layout != jsonArray || o.part == nil {
 		return nil
 	}
-	d := bytes.TrimSpace(o.part.Bytes())
-	if len(d) == 0 || d[0] != '{' {
+	if o.part.first != '{' {
 		return fmt.Errorf("internal error: module %d: not a JSON object", o.i)
 	}
-	if o.i > 1 {
-		o.out.WriteString(",\n")
-	}
-	o.out.WriteString("  ")
-	for len(d) > 0 {
-		k := bytes.IndexByte(d, '\n')
-		if k < 0 {
-			o.out.Write(d)
-			break
-		}
-		o.out.Write(d[:k+1])
-		o.out.WriteString("  ")
-		d = d[k+1:]
-	}
-	o.part.Reset()
+	o.part = nil
 	return nil
 }
 

@@ -1,0 +1,75 @@
+package liveness
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+)
+
+// TestPrepareMatchesSteps: Prepare gives the analysis of flattening,
+// copy insertion (unscheduled modules) and Analyze done one by one, on
+// every corpus module of up to 5,000 instructions and the paired dumps;
+// and it refuses what they refuse, with the same error.
+func TestPrepareMatchesSteps(t *testing.T) {
+	files := corpus.Glob(t, "hlo/*/*.hlo")
+	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
+	n := 0
+	for _, f := range files {
+		one, err := hlo.ParseFile(f)
+		if err != nil {
+			continue
+		}
+		two, err := hlo.ParseFile(f)
+		require.NoError(t, err)
+		for i, m := range one {
+			if m.NumInstructions() > 5000 {
+				continue
+			}
+			a, err := Prepare(m)
+			require.NoError(t, err, f)
+			m2 := two[i]
+			_, err = hlo.FlattenCallGraph(m2)
+			require.NoError(t, err)
+			var b *Analysis
+			if m2.IsScheduled {
+				b, err = Analyze(m2, Options{})
+			} else {
+				b, _, err = AnalyzeInsertingCopies(m2)
+			}
+			require.NoError(t, err)
+			var x, y bytes.Buffer
+			require.NoError(t, a.WriteJSON(&x))
+			require.NoError(t, b.WriteJSON(&y))
+			require.Equal(t, y.String(), x.String(), filepath.Base(f))
+			n++
+		}
+	}
+	require.Greater(t, n, 300)
+
+	for _, src := range []string{
+		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}\n",
+		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] frobnicate(p)\n}\n",
+		"HloModule m\nENTRY e {\n  ROOT p = f32[?] parameter(0)\n}\n",
+	} {
+		m, err := hlo.ParseModule("bad.hlo", src)
+		if err != nil {
+			continue // refused by the parser already
+		}
+		_, err = Prepare(m)
+		require.Error(t, err, src)
+		m2, _ := hlo.ParseModule("bad.hlo", src)
+		_, want := hlo.FlattenCallGraph(m2)
+		if want == nil {
+			_, _, want = AnalyzeInsertingCopies(m2)
+		}
+		require.Error(t, want)
+		require.EqualError(t, err, want.Error(), src)
+	}
+	_, err := Prepare(nil)
+	require.Error(t, err)
+}
