@@ -54,8 +54,10 @@
 // know (how it uses and aliases buffers is unknown with it) and a shape
 // whose byte size cannot be computed (an unbounded dimension); it also
 // requires a flat call graph (hlo.FlattenCallGraph) and says so when it is
-// not. AnalyzeInsertingCopies and InsertCopies go through Analyze at every
-// round. ModuleOrder, PostOrder, InstructionPostOrder and
+// not. AnalyzeInsertingCopies and InsertCopies make the same checks on the
+// module they are given (later rounds analyse only what their own copies
+// changed). Prepare, which flattens the call graph first, makes them too,
+// with the one verification hlo.FlattenCallGraph does. ModuleOrder, PostOrder, InstructionPostOrder and
 // ComputationPostOrder take any module without panicking, but on an invalid
 // one their result may not be a schedule: Schedule.Validate, which takes
 // any module, says whether it is. What takes an *Analysis (DFS, List, Best,
