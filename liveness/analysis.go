@@ -70,7 +70,7 @@ type Options struct {
 // whose size cannot be computed (an unbounded dimension) is refused with
 // positioned errors (an hlo.ErrorList), never planned on guesses.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
-	return analyzeModule(m, opts, checkAll)
+	return analyzeModule(m, opts, checkAll, true)
 }
 
 // inputCheck says how much of checkInput a module still needs.
@@ -82,8 +82,10 @@ const (
 	checkNone                // checkInput passed and only this package's own rewrites (copy insertion) followed
 )
 
-// analyzeModule is Analyze with the checks check asks for.
-func analyzeModule(m *hlo.Module, opts Options, check inputCheck) (*Analysis, error) {
+// analyzeModule is Analyze with the checks check asks for; without lay
+// (and without opts.Schedule) it leaves out the live ranges, for a caller
+// that lays the analysis out itself (layoutDefault, Best, Reschedule).
+func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*Analysis, error) {
 	if check != checkNone {
 		if err := checkInputVerified(m, check == checkVerified); err != nil {
 			return nil, err
@@ -100,18 +102,26 @@ func analyzeModule(m *hlo.Module, opts Options, check inputCheck) (*Analysis, er
 	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, tabs: make([]*shapeTable, m.NumInstructions())}
 	a.runDataflow(opts.numbering)
 	a.buildBuffers()
-	s := opts.Schedule
-	if s == nil {
-		s = ModuleOrder(m)
-		if s.Validate(m, kinds) != nil {
-			// Text with forward references is not an order: use post-order.
-			s = PostOrder(m)
+	if opts.Schedule != nil {
+		if err := a.Reschedule(opts.Schedule); err != nil {
+			return nil, err
+		}
+	} else if lay {
+		if err := a.layoutDefault(); err != nil {
+			return nil, err
 		}
 	}
-	if err := a.Reschedule(s); err != nil {
-		return nil, err
-	}
 	return a, nil
+}
+
+// layoutDefault lays the analysis out in the module's own order, or in
+// post-order when the text has forward references and is not an order.
+func (a *Analysis) layoutDefault() error {
+	s := ModuleOrder(a.Module)
+	if s.Validate(a.Module, a.Kinds) != nil {
+		s = PostOrder(a.Module)
+	}
+	return a.Reschedule(s)
 }
 
 // Reschedule recomputes the flattened sequence and every live range for

@@ -46,33 +46,62 @@ func InsertCopies(m *hlo.Module) (changed bool, err error) {
 // Prepare readies m for buffer assignment as XLA does before it: it
 // flattens the call graph (hlo.FlattenCallGraph), inserts the copies XLA's
 // copy insertion would into a module XLA has not scheduled (no
-// is_scheduled), and returns the analysis of the result in the module's
-// own order. Calling those steps one by one verifies m at each; Prepare
-// verifies it once.
-func Prepare(m *hlo.Module) (*Analysis, error) {
+// is_scheduled), analyses the result and lays it out with the named
+// scheduler (ScheduleByName; "" means keep for a scheduled module, as XLA
+// left it, and best otherwise). Calling those steps one by one verifies m
+// at each and lays out the module's own order on the way; Prepare verifies
+// it once and lays out only the schedule asked for.
+func Prepare(m *hlo.Module, scheduler string) (*Analysis, error) {
 	if m == nil {
 		return nil, errors.New("liveness: no module")
 	}
 	if _, err := hlo.FlattenCallGraph(m); err != nil { // verifies m first
 		return nil, err
 	}
+	var a *Analysis
+	var err error
 	if m.IsScheduled {
-		return analyzeModule(m, Options{}, checkVerified)
+		a, err = analyzeModule(m, Options{}, checkVerified, false)
+	} else {
+		a, _, err = analyzeInsertingCopies(m, checkVerified, false)
 	}
-	a, _, err := analyzeInsertingCopies(m, checkVerified)
-	return a, err
+	if err != nil {
+		return nil, err
+	}
+	if scheduler == "" {
+		scheduler = SchedBest
+		if m.IsScheduled {
+			scheduler = SchedKeep
+		}
+	}
+	switch scheduler {
+	case SchedKeep:
+		err = a.layoutDefault()
+	case SchedBest:
+		_, _, err = Best(a) // installs the schedule it picks
+	default:
+		var s *Schedule
+		if s, err = ScheduleByName(a, scheduler); err == nil {
+			err = a.Reschedule(s)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // AnalyzeInsertingCopies inserts copies as InsertCopies does and returns
 // the analysis of the resulting module (in its own order), which the last
 // round of copy insertion computes anyway.
 func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error) {
-	return analyzeInsertingCopies(m, checkAll)
+	return analyzeInsertingCopies(m, checkAll, true)
 }
 
 // analyzeInsertingCopies is AnalyzeInsertingCopies with the first round's
-// input check as check says.
-func analyzeInsertingCopies(m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
+// input check as check says; without lay the analysis has no live ranges
+// yet (see analyzeModule).
+func analyzeInsertingCopies(m *hlo.Module, check inputCheck, lay bool) (a *Analysis, changed bool, err error) {
 	for round := 0; round < 32; round++ {
 		c := check
 		if round > 0 {
@@ -83,6 +112,11 @@ func analyzeInsertingCopies(m *hlo.Module, check inputCheck) (a *Analysis, chang
 			return nil, changed, err
 		}
 		if !more {
+			if lay {
+				if err := a.layoutDefault(); err != nil {
+					return nil, changed, err
+				}
+			}
 			return a, changed, nil
 		}
 		changed = true
@@ -94,7 +128,7 @@ func analyzeInsertingCopies(m *hlo.Module, check inputCheck) (a *Analysis, chang
 // reports whether it added any; when it did not, the analysis is current.
 // check is the input check m still needs (see analyzeModule).
 func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
-	a, err = analyzeModule(m, Options{}, check)
+	a, err = analyzeModule(m, Options{}, check, false) // copies need no live ranges
 	if err != nil {
 		return nil, false, err
 	}

@@ -12,9 +12,10 @@ import (
 )
 
 // TestPrepareMatchesSteps: Prepare gives the analysis of flattening,
-// copy insertion (unscheduled modules) and Analyze done one by one, on
-// every corpus module of up to 5,000 instructions and the paired dumps;
-// and it refuses what they refuse, with the same error.
+// copy insertion (unscheduled modules), Analyze and the scheduler done one
+// by one (keep, the default, list in turn), on every corpus module of up
+// to 5,000 instructions and the paired dumps; and it refuses what they
+// refuse, with the same error.
 func TestPrepareMatchesSteps(t *testing.T) {
 	files := corpus.Glob(t, "hlo/*/*.hlo")
 	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
@@ -30,7 +31,8 @@ func TestPrepareMatchesSteps(t *testing.T) {
 			if m.NumInstructions() > 5000 {
 				continue
 			}
-			a, err := Prepare(m)
+			sched := []string{SchedKeep, "", SchedList}[n%3]
+			a, err := Prepare(m, sched)
 			require.NoError(t, err, f)
 			m2 := two[i]
 			_, err = hlo.FlattenCallGraph(m2)
@@ -42,6 +44,13 @@ func TestPrepareMatchesSteps(t *testing.T) {
 				b, _, err = AnalyzeInsertingCopies(m2)
 			}
 			require.NoError(t, err)
+			switch {
+			case sched == SchedList:
+				require.NoError(t, b.Reschedule(List(b)))
+			case sched == "" && !m2.IsScheduled:
+				_, _, err = Best(b)
+				require.NoError(t, err)
+			}
 			var x, y bytes.Buffer
 			require.NoError(t, a.WriteJSON(&x))
 			require.NoError(t, b.WriteJSON(&y))
@@ -60,7 +69,7 @@ func TestPrepareMatchesSteps(t *testing.T) {
 		if err != nil {
 			continue // refused by the parser already
 		}
-		_, err = Prepare(m)
+		_, err = Prepare(m, "")
 		require.Error(t, err, src)
 		m2, _ := hlo.ParseModule("bad.hlo", src)
 		_, want := hlo.FlattenCallGraph(m2)
@@ -70,6 +79,10 @@ func TestPrepareMatchesSteps(t *testing.T) {
 		require.Error(t, want)
 		require.EqualError(t, err, want.Error(), src)
 	}
-	_, err := Prepare(nil)
+	_, err := Prepare(nil, "")
 	require.Error(t, err)
+	m, err := hlo.ParseModule("m.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
+	require.NoError(t, err)
+	_, err = Prepare(m, "magic")
+	require.ErrorContains(t, err, `unknown scheduler "magic"`)
 }

@@ -94,30 +94,5 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 // CopyInsertion pass would), analyses it and applies the named scheduler
 // ("" picks keep for a scheduled module and best otherwise).
 func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
-	a, err := liveness.Prepare(m)
-	if err != nil {
-		return nil, err
-	}
-	if sched == "" {
-		sched = liveness.SchedBest
-		if m.IsScheduled {
-			sched = liveness.SchedKeep
-		}
-	}
-	switch sched {
-	case liveness.SchedKeep:
-		return a, nil
-	case liveness.SchedBest:
-		// Best leaves a analysed under the schedule it picks.
-		_, _, err := liveness.Best(a)
-		return a, err
-	}
-	s, err := liveness.ScheduleByName(a, sched)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.Reschedule(s); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return liveness.Prepare(m, sched)
 }
