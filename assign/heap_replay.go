@@ -95,20 +95,40 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 	pending := make([]bool, n)
 	iv := make([]*heapInterval, n)
 	group := make([]int32, n)
-	defined := make([][]*liveness.Value, end+1)
-	freed := make([][]*liveness.Value, end+1)
+	// defined[definedAt[t]:definedAt[t+1]] start at t, freed[...] end at
+	// t, both in the (start, end, id) order of vals.
+	definedAt := make([]int32, end+2)
+	freedAt := make([]int32, end+2)
+	for _, v := range vals {
+		definedAt[v.Range.Start+1]++
+		freedAt[v.Range.End+1]++
+	}
+	for t := 0; t <= end; t++ {
+		definedAt[t+1] += definedAt[t]
+		freedAt[t+1] += freedAt[t]
+	}
+	defined := make([]*liveness.Value, len(vals))
+	freed := make([]*liveness.Value, len(vals))
+	fillD := append([]int32(nil), definedAt[:end+1]...)
+	fillF := append([]int32(nil), freedAt[:end+1]...)
 	for _, v := range vals {
 		inSet[v.ID] = true
-		defined[v.Range.Start] = append(defined[v.Range.Start], v)
-		freed[v.Range.End] = append(freed[v.Range.End], v)
+		defined[fillD[v.Range.Start]] = v
+		fillD[v.Range.Start]++
+		freed[fillF[v.Range.End]] = v
+		fillF[v.Range.End]++
 		rangeEnd[v.ID] = v.Range.End
 		pending[v.ID] = true
 	}
+	fillD, fillF = nil, nil
 	var res replayResult
-	first := map[*liveness.Buffer]*liveness.Value{}
+	res.intervals = make([]*heapInterval, 0, len(vals))
+	slab := make([]heapInterval, len(vals)) // one interval per value
+	first := make([]*liveness.Value, len(a.Buffers))
 	var clock, cur, xcur int64
 	// Values sharing an address form a group, which occupies as many bytes
-	// as its largest live member.
+	// as its largest live member. A group is tracked once a second member
+	// joins; until then its root counts alone.
 	groups := map[int32]*groupSizes{}
 	peakClock := int64(-1)
 	peakT := -1
@@ -122,7 +142,8 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 		if share != nil {
 			size = iv[share.ID].size
 		}
-		h := &heapInterval{value: v, start: clock, end: -1, shareWith: share, size: size}
+		h := &slab[len(res.intervals)]
+		*h = heapInterval{value: v, start: clock, end: -1, shareWith: share, size: size}
 		if size > 0 {
 			// XLA's heap places empty values at offset 0 without an
 			// event.
@@ -135,12 +156,21 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 			root = group[share.ID]
 		}
 		group[v.ID] = root
-		g := groups[root]
-		if g == nil {
-			g = &groupSizes{}
-			groups[root] = g
+		if share == nil {
+			cur += v.Size
+		} else {
+			g := groups[root]
+			if g == nil {
+				// The second member: the root, if still live, is already
+				// counted at its size.
+				g = &groupSizes{}
+				if r := iv[root]; r != nil && r.end < 0 {
+					g.add(r.value.Size)
+				}
+				groups[root] = g
+			}
+			cur += g.add(v.Size)
 		}
-		cur += g.add(v.Size)
 		xcur += size
 		res.xlaPeak = max(res.xlaPeak, xcur)
 		note(t)
@@ -155,13 +185,17 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 			clock++
 		}
 		pending[v.ID] = false
-		cur -= groups[group[v.ID]].remove(v.Size)
+		if g := groups[group[v.ID]]; g != nil {
+			cur -= g.remove(v.Size)
+		} else {
+			cur -= v.Size
+		}
 		xcur -= h.size
 	}
 	for t := 0; t <= end; t++ {
-		for _, v := range defined[t] {
+		for _, v := range defined[definedAt[t]:definedAt[t+1]] {
 			b := v.Buffer
-			if f := first[b]; f != nil {
+			if f := first[b.ID]; f != nil {
 				alloc(v, f, t)
 				continue
 			}
@@ -174,12 +208,12 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 				}
 			}
 			alloc(v, nil, t)
-			first[b] = v
+			first[b.ID] = v
 		}
 		// Frees follow the (start, end, id) order in which the values were
 		// listed, as in XLA; a value already freed to make room for its
 		// user is skipped.
-		for _, v := range freed[t] {
+		for _, v := range freed[freedAt[t]:freedAt[t+1]] {
 			if pending[v.ID] {
 				free(v)
 			}

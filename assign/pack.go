@@ -246,10 +246,21 @@ func packerFor(name string) (packerFunc, bool) {
 func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 	vs := allVariants()
 	merged := pc.budget && len(in.items) >= parallelItems && pc.opts.Capacity <= 0
+	var start []int
 	if merged {
+		// The slower skyline runs start first, so the greedy ones fill
+		// the cores around them; they stay behind the greedy ones in the
+		// list, so a greedy packing at the lower bound still stops them.
+		g := len(vs)
 		vs = append(vs, skylineVariantsUntil(pc.stop(ctx))...)
+		for k := g; k < len(vs); k++ {
+			start = append(start, k)
+		}
+		for k := 0; k < g; k++ {
+			start = append(start, k)
+		}
 	}
-	r, err := portfolioTarget(in, vs, pc.opts.Workers, math.MaxInt64, pc.lb)
+	r, err := portfolioRun(in, vs, pc.opts.Workers, math.MaxInt64, pc.lb, start)
 	if err != nil {
 		return nil, err
 	}

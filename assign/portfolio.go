@@ -99,6 +99,14 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 // tie with it, and ties go to the earlier variant, so the result is the
 // same as if they had run.
 func portfolioTarget(in *instance, vs []variant, workers int, limit, target int64) (*heapResult, error) {
+	return portfolioRun(in, vs, workers, limit, target, nil)
+}
+
+// portfolioRun is portfolioTarget with the variants started in the order
+// start gives (nil: the list's). The result does not depend on it: ties
+// still go to the earlier variant in vs, and a variant is stopped early
+// only when it can no longer win.
+func portfolioRun(in *instance, vs []variant, workers int, limit, target int64, start []int) (*heapResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -170,8 +178,14 @@ func portfolioTarget(in *instance, vs []variant, workers int, limit, target int6
 			}
 		}()
 	}
-	for k := range vs {
-		next <- k
+	if start == nil {
+		for k := range vs {
+			next <- k
+		}
+	} else {
+		for _, k := range start {
+			next <- k
+		}
 	}
 	close(next)
 	wg.Wait()

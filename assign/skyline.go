@@ -258,60 +258,73 @@ func (h *skyHeap) down(i int) {
 }
 
 // chmaxTree is a segment tree over slots with "raise to at least v" over a
-// range and maximum over a range.
+// range and maximum over a range, bottom-up over a power-of-two leaf
+// array. A raise marks the nodes that tile its range (tag) and lifts the
+// maxima on the paths above them; a node's slots are all at least the tags
+// of its ancestors, and the query tiles its range the same way, so the
+// tags on the two boundary paths complete the maxima of the tiles.
 type chmaxTree struct {
-	n       int32
-	mx, tag []int64 // tag: a raise pending over the whole node
+	size    int32
+	mx, tag []int64 // mx: the node's maximum, ancestors' tags aside
 }
 
 func newChmaxTree(n int) *chmaxTree {
-	size := 1
-	for size < n {
+	size := int32(1)
+	for int(size) < n {
 		size *= 2
 	}
-	return &chmaxTree{n: int32(max(n, 1)), mx: make([]int64, 2*size), tag: make([]int64, 2*size)}
+	return &chmaxTree{size: size, mx: make([]int64, 2*size), tag: make([]int64, 2*size)}
 }
 
 func (t *chmaxTree) chmax(a, b int32, v int64) {
-	if a < b {
-		t.chmaxRec(1, 0, t.n, a, b, v)
-	}
-}
-
-func (t *chmaxTree) chmaxRec(node int, l, r, a, b int32, v int64) {
-	if a <= l && r <= b {
-		t.mx[node] = max(t.mx[node], v)
-		t.tag[node] = max(t.tag[node], v)
+	if a >= b {
 		return
 	}
-	m := (l + r) / 2
-	if a < m {
-		t.chmaxRec(2*node, l, m, a, b, v)
+	l, r := a+t.size, b+t.size
+	l0, r0 := l, r-1
+	for l < r {
+		if l&1 == 1 {
+			t.mx[l] = max(t.mx[l], v)
+			t.tag[l] = max(t.tag[l], v)
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			t.mx[r] = max(t.mx[r], v)
+			t.tag[r] = max(t.tag[r], v)
+		}
+		l, r = l/2, r/2
 	}
-	if m < b {
-		t.chmaxRec(2*node+1, m, r, a, b, v)
+	for l0 /= 2; l0 >= 1; l0 /= 2 {
+		t.mx[l0] = max(t.mx[l0], v)
 	}
-	t.mx[node] = max(t.mx[node], t.mx[2*node], t.mx[2*node+1])
+	for r0 /= 2; r0 >= 1; r0 /= 2 {
+		t.mx[r0] = max(t.mx[r0], v)
+	}
 }
 
 func (t *chmaxTree) max(a, b int32) int64 {
 	if a >= b {
 		return 0
 	}
-	return t.maxRec(1, 0, t.n, a, b)
-}
-
-func (t *chmaxTree) maxRec(node int, l, r, a, b int32) int64 {
-	if a <= l && r <= b {
-		return t.mx[node]
+	var best int64
+	l, r := a+t.size, b+t.size
+	for p := l / 2; p >= 1; p /= 2 {
+		best = max(best, t.tag[p])
 	}
-	best := t.tag[node]
-	m := (l + r) / 2
-	if a < m {
-		best = max(best, t.maxRec(2*node, l, m, a, b))
+	for p := (r - 1) / 2; p >= 1; p /= 2 {
+		best = max(best, t.tag[p])
 	}
-	if m < b {
-		best = max(best, t.maxRec(2*node+1, m, r, a, b))
+	for l < r {
+		if l&1 == 1 {
+			best = max(best, t.mx[l])
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			best = max(best, t.mx[r])
+		}
+		l, r = l/2, r/2
 	}
 	return best
 }

@@ -148,11 +148,29 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 	// defining or last instruction as an operand. giver[b] and taker[b]
 	// are the most buffer b can save in either role at the current t, and
 	// a buffer with a value live across t (crossing) takes part in none.
-	startAt := make([][]*Value, end+1)
-	endAt := make([][]*Value, end+1)
+	// The values starting at t: starts[startAt[t]:startAt[t+1]], and
+	// likewise those ending at t.
+	startAt := make([]int32, end+2)
+	endAt := make([]int32, end+2)
 	for _, v := range vals {
-		startAt[v.Range.Start] = append(startAt[v.Range.Start], v)
-		endAt[v.Range.End] = append(endAt[v.Range.End], v)
+		startAt[v.Range.Start+1]++
+		endAt[v.Range.End+1]++
+	}
+	for t := 0; t <= end; t++ {
+		startAt[t+1] += startAt[t]
+		endAt[t+1] += endAt[t]
+	}
+	starts := make([]*Value, len(vals))
+	ends := make([]*Value, len(vals))
+	{
+		fs := append([]int32(nil), startAt[:end+1]...)
+		fe := append([]int32(nil), endAt[:end+1]...)
+		for _, v := range vals {
+			starts[fs[v.Range.Start]] = v
+			fs[v.Range.Start]++
+			ends[fe[v.Range.End]] = v
+			fe[v.Range.End]++
+		}
 	}
 	crossing := func(b *Buffer, t int) bool {
 		for _, v := range b.Values {
@@ -167,13 +185,14 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 	take := map[*Buffer]int64{}
 	byInst := map[*hlo.Instruction][]*Value{}
 	for t := 0; t <= end; t++ {
-		if len(startAt[t]) == 0 || len(endAt[t]) == 0 {
+		startsT, endsT := starts[startAt[t]:startAt[t+1]], ends[endAt[t]:endAt[t+1]]
+		if len(startsT) == 0 || len(endsT) == 0 {
 			continue
 		}
 		clear(give)
 		clear(take)
 		clear(byInst)
-		for _, x := range endAt[t] {
+		for _, x := range endsT {
 			byInst[x.Inst] = append(byInst[x.Inst], x)
 			if e := x.EndPosition.Inst; e != nil && e != x.Inst {
 				byInst[e] = append(byInst[e], x)
@@ -188,7 +207,7 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 			}
 			return c
 		}
-		for _, y := range startAt[t] {
+		for _, y := range startsT {
 			if y.Inst.Opcode == hlo.OpCopy || isCross(y.Buffer) {
 				continue
 			}
@@ -320,8 +339,8 @@ func (a *Analysis) livePeak(include func(*Buffer) bool) Bound {
 
 // hullPeak computes livePeak with the given buffer hulls.
 func (a *Analysis) hullPeak(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
-	var bufs []*Buffer
-	var ranges []Range
+	bufs := make([]*Buffer, 0, len(a.Buffers))
+	ranges := make([]Range, 0, len(a.Buffers))
 	end := -1
 	for _, b := range a.Buffers {
 		if include != nil && !include(b) {

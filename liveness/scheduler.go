@@ -27,6 +27,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -113,14 +114,25 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 		deps []*hlo.Instruction
 		next int
 	}
+	// Each instruction's dependencies are cut from one arena, sized for
+	// all of them: no allocation per instruction.
+	edges := 0
+	for _, in := range c.Instructions {
+		edges += len(in.Operands) + len(in.ControlPredecessors())
+	}
+	arena := make([]*hlo.Instruction, 0, edges)
 	deps := func(in *hlo.Instruction) []*hlo.Instruction {
-		d := make([]*hlo.Instruction, 0, len(in.Operands)+len(in.ControlPredecessors()))
-		d = append(d, in.ControlPredecessors()...)
-		ops := distinct(in.Operands)
-		if order != nil {
-			order(ops)
+		if len(arena)+len(in.Operands)+len(in.ControlPredecessors()) > cap(arena) {
+			arena = make([]*hlo.Instruction, 0, len(in.Operands)+len(in.ControlPredecessors())) // not c's: unverified input
 		}
-		return append(d, ops...)
+		start := len(arena)
+		arena = append(arena, in.ControlPredecessors()...)
+		ops := start + len(arena[start:])
+		arena = appendDistinct(arena, in.Operands)
+		if order != nil {
+			order(arena[ops:])
+		}
+		return arena[start:len(arena):len(arena)]
 	}
 	visit := func(start *hlo.Instruction) {
 		if get(start) != 0 {
@@ -161,11 +173,17 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 // distinct returns the instructions of ins without repeats, first
 // occurrences in order, in a new slice.
 func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
-	out := make([]*hlo.Instruction, 0, len(ins))
+	return appendDistinct(make([]*hlo.Instruction, 0, len(ins)), ins)
+}
+
+// appendDistinct appends to out the instructions of ins without repeats,
+// first occurrences in order.
+func appendDistinct(out, ins []*hlo.Instruction) []*hlo.Instruction {
+	start := len(out)
 	if len(ins) <= 16 {
 	next:
 		for _, in := range ins {
-			for _, o := range out {
+			for _, o := range out[start:] {
 				if o == in {
 					continue next
 				}
@@ -227,26 +245,56 @@ func (x compIndex) of(in *hlo.Instruction) int {
 
 // memModel is the per-computation view the size-aware schedulers use:
 // instructions by their number in the computation (compIndex), values by a
-// number local to the computation.
+// number local to the computation. The per-instruction lists are cut from
+// flat arrays, which keeps a million-instruction module to a few
+// allocations.
 type memModel struct {
-	ix      compIndex
-	vals    []*Value  // the values the computation defines or reads
-	defines [][]int32 // per instruction: the distinct values it defines
-	uses    [][]int32 // per instruction: the distinct values it reads
-	users   []int32   // per value: distinct users within the computation
-	pinned  []bool    // never freed here: parameters, constants, values leaving the computation
+	ix     compIndex
+	vals   []*Value // the values the computation defines or reads
+	def    []int32  // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
+	defAt  []int32
+	use    []int32 // the distinct values instruction i reads: use[useAt[i]:useAt[i+1]]
+	useAt  []int32
+	users  []int32 // per value: distinct users within the computation
+	pinned []bool  // never freed here: parameters, constants, values leaving the computation
 }
+
+func (mm *memModel) defines(i int) []int32 { return mm.def[mm.defAt[i]:mm.defAt[i+1]] }
+func (mm *memModel) uses(i int) []int32    { return mm.use[mm.useAt[i]:mm.useAt[i+1]] }
 
 func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 	n := len(c.Instructions)
-	mm := &memModel{ix: newCompIndex(c), defines: make([][]int32, n), uses: make([][]int32, n)}
-	local := make(map[*Value]int32, n)
+	mm := &memModel{ix: newCompIndex(c), defAt: make([]int32, n+1), useAt: make([]int32, n+1)}
+	// Local value numbers: through an array by value ID for a computation
+	// large against the module, through a map otherwise (so that many
+	// small computations do not each pay for every value of the module).
+	var dense []int32
+	var sparse map[*Value]int32
+	if 8*n >= len(a.Values) {
+		dense = make([]int32, len(a.Values))
+		for i := range dense {
+			dense[i] = -1
+		}
+	} else {
+		sparse = make(map[*Value]int32, n)
+	}
 	var stamp []int32 // per value: the last instruction (+1) that saw it
 	id := func(v *Value) int32 {
-		lv, ok := local[v]
+		var lv int32
+		ok := false
+		if dense != nil {
+			lv = dense[v.ID]
+			ok = lv >= 0
+		} else {
+			lv, ok = sparse[v]
+		}
 		if !ok {
 			lv = int32(len(mm.vals))
-			local[v] = lv
+			if dense != nil {
+				dense[v.ID] = lv
+			} else {
+				sparse[v] = lv
+			}
 			mm.vals = append(mm.vals, v)
 			mm.users = append(mm.users, 0)
 			mm.pinned = append(mm.pinned, false)
@@ -255,6 +303,7 @@ func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 		return lv
 	}
 	for i, in := range c.Instructions {
+		mm.defAt[i] = int32(len(mm.def))
 		k := in.Shape.NumSubshapes()
 		for o := 0; o < k; o++ {
 			v := a.slots[in.FirstValue+o]
@@ -267,15 +316,17 @@ func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 			}
 			if v.Inst == in && stamp[lv] != int32(i+1) {
 				stamp[lv] = int32(i + 1)
-				mm.defines[i] = append(mm.defines[i], lv)
+				mm.def = append(mm.def, lv)
 				if in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant {
 					mm.pinned[lv] = true
 				}
 			}
 		}
 	}
+	mm.defAt[n] = int32(len(mm.def))
 	clear(stamp)
 	for i, in := range c.Instructions {
+		mm.useAt[i] = int32(len(mm.use))
 		for _, o := range in.Operands {
 			k := o.Shape.NumSubshapes()
 			for j := 0; j < k; j++ {
@@ -288,7 +339,7 @@ func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 					continue
 				}
 				stamp[lv] = int32(i + 1)
-				mm.uses[i] = append(mm.uses[i], lv)
+				mm.use = append(mm.use, lv)
 				mm.users[lv]++
 				// Values defined outside c (parameters of the caller reach
 				// c through its parameters) are pinned: c cannot free them.
@@ -298,6 +349,7 @@ func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 			}
 		}
 	}
+	mm.useAt[n] = int32(len(mm.use))
 	return mm
 }
 
@@ -328,7 +380,7 @@ func DFS(a *Analysis) *Schedule {
 				continue
 			}
 			var size int64
-			for _, lv := range mm.defines[i] {
+			for _, lv := range mm.defines(i) {
 				size = satAdd(size, mm.vals[lv].Size)
 			}
 			e := int64(0)
@@ -424,11 +476,11 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 	priority := func(i int, in *hlo.Instruction) int64 {
 		var freed, defined int64
 		if in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
-			for _, lv := range mm.defines[i] {
+			for _, lv := range mm.defines(i) {
 				defined += mm.vals[lv].Size
 			}
 		}
-		for _, lv := range mm.uses[i] {
+		for _, lv := range mm.uses(i) {
 			if remaining[lv] == 1 && !mm.pinned[lv] {
 				freed += mm.vals[lv].Size
 			}
@@ -453,11 +505,21 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 		}
 	}
 	heap.Init(&h)
-	// usersOf[v]: the instructions of c reading local value v, in order.
-	usersOf := make([][]int32, len(mm.vals))
+	// The instructions of c reading local value v, in order:
+	// readers[readersAt[v]:readersAt[v+1]].
+	readersAt := make([]int32, len(mm.vals)+1)
+	for _, lv := range mm.use {
+		readersAt[lv+1]++
+	}
+	for v := range mm.vals {
+		readersAt[v+1] += readersAt[v]
+	}
+	readers := make([]int32, len(mm.use))
+	fill := append([]int32(nil), readersAt[:len(mm.vals)]...)
 	for i := range c.Instructions {
-		for _, lv := range mm.uses[i] {
-			usersOf[lv] = append(usersOf[lv], int32(i))
+		for _, lv := range mm.uses(i) {
+			readers[fill[lv]] = int32(i)
+			fill[lv]++
 		}
 	}
 	seen := make([]int32, n) // per instruction: the step (+1) that released it
@@ -471,11 +533,11 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 		in := e.in
 		done[i] = true
 		out = append(out, in)
-		for _, lv := range mm.uses[i] {
+		for _, lv := range mm.uses(i) {
 			remaining[lv]--
 			if remaining[lv] == 1 {
 				// The last user's priority rises: re-key it.
-				for _, u := range usersOf[lv] {
+				for _, u := range readers[readersAt[lv]:readersAt[lv+1]] {
 					if !done[u] && ready[u] {
 						heap.Push(&h, entry(int(u)))
 					}
@@ -532,46 +594,63 @@ type Candidate struct {
 func Best(a *Analysis) (*Schedule, []Candidate, error) {
 	names := append(append([]string(nil), SchedulerNames...), SchedKeep)
 	cands := make([]Candidate, len(names))
-	tls := make([]*timeline, len(names))
+	ok := make([]bool, len(names))
 	errs := make([]error, len(names))
+	// The schedulers only read the analysis; each candidate is laid out
+	// and scored on its own timeline. As many run at once as there are
+	// processors, and only the best timeline so far is kept (ties to the
+	// earlier name), which bounds memory on large modules.
+	var mu sync.Mutex
+	best := -1
+	var bestTL *timeline
+	run := func(i int) {
+		name := names[i]
+		s, err := ScheduleByName(a, name)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		if err := s.Validate(a.Module, a.Kinds); err != nil {
+			if name == SchedKeep {
+				return // text with forward references: not a candidate
+			}
+			errs[i] = err
+			return
+		}
+		tl := a.layout(s)
+		c := Candidate{Name: name, Schedule: s, LivePeak: tl.livePeak(a)}
+		mu.Lock()
+		defer mu.Unlock()
+		cands[i], ok[i] = c, true
+		if best < 0 || c.LivePeak < cands[best].LivePeak || c.LivePeak == cands[best].LivePeak && i < best {
+			best, bestTL = i, tl
+		}
+	}
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
 		wg.Add(1)
 		go func() {
-			// The schedulers only read the analysis; each candidate is laid
-			// out and scored on its own timeline.
 			defer wg.Done()
-			s, err := ScheduleByName(a, name)
-			if err != nil {
-				errs[i] = err
-				return
+			for i := range next {
+				run(i)
 			}
-			if err := s.Validate(a.Module, a.Kinds); err != nil {
-				if name == SchedKeep {
-					return // text with forward references: not a candidate
-				}
-				errs[i] = err
-				return
-			}
-			tls[i] = a.layout(s)
-			cands[i] = Candidate{Name: name, Schedule: s, LivePeak: tls[i].livePeak(a)}
 		}()
 	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
-	best := -1
 	var out []Candidate
 	for i := range names {
 		if errs[i] != nil {
 			return nil, nil, errs[i]
 		}
-		if tls[i] == nil {
-			continue
-		}
-		out = append(out, cands[i])
-		if best < 0 || cands[i].LivePeak < cands[best].LivePeak {
-			best = i
+		if ok[i] {
+			out = append(out, cands[i])
 		}
 	}
-	a.install(cands[best].Schedule, tls[best])
+	a.install(cands[best].Schedule, bestTL)
 	return cands[best].Schedule, out, nil
 }
