@@ -1,6 +1,7 @@
 package assign
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
@@ -71,19 +72,19 @@ func (as *Assignment) WriteXLA(w io.Writer) error {
 // WriteXLAWith is WriteXLA with the HloLiveRange block in the layout opts
 // chooses.
 func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	b.WriteString("BufferAssignment:\n")
 	for _, al := range as.Allocations {
 		b.WriteString(al.header(fmt.Sprint(al.Size)))
 		b.WriteByte('\n')
 		for _, s := range al.Slots {
-			fmt.Fprintf(&b, " value: %s (size=%d,offset=%d): %s\n", valueLabel(s), s.Size, s.Offset, s.Value.Shape.StringWithLayout())
+			fmt.Fprintf(b, " value: %s (size=%d,offset=%d): %s\n", valueLabel(s), s.Size, s.Offset, s.Value.Shape.StringWithLayout())
 		}
 	}
-	fmt.Fprintf(&b, "\nTotal bytes used: %d (%s)\n\n", as.Stats.TotalBytes, HumanBytes(as.Stats.TotalBytes))
-	as.writeUsedValues(&b)
+	fmt.Fprintf(b, "\nTotal bytes used: %d (%s)\n\n", as.Stats.TotalBytes, HumanBytes(as.Stats.TotalBytes))
+	as.writeUsedValues(b)
 	b.WriteString("\n\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if err := b.Flush(); err != nil {
 		return err
 	}
 	return as.Analysis.WriteXLAWith(w, opts)
@@ -108,7 +109,7 @@ func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error 
 // with layouts, with "/*index=N*/" before every fifth operand, and with
 // operand shapes when the module's text had them (XLA printed them until
 // 2024).
-func (as *Assignment) writeUsedValues(b *strings.Builder) {
+func (as *Assignment) writeUsedValues(b *bufio.Writer) {
 	var used []*liveness.Value
 	seen := make(map[*liveness.Value]bool)
 	for _, al := range as.Allocations {

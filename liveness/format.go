@@ -1,10 +1,10 @@
 package liveness
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/jsonw"
@@ -52,24 +52,24 @@ func (a *Analysis) WriteXLA(w io.Writer) error { return a.WriteXLAWith(w, XLAOpt
 
 // WriteXLAWith is WriteXLA with the layout opts chooses.
 func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "HloLiveRange (max %d):\n", a.EndTime())
+	b := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(b, "HloLiveRange (max %d):\n", a.EndTime())
 	b.WriteString("  InstructionSequence:\n")
 	for t, in := range a.Sequence {
-		fmt.Fprintf(&b, "    %d:%s\n", t, in.Name)
+		fmt.Fprintf(b, "    %d:%s\n", t, in.Name)
 	}
 	b.WriteString("  BufferLiveRange:\n")
 	for _, v := range a.Values {
 		if v.Scheduled {
-			fmt.Fprintf(&b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
+			fmt.Fprintf(b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
 		}
 	}
 	if pk := a.XLAPeak(); pk.Time >= 0 {
 		live := pk.Live
-		fmt.Fprintf(&b, "  Live ranges at %d (peak):\n", pk.Time)
+		fmt.Fprintf(b, "  Live ranges at %d (peak):\n", pk.Time)
 		if opts.Peak == PeakLegacy {
 			for _, v := range live {
-				fmt.Fprintf(&b, "    %s: %d bytes\n", v.Inst.Name, instSize(v))
+				fmt.Fprintf(b, "    %s: %d bytes\n", v.Inst.Name, instSize(v))
 			}
 		} else {
 			sort.SliceStable(live, func(i, j int) bool {
@@ -85,13 +85,12 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 			var cum int64
 			for _, v := range live {
 				cum += v.Size
-				fmt.Fprintf(&b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), v.Size, cum)
+				fmt.Fprintf(b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), v.Size, cum)
 			}
-			writeStackBreakdown(&b, a, live)
+			writeStackBreakdown(b, a, live)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
 // lessIndex orders shape indices lexicographically.

@@ -14,6 +14,7 @@ package liveness
 // bytes, and what is left after it in print order.
 
 import (
+	"bufio"
 	"fmt"
 	"regexp"
 	"sort"
@@ -124,7 +125,7 @@ func groupDigits(n int64) string {
 }
 
 // writeStackBreakdown writes the breakdown of the values live at the peak.
-func writeStackBreakdown(b *strings.Builder, a *Analysis, live []*Value) {
+func writeStackBreakdown(b *bufio.Writer, a *Analysis, live []*Value) {
 	root := &stackNode{}
 	var total int64
 	for _, v := range live {

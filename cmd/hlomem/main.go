@@ -9,4 +9,7 @@ import (
 	"github.com/hlomem/hlomem/cmd/hlomem/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	cli.TuneGC = true
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,12 +1,12 @@
 // Package cli implements the hlomem command line. Main is the whole program;
 // cmd/hlomem only forwards to it, so tests run every command in-process.
 //
-// Every command writes its output into a buffer and the buffer reaches stdout
-// only when the command succeeded, so a failing run prints no partial output.
+// Every command writes its output into a spool (memory, then an unlinked
+// temporary file beyond 32 MiB) that reaches stdout only when the command
+// succeeded, so a failing run prints no partial output.
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +44,7 @@ func register(c *command) {
 // env carries a command's input and output streams.
 type env struct {
 	stdin  io.Reader
-	stdout *bytes.Buffer // flushed to the real stdout only on success
+	stdout *spool // copied to the real stdout only on success
 	stderr io.Writer     // diagnostics, written immediately
 }
 
@@ -72,7 +72,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		writeUsage(stderr)
 		return exitFailure
 	}
-	e := &env{stdin: stdin, stdout: new(bytes.Buffer), stderr: stderr}
+	e := &env{stdin: stdin, stdout: new(spool), stderr: stderr}
+	defer e.stdout.close()
 	err := runProtected(c, e, args[1:])
 	if err != nil {
 		var ee *exitError
@@ -93,11 +94,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// explicitly return an exitError carrying a result (exit 2 keeps
 		// its report).
 		if ee != nil && ee.code == exitInfeasible {
-			stdout.Write(e.stdout.Bytes())
+			e.stdout.copyTo(stdout)
 		}
 		return code
 	}
-	if _, err := stdout.Write(e.stdout.Bytes()); err != nil {
+	if err := e.stdout.copyTo(stdout); err != nil {
 		fmt.Fprintf(stderr, "hlomem: writing output: %v\n", err)
 		return exitFailure
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -12,6 +13,27 @@ import (
 // messages then name it stdinName. Reading is bounded (hlo.MaxSourceSize,
 // assign.MaxCSVSize), so /dev/zero or an endless pipe gives an error
 // rather than exhausting memory.
+
+// TuneGC, when set (the hlomem binary sets it; in-process tests do not),
+// lets commands tune the garbage collector to their input (tuneGC).
+var TuneGC bool
+
+// bigModule is the instruction count from which tuneGC trades collector
+// time for memory.
+const bigModule = 250_000
+
+// tuneGC runs the collector twice as often (GOGC=50) for inputs of
+// bigModule instructions or more, unless GOGC or GOMEMLIMIT says
+// otherwise: the heap then grows to 1.5 times what is live rather than
+// twice. On the 10^6-instruction chain the peak drops from 1.9 to 1.4 GB
+// for a few percent more time; smaller inputs keep Go's default, which is
+// faster.
+func tuneGC(instructions int) {
+	if !TuneGC || instructions < bigModule || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(50)
+}
 
 // stdinName names standard input in messages, as in "<stdin>:3:7: ...".
 const stdinName = "<stdin>"
@@ -55,6 +77,11 @@ func loadModules(e *env, file string, verify bool) ([]*hlo.Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := 0
+	for _, m := range mods {
+		n += m.NumInstructions()
+	}
+	tuneGC(n)
 	if verify {
 		var all hlo.ErrorList
 		for _, m := range mods {

@@ -25,7 +25,7 @@ import (
 // moduleOutput lays the modules' outputs out that way; the commands write
 // each module's part to the writer that next returns.
 type moduleOutput struct {
-	out    *bytes.Buffer // the command's output
+	out    *spool // the command's output
 	layout layout
 	n      int       // modules in the file
 	i      int       // modules begun
@@ -38,7 +38,7 @@ type moduleOutput struct {
 // break (what json.Indent would give, without parsing megabytes again);
 // the document's final line break is left to the array.
 type indenter struct {
-	out     *bytes.Buffer
+	out     *spool
 	first   byte // the document's first byte
 	pending bool // a line break not yet written
 }
@@ -74,7 +74,7 @@ const (
 	table                     // the command writes rows into one table itself
 )
 
-func newModuleOutput(out *bytes.Buffer, l layout, n int) *moduleOutput {
+func newModuleOutput(out *spool, l layout, n int) *moduleOutput {
 	return &moduleOutput{out: out, layout: l, n: n}
 }
 
