@@ -44,8 +44,8 @@ func register(c *command) {
 // env carries a command's input and output streams.
 type env struct {
 	stdin  io.Reader
-	stdout *spool // copied to the real stdout only on success
-	stderr io.Writer     // diagnostics, written immediately
+	stdout *spool    // copied to the real stdout only on success
+	stderr io.Writer // diagnostics, written immediately
 }
 
 // exitError asks Main to exit with a specific code after printing msg.
