@@ -44,8 +44,10 @@ package assign
 // one "preallocated-temp" allocation per color.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -299,28 +301,34 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Ass
 // positions number the instructions of the computations of kind k.
 func (as *Assignment) sortBuffers(bufs []*liveness.Buffer, k liveness.CompKind) {
 	pos := postOrderPositions(as.Analysis, k)
-	minPos := make(map[*liveness.Buffer]int, len(bufs))
+	// Per buffer (by ID): the earliest position of its values' instructions
+	// and whether it is live out, computed once for the sort.
+	minPos := make([]int, len(as.Analysis.Buffers))
+	liveOut := make([]bool, len(as.Analysis.Buffers))
 	for _, b := range bufs {
 		m := int(^uint(0) >> 1)
 		for _, v := range b.Values {
-			if p, ok := pos[v.Inst]; ok && p < m {
-				m = p
+			if id := v.Inst.ID; id >= 0 && id < len(pos) && pos[id] >= 0 && int(pos[id]) < m {
+				m = int(pos[id])
 			}
 		}
-		minPos[b] = m
+		minPos[b.ID] = m
+		liveOut[b.ID] = b.LiveOut()
 	}
-	sort.SliceStable(bufs, func(i, j int) bool {
-		x, y := bufs[i], bufs[j]
+	slices.SortStableFunc(bufs, func(x, y *liveness.Buffer) int {
 		if x.Size != y.Size {
-			return x.Size > y.Size
+			return cmp.Compare(y.Size, x.Size)
 		}
-		if lx, ly := x.LiveOut(), y.LiveOut(); lx != ly {
-			return lx
+		if lx, ly := liveOut[x.ID], liveOut[y.ID]; lx != ly {
+			if lx {
+				return -1
+			}
+			return 1
 		}
-		if minPos[x] != minPos[y] {
-			return minPos[x] < minPos[y]
+		if c := cmp.Compare(minPos[x.ID], minPos[y.ID]); c != 0 {
+			return c
 		}
-		return x.ID < y.ID
+		return cmp.Compare(x.ID, y.ID)
 	})
 }
 
@@ -328,19 +336,31 @@ func (as *Assignment) sortBuffers(bufs []*liveness.Buffer, k liveness.CompKind) 
 // k as XLA's AssignBuffersForComputations does: the computations in the
 // reverse of the call graph's post-order (CallGraph::VisitNodes), callers
 // before callees, each computation's instructions in
-// MakeInstructionPostOrder order.
-func postOrderPositions(a *liveness.Analysis, k liveness.CompKind) map[*hlo.Instruction]int {
+// MakeInstructionPostOrder order. The result is indexed by instruction ID
+// (the analysis numbered the module); -1 for the other instructions.
+func postOrderPositions(a *liveness.Analysis, k liveness.CompKind) []int32 {
 	var comps []*hlo.Computation
 	for _, c := range callGraphPostOrder(a) {
 		if a.Kinds[c] == k {
 			comps = append(comps, c)
 		}
 	}
-	pos := map[*hlo.Instruction]int{}
-	n := 0
+	size := 0
+	for _, c := range a.Module.Computations {
+		for _, in := range c.Instructions {
+			size = max(size, in.ID+1)
+		}
+	}
+	pos := make([]int32, size)
+	for i := range pos {
+		pos[i] = -1
+	}
+	n := int32(0)
 	for i := len(comps) - 1; i >= 0; i-- {
 		for _, in := range liveness.InstructionPostOrder(comps[i]) {
-			pos[in] = n
+			if in.ID >= 0 && in.ID < size {
+				pos[in.ID] = n
+			}
 			n++
 		}
 	}

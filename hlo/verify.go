@@ -89,14 +89,11 @@ func (v *verifier) computation(c *Computation, comps map[*Computation]bool) {
 		v.errorf(c.Pos, "computation %s has no instructions", c.Name)
 		return
 	}
-	member := make(map[*Instruction]bool, len(c.Instructions))
-	for _, in := range c.Instructions {
-		member[in] = true
-	}
+	member := NewInstructionIndex(c)
 	switch {
 	case c.Root == nil:
 		v.errorf(c.Pos, "computation %s has no ROOT", c.Name)
-	case !member[c.Root]:
+	case member.Of(c.Root) < 0:
 		v.errorf(c.Pos, "root %s of computation %s is not one of its instructions", c.Root.Name, c.Name)
 	}
 	seen := make(map[string]*Instruction, len(c.Instructions))
@@ -142,7 +139,7 @@ func (v *verifier) parameters(c *Computation, params []*Instruction) {
 	}
 }
 
-func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, comps map[*Computation]bool) {
+func (v *verifier) instruction(in *Instruction, member InstructionIndex, comps map[*Computation]bool) {
 	for i, op := range in.Operands {
 		switch {
 		case op == nil:
@@ -151,7 +148,7 @@ func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, co
 			// gonum's topo.Sort orders a node with an edge to itself, so
 			// this cycle is found here.
 			v.errorf(in.Pos, "%s is its own operand (operand %d)", in.Name, i)
-		case !member[op]:
+		case member.Of(op) < 0:
 			v.errorf(in.Pos, "%s: operand %d (%s) belongs to another computation", in.Name, i, op.Name)
 		}
 	}
@@ -159,7 +156,7 @@ func (v *verifier) instruction(in *Instruction, member map[*Instruction]bool, co
 		switch {
 		case p == in:
 			v.errorf(in.Pos, "%s is its own control predecessor", in.Name)
-		case p == nil || !member[p]:
+		case p == nil || member.Of(p) < 0:
 			v.errorf(in.Pos, "%s: control predecessor is not an instruction of the same computation", in.Name)
 		}
 	}
@@ -578,19 +575,16 @@ func (v *verifier) cycles(c *Computation) {
 // ready. An operand listed twice is an edge counted twice on both ends.
 func acyclic(c *Computation) bool {
 	n := len(c.Instructions)
-	pos := make(map[*Instruction]int32, n)
-	for i, in := range c.Instructions {
-		pos[in] = int32(i)
-	}
+	pos := NewInstructionIndex(c)
 	deps := func(in *Instruction, f func(d int32)) {
 		for _, op := range in.Operands {
-			if d, ok := pos[op]; ok {
-				f(d)
+			if d := pos.Of(op); d >= 0 {
+				f(int32(d))
 			}
 		}
 		for _, p := range in.ControlPredecessors() {
-			if d, ok := pos[p]; ok {
-				f(d)
+			if d := pos.Of(p); d >= 0 {
+				f(int32(d))
 			}
 		}
 	}

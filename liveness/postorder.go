@@ -16,22 +16,40 @@ func InstructionPostOrder(c *hlo.Computation) []*hlo.Instruction {
 		visiting = 1
 		visited  = 2
 	)
-	state := make(map[*hlo.Instruction]uint8, len(c.Instructions))
+	idx := hlo.NewInstructionIndex(c)
+	states := make([]uint8, len(c.Instructions))
+	var foreign map[*hlo.Instruction]uint8 // operands from elsewhere: unverified input
+	state := func(in *hlo.Instruction) uint8 {
+		if k := idx.Of(in); k >= 0 {
+			return states[k]
+		}
+		return foreign[in]
+	}
+	setState := func(in *hlo.Instruction, s uint8) {
+		if k := idx.Of(in); k >= 0 {
+			states[k] = s
+			return
+		}
+		if foreign == nil {
+			foreign = map[*hlo.Instruction]uint8{}
+		}
+		foreign[in] = s
+	}
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
 	var stack []*hlo.Instruction
 	dfs := func(root *hlo.Instruction) {
 		stack = append(stack[:0], root)
 		for len(stack) > 0 {
 			cur := stack[len(stack)-1]
-			if s := state[cur]; s != 0 {
+			if s := state(cur); s != 0 {
 				stack = stack[:len(stack)-1]
 				if s == visiting {
-					state[cur] = visited
+					setState(cur, visited)
 					out = append(out, cur)
 				}
 				continue
 			}
-			state[cur] = visiting
+			setState(cur, visiting)
 			for i := len(cur.Operands) - 1; i >= 0; i-- {
 				if op := cur.Operands[i]; op != nil { // nil only in an unverified module
 					stack = append(stack, op)
@@ -52,7 +70,7 @@ func InstructionPostOrder(c *hlo.Computation) []*hlo.Instruction {
 	if len(out) < len(c.Instructions) {
 		// Only in a module with a dependency cycle: add what is left.
 		for _, in := range c.Instructions {
-			if state[in] == 0 {
+			if state(in) == 0 {
 				dfs(in)
 			}
 		}

@@ -71,7 +71,12 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 	if len(seq) != len(c.Instructions) {
 		return fmt.Errorf("liveness: schedule of %s has %d instructions, the computation %d", c.Name, len(seq), len(c.Instructions))
 	}
-	done := make(map[*hlo.Instruction]bool, len(seq))
+	idx := hlo.NewInstructionIndex(c)
+	done := make([]bool, len(c.Instructions))
+	isDone := func(in *hlo.Instruction) bool {
+		k := idx.Of(in)
+		return k >= 0 && done[k]
+	}
 	for _, in := range seq {
 		if in == nil {
 			return fmt.Errorf("liveness: schedule of %s holds a nil instruction", c.Name)
@@ -79,7 +84,11 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 		if in.Parent != c {
 			return fmt.Errorf("liveness: schedule of %s holds %s from another computation", c.Name, in.Name)
 		}
-		if done[in] {
+		k := idx.Of(in)
+		if k < 0 {
+			return fmt.Errorf("liveness: schedule of %s holds %s, which is not among its instructions", c.Name, in.Name)
+		}
+		if done[k] {
 			return fmt.Errorf("liveness: schedule of %s lists %s twice", c.Name, in.Name)
 		}
 		for _, o := range in.Operands {
@@ -88,7 +97,7 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 				return fmt.Errorf("liveness: schedule of %s: %s has an undefined operand", c.Name, in.Name)
 			case o.Parent != c:
 				return fmt.Errorf("liveness: schedule of %s: operand %s of %s is not in the computation", c.Name, o.Name, in.Name)
-			case !done[o]:
+			case !isDone(o):
 				return fmt.Errorf("liveness: schedule of %s runs %s before its operand %s", c.Name, in.Name, o.Name)
 			}
 		}
@@ -96,11 +105,11 @@ func validSequence(c *hlo.Computation, seq []*hlo.Instruction) error {
 			switch {
 			case p == nil || p.Parent != c:
 				return fmt.Errorf("liveness: schedule of %s: a control predecessor of %s is not in the computation", c.Name, in.Name)
-			case !done[p]:
+			case !isDone(p):
 				return fmt.Errorf("liveness: schedule of %s runs %s before its control predecessor %s", c.Name, in.Name, p.Name)
 			}
 		}
-		done[in] = true
+		done[k] = true
 	}
 	return nil
 }

@@ -90,17 +90,17 @@ func PostOrder(m *hlo.Module) *Schedule {
 // order. order, when not nil, sorts each instruction's operands first.
 func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	x := newCompIndex(c)
+	x := hlo.NewInstructionIndex(c)
 	state := make([]uint8, len(c.Instructions))
 	var foreign map[*hlo.Instruction]uint8 // operands from elsewhere (unverified input)
 	get := func(in *hlo.Instruction) uint8 {
-		if i := x.of(in); i >= 0 {
+		if i := x.Of(in); i >= 0 {
 			return state[i]
 		}
 		return foreign[in]
 	}
 	set := func(in *hlo.Instruction, v uint8) {
-		if i := x.of(in); i >= 0 {
+		if i := x.Of(in); i >= 0 {
 			state[i] = v
 			return
 		}
@@ -202,54 +202,13 @@ func appendDistinct(out, ins []*hlo.Instruction) []*hlo.Instruction {
 	return out
 }
 
-// compIndex numbers a computation's instructions 0..n-1 in its order: by
-// instruction ID when the analysis numbered them contiguously (it always
-// does), else through a map.
-type compIndex struct {
-	c    *hlo.Computation
-	base int
-	m    map[*hlo.Instruction]int32
-}
-
-func newCompIndex(c *hlo.Computation) compIndex {
-	x := compIndex{c: c}
-	if len(c.Instructions) > 0 {
-		x.base = c.Instructions[0].ID
-	}
-	for i, in := range c.Instructions {
-		if in.ID != x.base+i {
-			x.m = make(map[*hlo.Instruction]int32, len(c.Instructions))
-			for j, in := range c.Instructions {
-				x.m[in] = int32(j)
-			}
-			break
-		}
-	}
-	return x
-}
-
-// of returns in's number, or -1 when in is not an instruction of c.
-func (x compIndex) of(in *hlo.Instruction) int {
-	if x.m != nil {
-		if i, ok := x.m[in]; ok {
-			return int(i)
-		}
-		return -1
-	}
-	i := in.ID - x.base
-	if i < 0 || i >= len(x.c.Instructions) || x.c.Instructions[i] != in {
-		return -1
-	}
-	return i
-}
-
 // memModel is the per-computation view the size-aware schedulers use:
-// instructions by their number in the computation (compIndex), values by a
+// instructions by their number in the computation (hlo.InstructionIndex), values by a
 // number local to the computation. The per-instruction lists are cut from
 // flat arrays, which keeps a million-instruction module to a few
 // allocations.
 type memModel struct {
-	ix     compIndex
+	ix     hlo.InstructionIndex
 	vals   []*Value // the values the computation defines or reads
 	def    []int32  // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
 	defAt  []int32
@@ -264,7 +223,7 @@ func (mm *memModel) uses(i int) []int32    { return mm.use[mm.useAt[i]:mm.useAt[
 
 func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
 	n := len(c.Instructions)
-	mm := &memModel{ix: newCompIndex(c), defAt: make([]int32, n+1), useAt: make([]int32, n+1)}
+	mm := &memModel{ix: hlo.NewInstructionIndex(c), defAt: make([]int32, n+1), useAt: make([]int32, n+1)}
 	// Local value numbers: through an array by value ID for a computation
 	// large against the module, through a map otherwise (so that many
 	// small computations do not each pay for every value of the module).
@@ -369,13 +328,13 @@ func DFS(a *Analysis) *Schedule {
 		extra := make([]int64, n)
 		total := make([]int64, n)
 		at := func(vs []int64, in *hlo.Instruction) int64 {
-			if i := mm.ix.of(in); i >= 0 {
+			if i := mm.ix.Of(in); i >= 0 {
 				return vs[i]
 			}
 			return 0
 		}
 		for _, in := range postOrder(c, nil) {
-			i := mm.ix.of(in)
+			i := mm.ix.Of(in)
 			if i < 0 {
 				continue
 			}
@@ -556,13 +515,13 @@ func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 			if u.Parent != c {
 				continue
 			}
-			if k := mm.ix.of(u); k >= 0 && seen[k] != step {
+			if k := mm.ix.Of(u); k >= 0 && seen[k] != step {
 				seen[k] = step
 				release(k)
 			}
 		}
 		for _, u := range in.ControlSuccessors() {
-			if k := mm.ix.of(u); k >= 0 {
+			if k := mm.ix.Of(u); k >= 0 {
 				release(k)
 			}
 		}

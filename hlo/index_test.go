@@ -1,0 +1,48 @@
+package hlo
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestInstructionIndex: by ID on a parsed module, through the map once the
+// IDs are stale, and never claiming an instruction of another computation.
+func TestInstructionIndex(t *testing.T) {
+	m, err := ParseModule("m.hlo", `HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+}`)
+	require.NoError(t, err)
+	add, entry := m.Computation("add"), m.Entry
+	for _, c := range []*Computation{add, entry} {
+		x := NewInstructionIndex(c)
+		require.Nil(t, x.m, "a parsed module is numbered contiguously")
+		for i, in := range c.Instructions {
+			require.Equal(t, i, x.Of(in))
+		}
+	}
+	x := NewInstructionIndex(entry)
+	for _, in := range add.Instructions {
+		require.Equal(t, -1, x.Of(in), in.Name)
+	}
+	require.Equal(t, -1, x.Of(nil))
+	// Stale IDs: a new instruction with another's ID, and IDs out of order.
+	stray := &Instruction{Name: "stray", ID: entry.Instructions[1].ID}
+	require.Equal(t, -1, x.Of(stray))
+	entry.Instructions[0].ID, entry.Instructions[2].ID = entry.Instructions[2].ID, entry.Instructions[0].ID
+	y := NewInstructionIndex(entry)
+	require.NotNil(t, y.m)
+	for i, in := range entry.Instructions {
+		require.Equal(t, i, y.Of(in))
+	}
+	require.Equal(t, -1, y.Of(stray))
+	require.Equal(t, -1, y.Of(add.Root))
+}
