@@ -1,10 +1,14 @@
 package assign
 
 import (
+	"bufio"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // sortedBySize returns the allocations by size, largest first (index
@@ -24,11 +28,12 @@ func percent(part, whole int64) string {
 
 // WriteReport writes XLA's memory-usage report (the format of
 // -memory-usage-report.txt before March 2026) followed by the stats block
-// of BufferAssignment::StatsString.
+// of BufferAssignment::StatsString. It streams: no more than one row is
+// held in memory, which matters when deep tuple shapes make the rows long.
 func (as *Assignment) WriteReport(w io.Writer) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	total := as.Stats.TotalBytes
-	fmt.Fprintf(&b, "Total bytes used: %d (%s)\n\n", total, HumanBytes(total))
+	fmt.Fprintf(b, "Total bytes used: %d (%s)\n\n", total, HumanBytes(total))
 	b.WriteString("Allocations sorted by size:\n\n")
 	b.WriteString("cumulative_size; total_size - cumulative_size; allocation\n")
 	b.WriteString("------------------------------------------------------------------------------\n")
@@ -36,7 +41,7 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 	sorted := as.sortedBySize()
 	for _, al := range sorted {
 		cum += al.Size
-		fmt.Fprintf(&b, "%10s(%s); %10s; %s\n", HumanBytes(cum), percent(cum, total), HumanBytes(total-cum), al.header(HumanBytes(al.Size)))
+		fmt.Fprintf(b, "%10s(%s); %10s; %s\n", HumanBytes(cum), percent(cum, total), HumanBytes(total-cum), al.header(HumanBytes(al.Size)))
 	}
 	b.WriteString("\n\nAllocations sorted by size with their values:\n")
 	for _, al := range sorted {
@@ -44,18 +49,13 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 		b.WriteByte('\n')
 		if len(al.Slots) > 1 {
 			b.WriteByte('\n')
-			for _, row := range al.ReportRows() {
-				b.WriteString("\t")
-				b.WriteString(row)
-				b.WriteByte('\n')
-			}
+			al.writeReportRows(b, "\t")
 			b.WriteByte('\n')
 		}
 	}
 	b.WriteByte('\n')
-	as.writeStats(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	as.writeStats(b)
+	return b.Flush()
 }
 
 // ReportRows returns the allocation's table of the memory-usage report:
@@ -64,26 +64,55 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 //
 //	cumulative_size(percent); size; offset; used_by_n_values; shapes_list
 func (al *Allocation) ReportRows() []string {
+	var b strings.Builder
+	al.writeReportRows(&b, "")
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+// writeReportRows writes ReportRows, each row after prefix and ending in a
+// line break. A group's distinct shapes are told apart by a hash of their
+// text (compared in full when two hashes meet) and printed from their
+// first value, so the shape texts are not all held at once.
+func (al *Allocation) writeReportRows(w io.StringWriter, prefix string) {
+	type shape struct {
+		rep   *liveness.Value
+		count int
+	}
 	type group struct {
 		offset, size int64
-		shapes       []string
-		count        map[string]int
+		shapes       []*shape
+		byHash       map[uint64][]*shape
 	}
 	byOffset := map[int64]*group{}
 	var groups []*group
+	hashOf := func(s string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		return h.Sum64()
+	}
 	for _, s := range al.Slots {
 		g := byOffset[s.Offset]
 		if g == nil {
-			g = &group{offset: s.Offset, count: map[string]int{}}
+			g = &group{offset: s.Offset, byHash: map[uint64][]*shape{}}
 			byOffset[s.Offset] = g
 			groups = append(groups, g)
 		}
 		g.size = max(g.size, s.Size)
-		sh := s.Value.Shape.StringNoLayout()
-		if g.count[sh] == 0 {
-			g.shapes = append(g.shapes, sh)
+		text := s.Value.Shape.StringNoLayout()
+		k := hashOf(text)
+		var found *shape
+		for _, c := range g.byHash[k] {
+			if c.rep.Shape.StringNoLayout() == text {
+				found = c
+				break
+			}
 		}
-		g.count[sh]++
+		if found == nil {
+			found = &shape{rep: s.Value}
+			g.byHash[k] = append(g.byHash[k], found)
+			g.shapes = append(g.shapes, found)
+		}
+		found.count++
 	}
 	sort.SliceStable(groups, func(i, j int) bool {
 		if groups[i].size != groups[j].size {
@@ -91,31 +120,31 @@ func (al *Allocation) ReportRows() []string {
 		}
 		return groups[i].offset < groups[j].offset
 	})
-	rows := []string{
-		"cumulative_size;       size;       offset; used_by_n_values; shapes_list",
-		"------------------------------------------------------------",
-	}
+	w.WriteString(prefix + "cumulative_size;       size;       offset; used_by_n_values; shapes_list\n")
+	w.WriteString(prefix + "------------------------------------------------------------\n")
 	var cum int64
 	for _, g := range groups {
 		cum += g.size
 		n := 0
-		var list []string
 		for _, sh := range g.shapes {
-			c := g.count[sh]
-			n += c
-			if c > 1 {
-				list = append(list, fmt.Sprintf("%d×%s", c, sh))
-			} else {
-				list = append(list, sh)
-			}
+			n += sh.count
 		}
-		rows = append(rows, fmt.Sprintf("%9s(%s); %10s; %12d; %16d; %s", HumanBytes(cum), percent(cum, al.Size), HumanBytes(g.size), g.offset, n, strings.Join(list, ", ")))
+		w.WriteString(fmt.Sprintf("%s%9s(%s); %10s; %12d; %16d; ", prefix, HumanBytes(cum), percent(cum, al.Size), HumanBytes(g.size), g.offset, n))
+		for i, sh := range g.shapes {
+			if i > 0 {
+				w.WriteString(", ")
+			}
+			if sh.count > 1 {
+				w.WriteString(fmt.Sprintf("%d×", sh.count))
+			}
+			w.WriteString(sh.rep.Shape.StringNoLayout())
+		}
+		w.WriteString("\n")
 	}
-	return rows
 }
 
 // writeStats writes XLA's BufferAssignment stats block.
-func (as *Assignment) writeStats(b *strings.Builder) {
+func (as *Assignment) writeStats(b *bufio.Writer) {
 	st := as.Stats
 	frac := func(part, whole int64) string {
 		if whole == 0 {
