@@ -583,7 +583,7 @@ func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusab
 		}
 		al := as.newAllocation(b, b.Size)
 		al.Parameter = in.ParameterNumber
-		al.ParameterIndex = append(hlo.ShapeIndex{}, v.Index...)
+		al.ParameterIndex = v.Index[:len(v.Index):len(v.Index)] // shared: an append copies
 		for _, io := range as.Module.InputOutputAlias {
 			if io.Param == in.ParameterNumber && io.ParamIndex.Equal(v.Index) {
 				al.ParameterAliased = true
