@@ -39,8 +39,10 @@ func deepTupleModule(d int) string {
 		" get-tuple-element(p), index=0\n  ROOT c = " + s1 + " copy(g)\n}\n"
 }
 
-// benchAssign parses src and measures analysis plus assignment.
-func benchAssign(b *testing.B, src string, opts AssignOptions) {
+// benchAssign parses src and measures analysis plus assignment. With
+// levels > 0 the cost is reported per tuple level, otherwise per
+// instruction.
+func benchAssign(b *testing.B, src string, opts AssignOptions, levels int) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
@@ -58,15 +60,21 @@ func benchAssign(b *testing.B, src string, opts AssignOptions) {
 			b.Fatal(err)
 		}
 	}
+	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	if levels > 0 {
+		b.ReportMetric(float64(levels), "levels")
+		b.ReportMetric(perOp/float64(levels), "ns/level")
+		return
+	}
 	b.ReportMetric(float64(n), "instructions")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/instruction")
+	b.ReportMetric(perOp/float64(n), "ns/instruction")
 }
 
 // BenchmarkAssignChain: parse, analysis and assignment of element-wise
 // chains of 10^4 to 10^6 operations, default packer.
 func BenchmarkAssignChain(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, chainModule(n), AssignOptions{}) })
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, chainModule(n), AssignOptions{}, 0) })
 	}
 }
 
@@ -74,6 +82,28 @@ func BenchmarkAssignChain(b *testing.B) {
 // nested 10^2 to 10^4 deep.
 func BenchmarkAssignTupleDepth(b *testing.B) {
 	for _, d := range []int{100, 1_000, 10_000} {
-		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, deepTupleModule(d), AssignOptions{}) })
+		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, deepTupleModule(d), AssignOptions{}, d) })
+	}
+}
+
+// tupleChainModule passes a tuple of d leaves shaped (f32[4], (f32[4],
+// (...))) through a parameter, a get-tuple-element and a copy. Unlike
+// deepTupleModule every level has a leaf, so the shape has d leaves whose
+// indices have lengths 1..d: the index text alone is quadratic in d.
+func tupleChainModule(d int) string {
+	s, s1 := "f32[4]", ""
+	for i := 0; i < d; i++ {
+		s1 = s
+		s = "(f32[4], " + s + ")"
+	}
+	return "HloModule tuplechain, is_scheduled=true\nENTRY e {\n  p = " + s + " parameter(0)\n  g = " + s1 +
+		" get-tuple-element(p), index=1\n  ROOT c = " + s1 + " copy(g)\n}\n"
+}
+
+// BenchmarkAssignTupleChain: parse, analysis and assignment of a tuple
+// whose every level holds a leaf, 10^2 to 10^4 deep.
+func BenchmarkAssignTupleChain(b *testing.B) {
+	for _, d := range []int{100, 1_000, 10_000} {
+		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, tupleChainModule(d), AssignOptions{}, d) })
 	}
 }

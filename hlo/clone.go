@@ -6,12 +6,13 @@ import "strconv"
 // a ".N" suffix, as XLA's NameUniquer does.
 type NameUniquer struct {
 	used map[string]bool
+	next map[string]int // per base name, no suffix below it is free
 }
 
 // NewNameUniquer returns a uniquer that knows every computation and
 // instruction name of m.
 func NewNameUniquer(m *Module) *NameUniquer {
-	u := &NameUniquer{used: map[string]bool{}}
+	u := &NameUniquer{used: map[string]bool{}, next: map[string]int{}}
 	for _, c := range m.Computations {
 		u.used[c.Name] = true
 		for _, in := range c.Instructions {
@@ -22,16 +23,26 @@ func NewNameUniquer(m *Module) *NameUniquer {
 }
 
 // Unique returns name, or name.N for the smallest N that is free, and
-// records it as used.
+// records it as used. The zero NameUniquer knows no names.
 func (u *NameUniquer) Unique(name string) string {
+	if u.used == nil {
+		u.used = map[string]bool{}
+	}
 	if !u.used[name] {
 		u.used[name] = true
 		return name
 	}
-	for i := 1; ; i++ {
+	// Names are only ever added, so the smallest free suffix never
+	// decreases: starting from the last one keeps a name handed out
+	// many times linear instead of quadratic.
+	if u.next == nil {
+		u.next = map[string]int{}
+	}
+	for i := max(u.next[name], 1); ; i++ {
 		n := name + "." + strconv.Itoa(i)
 		if !u.used[n] {
 			u.used[n] = true
+			u.next[name] = i + 1
 			return n
 		}
 	}

@@ -86,3 +86,27 @@ ENTRY e {
 		t.Fatalf("got %q, want %q", err, want)
 	}
 }
+
+func TestNameUniquerSmallestFreeSuffix(t *testing.T) {
+	var u NameUniquer // the zero value works
+	require.Equal(t, "x", u.Unique("x"))
+	require.Equal(t, "x.1", u.Unique("x"))
+	require.Equal(t, "x.2", u.Unique("x"))
+	// A suffixed name taken directly is skipped, and the next free one
+	// handed out after it.
+	require.Equal(t, "x.3", u.Unique("x.3"))
+	require.Equal(t, "x.4", u.Unique("x"))
+	require.Equal(t, "x.3.1", u.Unique("x.3"))
+
+	m := mustParse(t, "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  p.1 = f32[] negate(p)\n  ROOT p.3 = f32[] negate(p.1)\n}\n")
+	v := NewNameUniquer(m)
+	require.Equal(t, "p.2", v.Unique("p"))
+	require.Equal(t, "p.4", v.Unique("p"))
+	seen := map[string]bool{}
+	for range 10_000 {
+		n := v.Unique("p")
+		require.False(t, seen[n], n)
+		seen[n] = true
+	}
+	require.True(t, seen["p.10003"])
+}

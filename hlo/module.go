@@ -395,15 +395,52 @@ func (m *Module) Computation(name string) *Computation {
 // instructions in order) and a dense FirstValue for its subshape positions.
 func (m *Module) Renumber() {
 	id, v := 0, 0
+	var memo map[tupleKey]int
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			in.ID = id
 			in.FirstValue = v
 			id++
-			v += in.Shape.NumSubshapes()
+			if in.Shape.IsTuple() {
+				if memo == nil {
+					memo = map[tupleKey]int{}
+				}
+				v += countSubshapes(in.Shape, memo)
+			} else {
+				v++
+			}
 		}
 	}
 	m.numValues = v
+}
+
+// tupleKey names a tuple's element array.
+type tupleKey struct {
+	first *Shape
+	n     int
+}
+
+// countSubshapes is NumSubshapes remembering each tuple's count by its
+// elements' array: the shapes of get-tuple-elements and tuples share
+// their operands' arrays, and a tuple nested d deep that is taken apart
+// level by level would otherwise be counted in time quadratic in d.
+func countSubshapes(s Shape, memo map[tupleKey]int) int {
+	if !s.IsTuple() {
+		return 1
+	}
+	if len(s.Tuple) == 0 {
+		return 1
+	}
+	key := tupleKey{&s.Tuple[0], len(s.Tuple)}
+	if n, ok := memo[key]; ok {
+		return n
+	}
+	n := 1
+	for _, e := range s.Tuple {
+		n += countSubshapes(e, memo)
+	}
+	memo[key] = n
+	return n
 }
 
 // NumInstructions returns the number of instructions in the module.

@@ -76,7 +76,9 @@ type parser struct {
 	prev token // the last consumed token
 	errs ErrorList
 
-	shapes map[string]Shape // parsed shapes by source text, to share their slices
+	shapes      map[string]Shape // parsed shapes by source text, to share their slices
+	shapeHeight int              // tuple height of the shape parseShape read last
+	tupleDepth  int              // tuples parseShape is inside
 
 	// Per module.
 	mod       *Module
@@ -1222,31 +1224,59 @@ func isHex(c byte) bool {
 
 // ---- shapes ----
 
-// parseShape reads a shape. Identical shape texts share one parsed value.
+// MaxTupleDepth is the deepest tuple nesting the parser accepts. It bounds
+// the recursion of everything that walks a shape; XLA's own programs nest
+// a few levels.
+const MaxTupleDepth = 100_000
+
+// maxInternHeight is the deepest tuple nesting whose shapes parseShape
+// interns.
+const maxInternHeight = 8
+
+// parseShape reads a shape. Identical shape texts share one parsed value
+// (for tuples up to maxInternHeight deep). It leaves the shape's tuple
+// height (0 for an array) in p.shapeHeight.
 func (p *parser) parseShape() Shape {
 	t := *p.peek()
 	start := t.start
 	if t.kind == tokLParen {
+		if p.tupleDepth >= MaxTupleDepth {
+			p.fail(t.pos(), "tuple shape nested more than %d deep", MaxTupleDepth)
+		}
+		p.tupleDepth++
+		defer func() { p.tupleDepth-- }()
 		p.next()
 		var elems []Shape
+		height := 0
 		for p.peek().kind != tokRParen {
 			elems = append(elems, p.parseShape())
+			height = max(height, p.shapeHeight)
 			if !p.got(tokComma) {
 				break
 			}
 		}
 		p.expect(tokRParen, "to close tuple shape")
+		height++
+		p.shapeHeight = height
+		// Interning hashes the tuple's whole text, which holds the text of
+		// every tuple nested in it; beyond a small height that would hash
+		// the text once per level, quadratic in the depth.
 		key := p.src[start:p.prev.end]
-		if s, ok := p.shapes[key]; ok {
-			return s
+		if height <= maxInternHeight {
+			if s, ok := p.shapes[key]; ok {
+				return s
+			}
 		}
 		s := Shape{Elem: Tuple, Tuple: elems}
 		if s.Tuple == nil {
 			s.Tuple = []Shape{}
 		}
-		p.shapes[key] = s
+		if height <= maxInternHeight {
+			p.shapes[key] = s
+		}
 		return s
 	}
+	p.shapeHeight = 0
 	if t.kind != tokWord {
 		p.fail(t.pos(), "expected shape, found %s", p.describe(t))
 	}

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -331,4 +332,31 @@ func TestOpcodeTable(t *testing.T) {
 	require.Equal(t, 2, OpAdd.Arity())
 	require.Equal(t, Variadic, OpTuple.Arity())
 	require.Equal(t, "count-leading-zeros", OpClz.String())
+}
+
+func TestParseDeepTupleShapes(t *testing.T) {
+	nest := func(d int, leaf string) string {
+		return strings.Repeat("(", d) + leaf + strings.Repeat(")", d)
+	}
+	// Beyond the interning height, equal texts still parse to equal shapes.
+	d := maxInternHeight + 5
+	src := "HloModule m\nENTRY e {\n  p = " + nest(d, "f32[4]") + " parameter(0)\n  ROOT c = " + nest(d, "f32[4]") + " copy(p)\n}\n"
+	m := mustParse(t, src)
+	root := m.Entry.Root
+	require.Equal(t, root.Operands[0].Shape.String(), root.Shape.String())
+	sub := root.Shape
+	for range d {
+		require.Len(t, sub.Tuple, 1)
+		sub = sub.Tuple[0]
+	}
+	require.Equal(t, "f32[4]", sub.String())
+
+	// Nesting past MaxTupleDepth is an error at the tuple that crosses it,
+	// not a stack overflow.
+	deep := "HloModule m\nENTRY e {\n  ROOT p = " + nest(MaxTupleDepth+1, "f32[4]") + " parameter(0)\n}\n"
+	_, err := Parse("deep.hlo", []byte(deep))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), fmt.Sprintf("deep.hlo:3:%d: tuple shape nested more than %d deep", len("  ROOT p = ")+MaxTupleDepth+1, MaxTupleDepth))
+	_, err = Parse("ok.hlo", []byte("HloModule m\nENTRY e {\n  ROOT p = "+nest(MaxTupleDepth, "f32[4]")+" parameter(0)\n}\n"))
+	require.NoError(t, err)
 }

@@ -68,10 +68,19 @@ type Options struct {
 // Analyze verifies m first (hlo.Verify) and takes any module: an invalid
 // one, one with an opcode this package does not know, or one with a shape
 // whose size cannot be computed (an unbounded dimension) is refused with
-// positioned errors (an hlo.ErrorList), never planned on guesses.
+// positioned errors (an hlo.ErrorList), never planned on guesses; one with
+// more than MaxValues subshape positions is refused too.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
 	return analyzeModule(m, opts, checkAll, true)
 }
+
+// MaxValues bounds the subshape positions (one per instruction and
+// subshape, tuples included) of a module Analyze accepts. The analysis
+// keeps a few hundred bytes per position, so the bound keeps a hostile
+// module (a tuple nested thousands deep copied level by level has a
+// number of positions quadratic in its depth) to a few gigabytes; the
+// largest corpus module (Mixtral 8x7B) has 46 thousand.
+const MaxValues = 1 << 23
 
 // inputCheck says how much of checkInput a module still needs.
 type inputCheck uint8
@@ -92,6 +101,9 @@ func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*An
 		}
 	}
 	m.Renumber()
+	if n := m.NumValues(); n > MaxValues {
+		return nil, fmt.Errorf("liveness: module %s has %d subshape positions (values before aliasing), more than the %d this package analyses; deeply nested tuples passed whole through copies multiply them", m.Name, n, MaxValues)
+	}
 	kinds, roots, err := classify(m)
 	if err != nil {
 		return nil, fmt.Errorf("liveness: %w", err)
