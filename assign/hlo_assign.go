@@ -404,24 +404,40 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 	}
 	seen := map[*hlo.Computation]bool{}
 	// newMin is the lowest value ID among the computations reachable from
-	// cs through computations not yet walked.
+	// cs through computations not yet walked. A computation that holds
+	// values is sequential and, in a flattened module, has one call site,
+	// so it is reached only through its caller: the walk has visited it
+	// only if it visited that caller, and so on up to cs, which it has
+	// not. So below cs, "not yet walked" never excludes a computation with
+	// values, and the lowest ID reachable from each computation is
+	// remembered (a walk per site was quadratic on a chain of calls).
 	const none = int(^uint(0) >> 1)
+	reachMin := map[*hlo.Computation]int{}
+	var lowest func(c *hlo.Computation) int
+	lowest = func(c *hlo.Computation) int {
+		if best, ok := reachMin[c]; ok {
+			return best
+		}
+		reachMin[c] = none // the call graph is acyclic (Verify)
+		best := none
+		if f, ok := first[c]; ok {
+			best = f
+		}
+		for _, in := range c.Instructions {
+			for _, cc := range in.Callees() {
+				if cc != nil {
+					best = min(best, lowest(cc))
+				}
+			}
+		}
+		reachMin[c] = best
+		return best
+	}
 	newMin := func(cs []*hlo.Computation) int {
 		best := none
-		mark := map[*hlo.Computation]bool{}
-		stack := append([]*hlo.Computation(nil), cs...)
-		for len(stack) > 0 {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if c == nil || seen[c] || mark[c] {
-				continue
-			}
-			mark[c] = true
-			if f, ok := first[c]; ok && f < best {
-				best = f
-			}
-			for _, in := range c.Instructions {
-				stack = append(stack, in.Callees()...)
+		for _, c := range cs {
+			if c != nil && !seen[c] {
+				best = min(best, lowest(c))
 			}
 		}
 		return best

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Parse parses every module in src; filename is used in error messages.
@@ -79,6 +80,7 @@ type parser struct {
 	shapes      map[string]Shape // parsed shapes by source text, to share their slices
 	shapeHeight int              // tuple height of the shape parseShape read last
 	tupleDepth  int              // tuples parseShape is inside
+	inlineDepth int              // operand lists parseOperand is inside
 
 	// Per module.
 	mod       *Module
@@ -172,13 +174,27 @@ func (p *parser) describe(t token) string {
 	case tokEOF:
 		return "end of file"
 	case tokWord, tokString:
-		return strconv.Quote(p.lx.text(t))
+		return strconv.Quote(clip(p.lx.text(t)))
 	case tokName:
-		return strconv.Quote("%" + p.lx.text(t))
+		return strconv.Quote("%" + clip(p.lx.text(t)))
 	case tokError:
-		return p.lx.text(t)
+		return clip(p.lx.text(t))
 	}
-	return "'" + p.lx.text(t) + "'"
+	return "'" + clip(p.lx.text(t)) + "'"
+}
+
+// clip shortens input text quoted in an error message to its first 100
+// bytes (whole characters) and its length.
+func clip(s string) string {
+	const keep = 100
+	if len(s) <= keep+20 {
+		return s
+	}
+	n := keep
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }
 
 func (p *parser) errorf(pos Pos, format string, args ...any) {
@@ -441,7 +457,7 @@ func (p *parser) keyInts(table string, fields map[string]*int64) {
 		p.expect(tokEq, "after field name")
 		dst, ok := fields[p.lx.text(k)]
 		if !ok {
-			p.fail(k.pos(), "unknown %s field %q", table, p.lx.text(k))
+			p.fail(k.pos(), "unknown %s field %q", table, clip(p.lx.text(k)))
 		}
 		*dst = p.int64Token(p.lx.text(k))
 	}
@@ -768,6 +784,11 @@ func (p *parser) parseOperand(in *Instruction, slot int) *Instruction {
 	if hasShape && t.kind == tokWord && p.peek1().kind == tokLParen {
 		// A nested instruction: "f32[] parameter(0)". It gets a generated
 		// name and is placed before the instruction that uses it.
+		if p.inlineDepth >= MaxInlineDepth {
+			p.fail(t.pos(), "instructions nested inside operands more than %d deep", MaxInlineDepth)
+		}
+		p.inlineDepth++
+		defer func() { p.inlineDepth-- }()
 		p.autoName++
 		name := fmt.Sprintf("%s.inline.%d", p.lx.text(t), p.autoName)
 		nested := p.parseOp(name, t.pos(), shape)
@@ -1229,6 +1250,10 @@ func isHex(c byte) bool {
 // a few levels.
 const MaxTupleDepth = 100_000
 
+// MaxInlineDepth is the deepest nesting of instructions written inside
+// operand lists ("negate(f32[] negate(p))") the parser accepts.
+const MaxInlineDepth = 10_000
+
 // maxInternHeight is the deepest tuple nesting whose shapes parseShape
 // interns.
 const maxInternHeight = 8
@@ -1290,7 +1315,7 @@ func (p *parser) parseShape() Shape {
 	}
 	et, ok := typeByName[p.lx.text(t)]
 	if !ok || et == Tuple {
-		p.fail(t.pos(), "unknown element type %q", p.lx.text(t))
+		p.fail(t.pos(), "unknown element type %q", clip(p.lx.text(t)))
 	}
 	p.next()
 	p.expectAfter(tokLBrack, "after element type ", p.lx.text(t))
@@ -1451,21 +1476,21 @@ func (p *parser) layoutFromText(shapeText string, pos Pos, rank int) *Layout {
 	lp := &layoutParser{s: text}
 	l, err := lp.parse()
 	if err != nil {
-		p.fail(pos, "bad layout %s: %v", text, err)
+		p.fail(pos, "bad layout %s: %v", clip(text), err)
 	}
 	if len(l.MinorToMajor) != 0 && len(l.MinorToMajor) != rank {
-		p.fail(pos, "bad layout %s: %d minor-to-major entries for %d dimensions", text, len(l.MinorToMajor), rank)
+		p.fail(pos, "bad layout %s: %d minor-to-major entries for %d dimensions", clip(text), len(l.MinorToMajor), rank)
 	}
 	if len(l.MinorToMajor) == 0 && rank > 0 && len(l.Tiles) == 0 && l.MemorySpace == 0 {
-		p.fail(pos, "bad layout %s: no minor-to-major order for %d dimensions", text, rank)
+		p.fail(pos, "bad layout %s: no minor-to-major order for %d dimensions", clip(text), rank)
 	}
 	seen := make([]bool, rank)
 	for _, d := range l.MinorToMajor {
 		if d < 0 || int(d) >= rank {
-			p.fail(pos, "bad layout %s: dimension %d out of range for rank %d", text, d, rank)
+			p.fail(pos, "bad layout %s: dimension %d out of range for rank %d", clip(text), d, rank)
 		}
 		if seen[d] {
-			p.fail(pos, "bad layout %s: dimension %d repeated", text, d)
+			p.fail(pos, "bad layout %s: dimension %d repeated", clip(text), d)
 		}
 		seen[d] = true
 	}
