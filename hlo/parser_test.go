@@ -360,3 +360,23 @@ func TestParseDeepTupleShapes(t *testing.T) {
 	_, err = Parse("ok.hlo", []byte("HloModule m\nENTRY e {\n  ROOT p = "+nest(MaxTupleDepth, "f32[4]")+" parameter(0)\n}\n"))
 	require.NoError(t, err)
 }
+
+func TestParseDeepInlineOperandsAndLongErrors(t *testing.T) {
+	inline := func(d int) string {
+		return "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] negate(" +
+			strings.Repeat("f32[] negate(", d) + "p" + strings.Repeat(")", d) + ")\n}\n"
+	}
+	m, err := Parse("ok.hlo", []byte(inline(100)))
+	require.NoError(t, err)
+	require.Equal(t, 102, m[0].NumInstructions())
+	_, err = Parse("deep.hlo", []byte(inline(MaxInlineDepth+1)))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), fmt.Sprintf("more than %d deep", MaxInlineDepth))
+
+	// A 1 MB token in an error is quoted by its head and its length.
+	long := strings.Repeat("x", 1<<20)
+	_, err = Parse("long.hlo", []byte("HloModule m\nENTRY e {\n  ROOT c = "+long+"[1] parameter(0)\n}\n"))
+	require.Error(t, err)
+	require.Less(t, len(err.Error()), 300, err.Error())
+	require.Contains(t, err.Error(), fmt.Sprintf("(%d bytes)", 1<<20))
+}
