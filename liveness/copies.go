@@ -134,6 +134,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 	}
 	ci := &copier{names: hlo.NewNameUniquer(m)}
 	topo := topologicalComputations(m)
+	inside := newSequentialTree(m)
 	type site struct {
 		c     *hlo.Computation
 		root  bool // replace c's root
@@ -191,7 +192,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 						if pv := a.ValueAt(body.Params[0], ix); pv == v {
 							return false
 						}
-						return !within(body)[v.Inst.Parent]
+						return !inside.within(body, v.Inst.Parent)
 					}})
 				}
 			case hlo.OpDynamicUpdateSlice, hlo.OpScatter, hlo.OpFusion, hlo.OpCustomCall, hlo.OpAllReduceStart:
@@ -215,7 +216,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 						continue
 					}
 					sites = append(sites, site{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
-						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !within(br)[v.Inst.Parent] ||
+						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !inside.within(br, v.Inst.Parent) ||
 							v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == br
 					}})
 				}
@@ -407,6 +408,106 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 		}
 	}
 	return !dependsOnAll(op, readers, topo)
+}
+
+// sequentialTree answers "is x c or a computation c calls sequentially,
+// directly or not" (the values defined in x are then c's own) in constant
+// time. In a flattened module every computation has at most one
+// sequential call site, so those calls form a forest, and x is inside c
+// exactly when x's pre-order number falls in c's subtree. Should a
+// computation have several sequential callers, the answer is found by a
+// walk instead.
+type sequentialTree struct {
+	pre, end map[*hlo.Computation]int // subtree of c: pre[c] <= pre[x] < end[c]
+	tree     bool
+}
+
+func newSequentialTree(m *hlo.Module) *sequentialTree {
+	t := &sequentialTree{pre: map[*hlo.Computation]int{}, end: map[*hlo.Computation]int{}, tree: true}
+	callers := map[*hlo.Computation]int{}
+	called := map[*hlo.Computation]bool{}
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			for _, callee := range sequentialCallees(in) {
+				callers[callee]++
+				if callers[callee] > 1 {
+					t.tree = false
+				}
+				called[callee] = true
+			}
+		}
+	}
+	if !t.tree {
+		return t
+	}
+	// Iterative pre-order walk from every computation nothing calls.
+	n := 0
+	type frame struct {
+		c    *hlo.Computation
+		kids []*hlo.Computation
+	}
+	for _, root := range m.Computations {
+		if called[root] || t.pre[root] != 0 {
+			continue
+		}
+		n++
+		t.pre[root] = n
+		stack := []frame{{root, calleesOf(root)}}
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			if len(top.kids) == 0 {
+				t.end[top.c] = n + 1
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			k := top.kids[0]
+			top.kids = top.kids[1:]
+			if t.pre[k] != 0 { // a cycle, which Verify refuses: walk instead
+				t.tree = false
+				return t
+			}
+			n++
+			t.pre[k] = n
+			stack = append(stack, frame{k, calleesOf(k)})
+		}
+	}
+	return t
+}
+
+// sequentialCallees are the computations in calls sequentially.
+func sequentialCallees(in *hlo.Instruction) []*hlo.Computation {
+	if in.Opcode != hlo.OpCall && in.Opcode != hlo.OpWhile && in.Opcode != hlo.OpConditional {
+		return nil
+	}
+	var out []*hlo.Computation
+	for _, callee := range in.Callees() {
+		if callee != nil {
+			out = append(out, callee)
+		}
+	}
+	return out
+}
+
+// calleesOf lists the computations c's instructions call sequentially.
+func calleesOf(c *hlo.Computation) []*hlo.Computation {
+	var out []*hlo.Computation
+	for _, in := range c.Instructions {
+		out = append(out, sequentialCallees(in)...)
+	}
+	return out
+}
+
+// within reports whether x is c or a computation c calls sequentially,
+// directly or not.
+func (t *sequentialTree) within(c, x *hlo.Computation) bool {
+	if c == x {
+		return true
+	}
+	if t.tree {
+		pc, px := t.pre[c], t.pre[x]
+		return pc != 0 && px != 0 && pc <= px && px < t.end[c]
+	}
+	return within(c)[x]
 }
 
 // within returns c and the computations it calls sequentially, directly

@@ -172,13 +172,40 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 			fe[v.Range.End]++
 		}
 	}
+	// crossing: some value of b is live across t (Start < t < End). A
+	// buffer of many values (a loop-carried one, nested loops deep) has
+	// its steps merged once and searched, not scanned at every step.
+	interior := map[*Buffer][]span{}
 	crossing := func(b *Buffer, t int) bool {
-		for _, v := range b.Values {
-			if v.Scheduled && v.Range.Start < t && v.Range.End > t {
-				return true
+		if len(b.Values) <= 8 {
+			for _, v := range b.Values {
+				if v.Scheduled && v.Range.Start < t && v.Range.End > t {
+					return true
+				}
 			}
+			return false
 		}
-		return false
+		sp, ok := interior[b]
+		if !ok {
+			for _, v := range b.Values {
+				if v.Scheduled && v.Range.End-v.Range.Start >= 2 {
+					sp = append(sp, span{v.Range.Start + 1, v.Range.End - 1})
+				}
+			}
+			slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+			merged := sp[:0]
+			for _, s := range sp {
+				if n := len(merged); n > 0 && s.lo <= merged[n-1].hi+1 {
+					merged[n-1].hi = max(merged[n-1].hi, s.hi)
+				} else {
+					merged = append(merged, s)
+				}
+			}
+			sp = merged
+			interior[b] = sp
+		}
+		i := sort.Search(len(sp), func(i int) bool { return sp[i].hi >= t })
+		return i < len(sp) && sp[i].lo <= t
 	}
 	saved := make([]int64, end+1)
 	give := map[*Buffer]int64{}

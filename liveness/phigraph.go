@@ -21,6 +21,10 @@ type phiNode struct {
 	dead     bool
 	operands []*phiNode
 	users    []*phiNode
+	// Stamps instead of sets in optimize: checked == the fixpoint
+	// round's stamp marks the node checked for closure in that round,
+	// inGroup == the closure walk's stamp puts it in that walk's group.
+	checked, inGroup int
 }
 
 type phiGraph struct {
@@ -135,9 +139,17 @@ func (g *phiGraph) optimize() {
 			o.users = append(o.users, n)
 		}
 	}
+	// Rounds and closure walks are numbered from one stamp counter, so a
+	// node's stamps never match a later round or walk by accident. The
+	// walks are XLA's, queue order and early stop included: which nodes
+	// a walk marks checked decides which phis are examined later.
+	stamp := 0
+	var queue []*phiNode
+	var order []*phiNode
 	for changed := true; changed; {
 		changed = false
-		checked := map[*phiNode]bool{}
+		stamp++
+		round := stamp
 		for _, n := range g.nodes {
 			if !n.isPhi || n.dead {
 				continue
@@ -156,23 +168,23 @@ func (g *phiGraph) optimize() {
 				changed = true
 				continue
 			}
-			if checked[n] {
+			if n.checked == round {
 				continue
 			}
 			// A closed group of phis reached through operands, with one
 			// non-phi value feeding it, collapses into that value.
-			group := map[*phiNode]bool{}
-			var order []*phiNode
-			queue := []*phiNode{n}
+			stamp++
+			walk := stamp
+			order = order[:0]
+			queue = append(queue[:0], n)
 			var nonPhi *phiNode
-			for len(queue) > 0 {
-				x := queue[0]
-				queue = queue[1:]
-				if group[x] {
+			for head := 0; head < len(queue); head++ {
+				x := queue[head]
+				if x.inGroup == walk {
 					continue
 				}
-				checked[x] = true
-				group[x] = true
+				x.checked = round
+				x.inGroup = walk
 				order = append(order, x)
 				queue = append(queue, x.operands...)
 				if !x.isPhi {
