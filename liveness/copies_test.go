@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/stretchr/testify/require"
 )
@@ -103,4 +104,79 @@ func TestInsertCopiesOnRandomModules(t *testing.T) {
 		require.False(t, changed, "seed %d: copies are idempotent", seed)
 		require.Equal(t, before, m.String())
 	}
+}
+
+// TestSequentialTreeMatchesWalk: the pre-order intervals answer "is x
+// inside c" as the walk over sequential calls does, for every pair of
+// computations of every flattened corpus module with loops or branches,
+// and for a module whose computation has two sequential callers (not a
+// forest: the walk answers).
+func TestSequentialTreeMatchesWalk(t *testing.T) {
+	files := append(corpus.Glob(t, "paired-jax*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
+	pairs := 0
+	for _, f := range files {
+		mods, err := hlo.ParseFile(f)
+		if err != nil {
+			continue
+		}
+		for _, m := range mods {
+			if hlo.Verify(m) != nil || len(m.Computations) < 2 {
+				continue
+			}
+			if _, err := hlo.FlattenCallGraph(m); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			tree := newSequentialTree(m)
+			if !tree.tree {
+				t.Fatalf("%s: flattened module is not a call forest", f)
+			}
+			for _, c := range m.Computations {
+				w := within(c)
+				for _, x := range m.Computations {
+					if got := tree.within(c, x); got != w[x] {
+						t.Fatalf("%s: within(%s, %s) = %v, walk says %v", f, c.Name, x.Name, got, w[x])
+					}
+					pairs++
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no computations compared")
+	}
+	m, err := hlo.Parse("two.hlo", []byte(`HloModule two
+f {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+g {
+  p = f32[] parameter(0)
+  ROOT c = f32[] call(p), to_apply=f
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  a = f32[] call(p), to_apply=f
+  ROOT b = f32[] call(a), to_apply=g
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := newSequentialTree(m[0])
+	if tree.tree {
+		t.Fatal("f has two callers, yet the calls were taken for a forest")
+	}
+	byName := map[string]*hlo.Computation{}
+	for _, c := range m[0].Computations {
+		byName[c.Name] = c
+	}
+	for _, tc := range []struct {
+		c, x string
+		want bool
+	}{{"g", "f", true}, {"e", "f", true}, {"f", "g", false}, {"g", "e", false}, {"e", "g", true}} {
+		if got := tree.within(byName[tc.c], byName[tc.x]); got != tc.want {
+			t.Errorf("within(%s, %s) = %v, want %v", tc.c, tc.x, got, tc.want)
+		}
+	}
+	t.Logf("%d pairs compared", pairs)
 }
