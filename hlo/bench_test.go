@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // mixtral is the largest module in the corpus (4.1 MB, 43,714 instructions).
@@ -14,9 +15,7 @@ const mixtral = "hlo/xla/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo"
 // reports allocated bytes per byte of input.
 func BenchmarkParseMixtral(b *testing.B) {
 	src, err := os.ReadFile(corpus.Path(b, mixtral))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	var ms runtimeMemStats
@@ -24,9 +23,7 @@ func BenchmarkParseMixtral(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		mods, err := Parse("mixtral.hlo", src)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		n = mods[0].NumInstructions()
 	}
 	b.ReportMetric(float64(ms.allocatedSince())/float64(b.N)/float64(len(src)), "alloc/inputbyte")
@@ -36,9 +33,7 @@ func BenchmarkParseMixtral(b *testing.B) {
 // BenchmarkPrintMixtral measures printing the parsed module.
 func BenchmarkPrintMixtral(b *testing.B) {
 	mods, err := ParseFile(corpus.Path(b, mixtral))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.ReportAllocs()
 	size := 0
 	for b.Loop() {

@@ -75,16 +75,10 @@ ENTRY e {
   init = (s32[], f32[]) tuple(z, p)
   ROOT w = (s32[], f32[]) while(init), condition=c, body=b
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	changed, err := FlattenCallGraph(m)
-	if err == nil || changed {
-		t.Fatalf("got changed=%v, err=%v; want an error", changed, err)
-	}
-	if want := "cycle.hlo:8:3: computation call cycle: %b -> %b"; err.Error() != want {
-		t.Fatalf("got %q, want %q", err, want)
-	}
+	require.False(t, changed)
+	require.EqualError(t, err, "cycle.hlo:8:3: computation call cycle: %b -> %b")
 }
 
 func TestNameUniquerSmallestFreeSuffix(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // corpusHLOFiles returns every HLO text file of the corpus: hlo/*/*.hlo and
@@ -41,53 +42,36 @@ func printAll(mods []*Module) string {
 // and metadata field of the source.
 func TestCorpusRoundTrip(t *testing.T) {
 	files := corpusHLOFiles(t)
-	if len(files) < 250 {
-		t.Fatalf("found %d corpus HLO files, want at least 250", len(files))
-	}
+	require.GreaterOrEqual(t, len(files), 250, "corpus HLO files")
 	modules := 0
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			mods, err := Parse(name, src)
 			if name == noModuleFile {
-				if err == nil || !strings.Contains(err.Error(), "no HLO module") {
-					t.Fatalf("want a 'no HLO module' error, got %v", err)
-				}
+				require.ErrorContains(t, err, "no HLO module")
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			modules += len(mods)
 			for _, m := range mods {
-				if err := Verify(m); err != nil {
-					t.Fatalf("module %s: %v", m.Name, err)
-				}
+				require.NoError(t, Verify(m), "module %s", m.Name)
 			}
 			once := printAll(mods)
 			mods2, err := ParseString("printed-"+name, once)
-			if err != nil {
-				t.Fatalf("printed text does not parse: %v", err)
-			}
-			if len(mods2) != len(mods) {
-				t.Fatalf("printed text holds %d modules, source %d", len(mods2), len(mods))
-			}
-			twice := printAll(mods2)
-			if twice != once {
-				t.Fatalf("printing is not a fixed point:\n%s", firstLineDiff(once, twice))
+			require.NoError(t, err, "printed text does not parse")
+			require.Len(t, mods2, len(mods), "modules in the printed text")
+			// Not require.Equal: its diff of a whole module would be huge.
+			if twice := printAll(mods2); twice != once {
+				require.Failf(t, "printing is not a fixed point", "%s", firstLineDiff(once, twice))
 			}
 			for i := range mods {
-				if a, b := mods[i].NumInstructions(), mods2[i].NumInstructions(); a != b {
-					t.Fatalf("module %s: %d instructions, %d after printing", mods[i].Name, a, b)
-				}
+				require.Equal(t, mods[i].NumInstructions(), mods2[i].NumInstructions(), "module %s: instructions before and after printing", mods[i].Name)
 			}
-			if diff := cmp.Diff(textCounts(string(src)), textCounts(once)); diff != "" {
-				t.Errorf("printed text lost or added attributes or ops (-source +printed):\n%s", diff)
-			}
+			diff := cmp.Diff(textCounts(string(src)), textCounts(once))
+			require.Empty(t, diff, "printed text lost or added attributes or ops (-source +printed)")
 		})
 	}
 	t.Logf("%d files, %d modules", len(files), modules)
@@ -96,9 +80,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 // TestNoModuleFile holds the corpus file without a module to a clear error.
 func TestNoModuleFile(t *testing.T) {
 	_, err := ParseFile(corpus.Path(t, "hlo", "xla", noModuleFile))
-	if err == nil || !strings.HasSuffix(err.Error(), ":1:1: no HLO module in file") {
-		t.Fatalf("got %v", err)
-	}
+	require.Error(t, err)
+	require.True(t, strings.HasSuffix(err.Error(), ":1:1: no HLO module in file"), "got %v", err)
 }
 
 // textCounts counts the attribute keys ("name=") and opcode calls

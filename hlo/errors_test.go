@@ -3,6 +3,8 @@ package hlo
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // parseAndVerify parses src and verifies every module, returning the first
@@ -100,22 +102,14 @@ func TestBadInput(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if seen[tc.want] {
-				t.Fatalf("two cases expect the same message %q", tc.want)
-			}
+			require.False(t, seen[tc.want], "two cases expect the same message %q", tc.want)
 			seen[tc.want] = true
 			err := parseAndVerify(tc.src)
-			if err == nil {
-				t.Fatalf("no error; want %q", tc.want)
-			}
-			if got := strings.Split(err.Error(), "\n")[0]; got != tc.want {
-				t.Errorf("got  %q\nwant %q", got, tc.want)
-			}
+			require.Error(t, err, "want %q", tc.want)
+			require.Equal(t, tc.want, strings.Split(err.Error(), "\n")[0])
 		})
 	}
-	if len(tests) < 15 {
-		t.Fatalf("only %d kinds of bad input covered", len(tests))
-	}
+	require.GreaterOrEqual(t, len(tests), 15, "kinds of bad input covered")
 }
 
 // TestErrorsSorted checks that several reference errors come back together,
@@ -123,12 +117,8 @@ func TestBadInput(t *testing.T) {
 func TestErrorsSorted(t *testing.T) {
 	src := "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  a = f32[2] negate(zz)\n  ROOT b = f32[2] add(yy, p)\n}"
 	_, err := ParseString("x.hlo", src)
-	list, ok := err.(ErrorList)
-	if !ok || len(list) != 2 {
-		t.Fatalf("want 2 errors, got %v", err)
-	}
-	want := "x.hlo:4:21: unknown operand %zz\nx.hlo:5:23: unknown operand %yy"
-	if err.Error() != want {
-		t.Errorf("got\n%s\nwant\n%s", err, want)
-	}
+	var list ErrorList
+	require.ErrorAs(t, err, &list)
+	require.Len(t, list, 2)
+	require.EqualError(t, err, "x.hlo:4:21: unknown operand %zz\nx.hlo:5:23: unknown operand %yy")
 }

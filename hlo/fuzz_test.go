@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse feeds arbitrary text to the parser. It must never panic, and
@@ -41,11 +42,9 @@ func FuzzParse(f *testing.F) {
 		_ = Verify(mods[0]) // must not panic either
 		once := printAll(mods)
 		mods2, err := ParseString("printed.hlo", once)
-		if err != nil {
-			t.Fatalf("printed text does not parse: %v\n%s", err, once)
-		}
+		require.NoError(t, err, "printed text does not parse:\n%s", once)
 		if twice := printAll(mods2); twice != once {
-			t.Fatalf("printing is not a fixed point:\n%s", firstLineDiff(once, twice))
+			require.Failf(t, "printing is not a fixed point", "%s", firstLineDiff(once, twice))
 		}
 	})
 }

@@ -19,9 +19,7 @@ func mustParse(t *testing.T, src string) *Module {
 	once := m.String()
 	m2, err := ParseModule("printed.hlo", once)
 	require.NoError(t, err, "printed text:\n%s", once)
-	if diff := cmp.Diff(once, m2.String()); diff != "" {
-		t.Fatalf("printing is not a fixed point (-once +twice):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(once, m2.String()), "printing is not a fixed point (-once +twice)")
 	return m
 }
 

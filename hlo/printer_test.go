@@ -1,6 +1,10 @@
 package hlo
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // TestStringWith: XLA's way of printing one instruction, as its dumps
 // quote it: operand shapes when the module's text had them, /*index=N*/
@@ -20,12 +24,8 @@ ENTRY e {
 }
 `
 	m, err := ParseModule("shapes.hlo", withShapes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !m.OperandShapes {
-		t.Errorf("OperandShapes = false for a text with operand shapes")
-	}
+	require.NoError(t, err)
+	require.True(t, m.OperandShapes, "OperandShapes for a text with operand shapes")
 	root := m.Entry.Root
 	xla := PrintOptions{OperandShapes: m.OperandShapes, IndexComments: true, Layouts: true}
 	for _, tc := range []struct {
@@ -36,23 +36,13 @@ ENTRY e {
 		{xla, "ROOT %t = (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, /*index=5*/f32[2]{0}) tuple(f32[2]{0} %a, f32[2]{0} %b, f32[2]{0} %a, f32[2]{0} %b, f32[2]{0} %a, /*index=5*/f32[2]{0} %b)"},
 		{PrintOptions{IndexComments: true}, "ROOT %t = (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, /*index=5*/f32[2]{0}) tuple(%a, %b, %a, %b, %a, /*index=5*/%b)"},
 	} {
-		if got := root.StringWith(tc.opts); got != tc.want {
-			t.Errorf("%+v:\ngot  %s\nwant %s", tc.opts, got, tc.want)
-		}
+		require.Equal(t, tc.want, root.StringWith(tc.opts), "%+v", tc.opts)
 	}
 
 	m, err = ParseModule("plain.hlo", without)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.OperandShapes {
-		t.Errorf("OperandShapes = true for a text without operand shapes")
-	}
+	require.NoError(t, err)
+	require.False(t, m.OperandShapes, "OperandShapes for a text without operand shapes")
 	n := m.Entry.Root
-	if got, want := n.StringWith(PrintOptions{Layouts: true, OperandShapes: true}), "ROOT %n = f32[2]{0} negate(f32[2]{0} %a)"; got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-	if got, want := n.String(), "ROOT %n = f32[2] negate(%a)"; got != want {
-		t.Errorf("String: got %s, want %s", got, want)
-	}
+	require.Equal(t, "ROOT %n = f32[2]{0} negate(f32[2]{0} %a)", n.StringWith(PrintOptions{Layouts: true, OperandShapes: true}))
+	require.Equal(t, "ROOT %n = f32[2] negate(%a)", n.String(), "String")
 }

@@ -1,12 +1,13 @@
 package hlo
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // endless is an endless reader of one byte: /dev/zero (0), or `yes`
@@ -27,30 +28,21 @@ func TestParseReaderBounded(t *testing.T) {
 	sourceLimit = 1 << 16
 	_, err := ParseReader("<stdin>", endless('x'))
 	var se *SizeError
-	if !errors.As(err, &se) {
-		t.Fatalf("ParseReader(endless) = %v, want a *SizeError", err)
-	}
-	if got, want := err.Error(), "<stdin>: input larger than 65536 bytes, the most hlomem reads"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
+	require.ErrorAs(t, err, &se)
+	require.EqualError(t, err, "<stdin>: input larger than 65536 bytes, the most hlomem reads")
 	// Exactly the limit is accepted (and then fails to parse as HLO).
 	_, err = ParseReader("x.hlo", io.LimitReader(endless(' '), sourceLimit))
-	if errors.As(err, &se) || err == nil {
-		t.Errorf("input of exactly the limit: got %v, want a parse error", err)
-	}
+	require.Error(t, err, "input of exactly the limit: want a parse error")
+	require.NotErrorAs(t, err, &se, "input of exactly the limit: want a parse error")
 }
 
 // TestParseReaderBinary: a NUL byte ends the read at once: binary data
 // (/dev/zero, a serialized proto) is not HLO text.
 func TestParseReaderBinary(t *testing.T) {
 	_, err := ParseReader("/dev/zero", endless(0))
-	if want := "/dev/zero: binary data (a NUL byte at offset 0), not HLO text"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	require.EqualError(t, err, "/dev/zero: binary data (a NUL byte at offset 0), not HLO text")
 	_, err = ParseReader("m.pb", strings.NewReader("HloModule m\x00"))
-	if want := "m.pb: binary data (a NUL byte at offset 11), not HLO text"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	require.EqualError(t, err, "m.pb: binary data (a NUL byte at offset 11), not HLO text")
 }
 
 // TestParseFileLimits: a file above the limit is refused from its size,
@@ -59,22 +51,14 @@ func TestParseFileLimits(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.hlo")
 	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A sparse file: no disk space, no time.
-	if err := f.Truncate(MaxSourceSize + 1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.Truncate(MaxSourceSize+1))
 	f.Close()
 	_, err = ParseFile(big)
-	if want := big + ": input larger than 1 GiB, the most hlomem reads"; err == nil || err.Error() != want {
-		t.Errorf("ParseFile(big) = %v, want %q", err, want)
-	}
+	require.EqualError(t, err, big+": input larger than 1 GiB, the most hlomem reads")
 	_, err = ParseFile(dir)
-	if want := dir + ": is a directory, not a file"; err == nil || err.Error() != want {
-		t.Errorf("ParseFile(dir) = %v, want %q", err, want)
-	}
+	require.EqualError(t, err, dir+": is a directory, not a file")
 }
 
 // TestByteOrderMark: a UTF-8 byte-order mark at the start is skipped, and
@@ -82,26 +66,16 @@ func TestParseFileLimits(t *testing.T) {
 func TestByteOrderMark(t *testing.T) {
 	const text = "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"
 	mods, err := ParseString("bom.hlo", "\uFEFF"+text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	plain, err := ParseString("plain.hlo", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := mods[0].String(), plain[0].String(); got != want {
-		t.Errorf("with a byte-order mark:\n%s\nwithout:\n%s", got, want)
-	}
+	require.NoError(t, err)
+	require.Equal(t, plain[0].String(), mods[0].String(), "with a byte-order mark (+) and without (-)")
 	_, err = ParseString("bom.hlo", "\uFEFFHloModule m, = 1\n")
-	if err == nil || !strings.HasPrefix(err.Error(), "bom.hlo:1:") {
-		t.Fatalf("got %v, want an error on line 1", err)
-	}
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "bom.hlo:1:"), "got %v, want an error on line 1", err)
 	_, err2 := ParseString("bom.hlo", "HloModule m, = 1\n")
-	if err.Error() != err2.Error() {
-		t.Errorf("with a byte-order mark: %v\nwithout: %v", err, err2)
-	}
+	require.EqualError(t, err, err2.Error(), "with a byte-order mark, and (want) without")
 	// A mark anywhere else is not skipped.
-	if _, err := ParseString("x.hlo", "HloModule m\n\uFEFFENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n"); err == nil {
-		t.Errorf("a byte-order mark on line 2 was accepted")
-	}
+	_, err = ParseString("x.hlo", "HloModule m\n\uFEFFENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n")
+	require.Error(t, err, "a byte-order mark on line 2 was accepted")
 }

@@ -3,6 +3,8 @@ package hlo
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // verifyModules are the computations the cases of TestVerifyRejects call;
@@ -155,21 +157,13 @@ func TestVerifyRejects(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if seen[tc.want] {
-				t.Fatalf("two cases expect the same message %q", tc.want)
-			}
+			require.False(t, seen[tc.want], "two cases expect the same message %q", tc.want)
 			seen[tc.want] = true
 			src := verifyModules + "ENTRY e {\n" + tc.entry + "\n}\n"
-			if n := strings.Count(verifyModules, "\n"); n != 27 {
-				t.Fatalf("verifyModules has %d lines; the positions above assume 27", n)
-			}
+			require.Equal(t, 27, strings.Count(verifyModules, "\n"), "lines of verifyModules; the positions above assume 27")
 			err := parseAndVerify(src)
-			if err == nil {
-				t.Fatalf("no error; want %q", tc.want)
-			}
-			if got := strings.Split(err.Error(), "\n")[0]; got != tc.want {
-				t.Errorf("got  %q\nwant %q", got, tc.want)
-			}
+			require.Error(t, err, "want %q", tc.want)
+			require.Equal(t, tc.want, strings.Split(err.Error(), "\n")[0])
 		})
 	}
 }
@@ -179,9 +173,7 @@ func TestVerifyRejects(t *testing.T) {
 // analyses' business.
 func TestVerifyAcceptsUnknownOpcode(t *testing.T) {
 	src := "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] frobnicate(p), to_apply=e\n}"
-	if err := parseAndVerify(strings.Replace(src, ", to_apply=e", "", 1)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, parseAndVerify(strings.Replace(src, ", to_apply=e", "", 1)))
 }
 
 // TestFlattenCallGraphBothContexts: a computation called in its caller's
@@ -201,35 +193,24 @@ ENTRY e {
   r = f32[] reduce(p, z), dimensions={0}, to_apply=add
   ROOT c = f32[] call(r, z), to_apply=add
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	changed, err := FlattenCallGraph(m)
-	if err != nil || !changed {
-		t.Fatalf("changed=%v, err=%v; want a change", changed, err)
-	}
+	require.NoError(t, err)
+	require.True(t, changed, "want a change")
 	r, c := m.Entry.Instruction("r"), m.Entry.Instruction("c")
-	if r.ToApply().Name != "add" || c.ToApply().Name != "add.clone" {
-		t.Errorf("reduce calls %s, call calls %s; want add and add.clone", r.ToApply().Name, c.ToApply().Name)
-	}
-	if err := Verify(m); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, "add", r.ToApply().Name, "computation the reduce calls")
+	require.Equal(t, "add.clone", c.ToApply().Name, "computation the call calls")
+	require.NoError(t, Verify(m))
 }
 
 // TestFlattenCallGraphVerifies: FlattenCallGraph refuses an invalid module
 // with Verify's errors and leaves it as it was.
 func TestFlattenCallGraphVerifies(t *testing.T) {
 	m, err := ParseModule("in.hlo", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before := m.String()
 	changed, err := FlattenCallGraph(m)
-	if changed || err == nil || err.Error() != "in.hlo:4:8: a is its own operand (operand 1)" {
-		t.Fatalf("changed=%v, err=%v", changed, err)
-	}
-	if m.String() != before {
-		t.Error("the module changed")
-	}
+	require.False(t, changed)
+	require.EqualError(t, err, "in.hlo:4:8: a is its own operand (operand 1)")
+	require.Equal(t, before, m.String(), "the module changed")
 }
