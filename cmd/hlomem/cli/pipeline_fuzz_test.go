@@ -16,6 +16,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/stretchr/testify/require"
 )
 
 // pipelineOptions are the assignments FuzzPipeline makes of every module:
@@ -145,20 +146,14 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 	verr := hlo.Verify(m)
 	a, err := analyzeModule(m, "")
 	if err != nil {
-		if verr == nil && !isInputError(err) {
-			t.Fatalf("module %s passes hlo.Verify, then the pipeline fails without a position: %v", m.Name, err)
+		if verr == nil {
+			require.True(t, isInputError(err), "module %s passes hlo.Verify, then the pipeline fails without a position: %v", m.Name, err)
 		}
 		return
 	}
-	if verr != nil {
-		t.Fatalf("module %s fails hlo.Verify (%v), yet the pipeline analysed it", m.Name, verr)
-	}
-	if err := a.WriteXLA(io.Discard); err != nil {
-		t.Fatalf("liveness xla output: %v", err)
-	}
-	if err := a.WriteJSON(io.Discard); err != nil {
-		t.Fatalf("liveness json output: %v", err)
-	}
+	require.NoError(t, verr, "module %s fails hlo.Verify, yet the pipeline analysed it", m.Name)
+	require.NoError(t, a.WriteXLA(io.Discard), "liveness xla output")
+	require.NoError(t, a.WriteJSON(io.Discard), "liveness json output")
 	for _, opts := range pipelineOptions {
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
@@ -226,9 +221,7 @@ func pipelineSeeds(tb testing.TB) [][]byte {
 	scripts, _ := filepath.Glob("testdata/script/*.txtar")
 	for _, file := range scripts {
 		ar, err := txtar.ParseFile(file)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		for _, f := range ar.Files {
 			if strings.HasSuffix(f.Name, ".hlo") {
 				add(f.Data)
@@ -238,8 +231,6 @@ func pipelineSeeds(tb testing.TB) [][]byte {
 	if b, err := os.ReadFile("../../../testdata/demo.hlo"); err == nil {
 		add(b)
 	}
-	if len(seeds) == 0 {
-		tb.Fatal("no seeds found")
-	}
+	require.NotEmpty(tb, seeds, "no seeds found")
 	return seeds
 }
