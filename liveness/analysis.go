@@ -64,7 +64,8 @@ type Options struct {
 // HloDataflowAnalysis, HloAliasAnalysis and HloLiveRange (module-scoped)
 // do. It renumbers m's instructions (IDs are derived data). Sequentially
 // called computations must each have one call site (XLA flattens the call
-// graph before buffer assignment); FlattenCallGraph makes it so.
+// graph before buffer assignment); hlo.FlattenCallGraph makes it so.
+// Errors match this package's sentinels under errors.Is (see Error).
 //
 // Analyze verifies m first (hlo.Verify) and takes any module: an invalid
 // one, one with an opcode this package does not know, or one with a shape
@@ -103,11 +104,11 @@ func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*An
 	}
 	m.Renumber()
 	if n := m.NumValues(); n > MaxValues {
-		return nil, fmt.Errorf("liveness: module %s has %d subshape positions (values before aliasing), more than the %d this package analyses; deeply nested tuples passed whole through copies multiply them", m.Name, n, MaxValues)
+		return nil, newError(ErrTooManyValues, m, m.Pos, fmt.Sprintf("liveness: module %s has %d subshape positions (values before aliasing), more than the %d this package analyses; deeply nested tuples passed whole through copies multiply them", m.Name, n, MaxValues), nil)
 	}
 	kinds, roots, err := classify(m)
 	if err != nil {
-		return nil, fmt.Errorf("liveness: %w", err)
+		return nil, err
 	}
 	if err := checkFlat(m, kinds); err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func checkFlat(m *hlo.Module, kinds []CompKind) error {
 					continue
 				}
 				if prev := sites[callee.ID]; prev != nil && prev != in {
-					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
+					return newError(ErrNotFlat, m, in.Pos, fmt.Sprintf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name), nil)
 				}
 				sites[callee.ID] = in
 			}

@@ -29,7 +29,6 @@ package liveness
 // run this only on unscheduled ones.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -41,54 +40,6 @@ import (
 func InsertCopies(m *hlo.Module) (changed bool, err error) {
 	_, changed, err = AnalyzeInsertingCopies(m)
 	return changed, err
-}
-
-// Prepare readies m for buffer assignment as XLA does before it: it
-// flattens the call graph (hlo.FlattenCallGraph), inserts the copies XLA's
-// copy insertion would into a module XLA has not scheduled (no
-// is_scheduled), analyses the result and lays it out with the named
-// scheduler (ScheduleByName; "" means keep for a scheduled module, as XLA
-// left it, and best otherwise). Calling those steps one by one verifies m
-// at each and lays out the module's own order on the way; Prepare verifies
-// it once and lays out only the schedule asked for.
-func Prepare(m *hlo.Module, scheduler string) (*Analysis, error) {
-	if m == nil {
-		return nil, errors.New("liveness: no module")
-	}
-	if _, err := hlo.FlattenCallGraph(m); err != nil { // verifies m first
-		return nil, err
-	}
-	var a *Analysis
-	var err error
-	if m.IsScheduled {
-		a, err = analyzeModule(m, Options{}, checkVerified, false)
-	} else {
-		a, _, err = analyzeInsertingCopies(m, checkVerified, false)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if scheduler == "" {
-		scheduler = SchedBest
-		if m.IsScheduled {
-			scheduler = SchedKeep
-		}
-	}
-	switch scheduler {
-	case SchedKeep:
-		err = a.layoutDefault()
-	case SchedBest:
-		_, _, err = Best(a) // installs the schedule it picks
-	default:
-		var s *Schedule
-		if s, err = ScheduleByName(a, scheduler); err == nil {
-			err = a.Reschedule(s)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 // AnalyzeInsertingCopies inserts copies as InsertCopies does and returns
@@ -121,7 +72,7 @@ func analyzeInsertingCopies(m *hlo.Module, check inputCheck, lay bool) (a *Analy
 		}
 		changed = true
 	}
-	return nil, changed, fmt.Errorf("liveness: copy insertion did not settle")
+	return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: copy insertion did not settle", nil)
 }
 
 // insertCopiesOnce analyses m, adds the copies the analysis calls for and

@@ -54,17 +54,17 @@ func (s *Schedule) Sequence(c *hlo.Computation) []*hlo.Instruction {
 // IDs): only the sequential computations are checked.
 func (s *Schedule) Validate(m *hlo.Module, kinds []CompKind) error {
 	if s == nil {
-		return fmt.Errorf("liveness: no schedule")
+		return newError(ErrInvalidSchedule, m, hlo.Pos{}, "liveness: no schedule", nil)
 	}
 	if m == nil {
-		return fmt.Errorf("liveness: no module to schedule")
+		return newError(ErrNoModule, nil, hlo.Pos{}, "liveness: no module to schedule", nil)
 	}
 	for _, c := range m.Computations {
 		if c == nil || kinds != nil && (c.ID < 0 || c.ID >= len(kinds) || kinds[c.ID] != Sequential) {
 			continue
 		}
 		if err := validSequence(c, s.Sequence(c)); err != nil {
-			return err
+			return newError(ErrInvalidSchedule, m, c.Pos, err.Error(), nil)
 		}
 	}
 	return nil

@@ -62,7 +62,7 @@ func ScheduleByName(a *Analysis, name string) (*Schedule, error) {
 		s, _, err := Best(a)
 		return s, err
 	}
-	return nil, fmt.Errorf("liveness: unknown scheduler %q (want keep, postorder, dfs, list or best)", name)
+	return nil, newError(ErrUnknownScheduler, a.Module, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want keep, postorder, dfs, list or best)", name), nil)
 }
 
 func sequentialComputations(m *hlo.Module, kinds []CompKind) []*hlo.Computation {

@@ -143,7 +143,7 @@ func classify(m *hlo.Module) ([]CompKind, []*hlo.Computation, error) {
 		}
 		if visited[c.ID] {
 			if prev := kinds[c.ID]; prev != k {
-				return fmt.Errorf("computation %s is called both as %s and as %s", c.Name, prev, k)
+				return newError(ErrCallContext, m, c.Pos, fmt.Sprintf("liveness: computation %s is called both as %s and as %s", c.Name, prev, k), nil)
 			}
 			return nil
 		}
