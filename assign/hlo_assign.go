@@ -341,7 +341,7 @@ func (as *Assignment) sortBuffers(bufs []*liveness.Buffer, k liveness.CompKind) 
 func postOrderPositions(a *liveness.Analysis, k liveness.CompKind) []int32 {
 	var comps []*hlo.Computation
 	for _, c := range callGraphPostOrder(a) {
-		if a.Kinds[c] == k {
+		if a.Kinds[c.ID] == k {
 			comps = append(comps, c)
 		}
 	}
@@ -518,7 +518,7 @@ func (as *Assignment) addBuffer(al *Allocation, b *liveness.Buffer) {
 }
 
 func (as *Assignment) kindOf(b *liveness.Buffer) liveness.CompKind {
-	return as.Analysis.Kinds[b.Values[0].Inst.Parent]
+	return as.Analysis.Kinds[b.Values[0].Inst.Parent.ID]
 }
 
 // sortedBuffersOf returns the buffers of computations of kind k in XLA's

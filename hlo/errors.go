@@ -11,7 +11,14 @@ type Error struct {
 	File string
 	Pos  Pos
 	Msg  string
+	// Err, when not nil, is the kind of error (a sentinel of the package
+	// that found it, such as liveness.ErrUnknownOpcode) for errors.Is; it
+	// is not printed.
+	Err error
 }
+
+// Unwrap returns the error's kind, or nil.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	switch {
@@ -43,6 +50,16 @@ func (l ErrorList) Error() string {
 		b.WriteString(e.Error())
 	}
 	return b.String()
+}
+
+// Unwrap returns the list's errors, so that errors.Is and errors.As look
+// into each.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
 }
 
 // Sort orders the list by file, line and column, keeping the original

@@ -46,3 +46,39 @@ ENTRY e {
 	require.Equal(t, -1, y.Of(stray))
 	require.Equal(t, -1, y.Of(add.Root))
 }
+
+// TestComputationIDs: computation IDs are dense in module order after
+// parsing and stay so after FlattenCallGraph adds clones.
+func TestComputationIDs(t *testing.T) {
+	mods, err := Parse("ids.hlo", []byte(`HloModule m
+f {
+  ROOT x = f32[] parameter(0)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  a = f32[] call(p), to_apply=f
+  ROOT b = f32[] call(a), to_apply=f
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mods[0]
+	check := func(want int) {
+		t.Helper()
+		if len(m.Computations) != want {
+			t.Fatalf("got %d computations, want %d", len(m.Computations), want)
+		}
+		for i, c := range m.Computations {
+			if c.ID != i {
+				t.Errorf("computation %s has ID %d, want %d", c.Name, c.ID, i)
+			}
+		}
+	}
+	check(2)
+	changed, err := FlattenCallGraph(m)
+	if err != nil || !changed {
+		t.Fatalf("FlattenCallGraph: changed %v, err %v", changed, err)
+	}
+	check(3)
+}

@@ -87,6 +87,10 @@ type BufferDonor struct {
 
 // Computation is a named list of instructions with one root.
 type Computation struct {
+	// ID is dense over the module (0..len(Module.Computations)-1, the
+	// computation's place in Module.Computations), set by Renumber, so
+	// analyses keep per-computation tables as slices.
+	ID     int
 	Name   string
 	Module *Module
 	Pos    Pos
@@ -391,12 +395,14 @@ func (m *Module) Computation(name string) *Computation {
 	return nil
 }
 
-// Renumber gives every instruction a dense ID (computations in order,
-// instructions in order) and a dense FirstValue for its subshape positions.
+// Renumber gives every computation its place in Computations as ID, every
+// instruction a dense ID (computations in order, instructions in order) and
+// a dense FirstValue for its subshape positions.
 func (m *Module) Renumber() {
 	id, v := 0, 0
 	var memo map[tupleKey]int
-	for _, c := range m.Computations {
+	for ci, c := range m.Computations {
+		c.ID = ci
 		for _, in := range c.Instructions {
 			in.ID = id
 			in.FirstValue = v

@@ -11,24 +11,25 @@ import (
 // the flattened schedule and every value's live range.
 type Analysis struct {
 	Module *hlo.Module
-	// Kinds classifies every computation.
-	Kinds map[*hlo.Computation]CompKind
+	// Kinds classifies every computation, indexed by hlo.Computation.ID.
+	Kinds []CompKind
 	// Schedule is the per-computation order the analysis used.
 	Schedule *Schedule
 	// Sequence is the flattened schedule: time t runs Sequence[t].
 	Sequence []*hlo.Instruction
-	// Spans gives each flattened computation's [Start, End) in time; End is
-	// the time after its last instruction.
-	Spans map[*hlo.Computation]Span
+	// Spans gives each flattened computation's [Start, End) in time, indexed
+	// by hlo.Computation.ID; End is the time after its last instruction. A
+	// computation outside the flattened schedule has Span{-1, -1}.
+	Spans []Span
 	// Values in ID order; Buffers in ID order.
 	Values  []*Value
 	Buffers []*Buffer
 
 	parallelRoots []*hlo.Computation
-	callers       map[*hlo.Computation][]*hlo.Instruction
-	tabs          []*shapeTable // by instruction ID, tuple shapes only
-	slots         []*Value      // value at each (instruction, subshape) slot
-	times         []int         // time of each instruction by ID, -1 if not in Sequence
+	callers       [][]*hlo.Instruction // by computation ID
+	tabs          []*shapeTable        // by instruction ID, tuple shapes only
+	slots         []*Value             // value at each (instruction, subshape) slot
+	times         []int                // time of each instruction by ID, -1 if not in Sequence
 }
 
 // Span is the time interval [Start, End) of a computation in the flattened schedule.
@@ -63,7 +64,8 @@ type Options struct {
 // HloDataflowAnalysis, HloAliasAnalysis and HloLiveRange (module-scoped)
 // do. It renumbers m's instructions (IDs are derived data). Sequentially
 // called computations must each have one call site (XLA flattens the call
-// graph before buffer assignment); FlattenCallGraph makes it so.
+// graph before buffer assignment); hlo.FlattenCallGraph makes it so.
+// Errors match this package's sentinels under errors.Is (see Error).
 //
 // Analyze verifies m first (hlo.Verify) and takes any module: an invalid
 // one, one with an opcode this package does not know, or one with a shape
@@ -102,11 +104,11 @@ func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*An
 	}
 	m.Renumber()
 	if n := m.NumValues(); n > MaxValues {
-		return nil, fmt.Errorf("liveness: module %s has %d subshape positions (values before aliasing), more than the %d this package analyses; deeply nested tuples passed whole through copies multiply them", m.Name, n, MaxValues)
+		return nil, newError(ErrTooManyValues, m, m.Pos, fmt.Sprintf("liveness: module %s has %d subshape positions (values before aliasing), more than the %d this package analyses; deeply nested tuples passed whole through copies multiply them", m.Name, n, MaxValues), nil)
 	}
 	kinds, roots, err := classify(m)
 	if err != nil {
-		return nil, fmt.Errorf("liveness: %w", err)
+		return nil, err
 	}
 	if err := checkFlat(m, kinds); err != nil {
 		return nil, err
@@ -147,10 +149,10 @@ func (a *Analysis) Reschedule(s *Schedule) error {
 }
 
 // checkFlat reports a sequential computation called from more than one site.
-func checkFlat(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
-	sites := map[*hlo.Computation]*hlo.Instruction{}
+func checkFlat(m *hlo.Module, kinds []CompKind) error {
+	sites := make([]*hlo.Instruction, len(m.Computations)) // by callee ID
 	for _, c := range m.Computations {
-		if kinds[c] != Sequential {
+		if kinds[c.ID] != Sequential {
 			continue
 		}
 		for _, in := range c.Instructions {
@@ -163,10 +165,10 @@ func checkFlat(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
 				if callee == nil {
 					continue
 				}
-				if prev := sites[callee]; prev != nil && prev != in {
-					return fmt.Errorf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name)
+				if prev := sites[callee.ID]; prev != nil && prev != in {
+					return newError(ErrNotFlat, m, in.Pos, fmt.Sprintf("liveness: computation %s is called from %s and %s; flatten the call graph first (hlo.FlattenCallGraph)", callee.Name, prev.Name, in.Name), nil)
 				}
-				sites[callee] = in
+				sites[callee.ID] = in
 			}
 		}
 	}
@@ -309,11 +311,16 @@ func hasPosition(v *Value, in *hlo.Instruction) bool {
 // can be scored at once.
 type timeline struct {
 	seq       []*hlo.Instruction
-	times     []int // by instruction ID, -1 when not scheduled
-	spans     map[*hlo.Computation]Span
+	times     []int   // by instruction ID, -1 when not scheduled
+	spans     []Span  // by computation ID; Span{-1, -1} when not flattened
 	ranges    []Range // by value ID
 	scheduled []bool
 	endPos    []Position
+}
+
+// flattened reports whether c is part of the flattened schedule.
+func (tl *timeline) flattened(c *hlo.Computation) bool {
+	return tl.spans[c.ID].Start >= 0
 }
 
 func (tl *timeline) time(in *hlo.Instruction) int {
@@ -342,23 +349,25 @@ func (tl *timeline) time(in *hlo.Instruction) int {
 // body's parameter, so the init value dies as the body starts). Entry
 // parameters that no output aliases live to the end of the program.
 func (a *Analysis) layout(s *Schedule) *timeline {
-	tl := &timeline{times: make([]int, a.Module.NumInstructions()), spans: map[*hlo.Computation]Span{},
+	nc := len(a.Module.Computations)
+	tl := &timeline{times: make([]int, a.Module.NumInstructions()), spans: make([]Span, nc),
 		ranges: make([]Range, len(a.Values)), scheduled: make([]bool, len(a.Values)), endPos: make([]Position, len(a.Values))}
 	for i := range tl.times {
 		tl.times[i] = -1
 	}
-	asyncCtx := map[*hlo.Computation]*hlo.Computation{}
+	for i := range tl.spans {
+		tl.spans[i] = Span{-1, -1}
+	}
+	walked := make([]bool, nc)               // by computation ID; set on entry, so a cycle stops
+	asyncCtx := make([]*hlo.Computation, nc) // by computation ID
 	var walk func(c *hlo.Computation, ctx *hlo.Computation)
 	walk = func(c *hlo.Computation, ctx *hlo.Computation) {
-		if c == nil {
+		if c == nil || walked[c.ID] {
 			return
 		}
-		if _, done := tl.spans[c]; done {
-			return
-		}
-		tl.spans[c] = Span{-1, -1} // in progress: a cycle stops here
+		walked[c.ID] = true
 		if ctx != nil {
-			asyncCtx[c] = ctx
+			asyncCtx[c.ID] = ctx
 		}
 		start := len(tl.seq)
 		for _, in := range s.Sequence(c) {
@@ -379,7 +388,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 			tl.times[in.ID] = len(tl.seq)
 			tl.seq = append(tl.seq, in)
 		}
-		tl.spans[c] = Span{start, len(tl.seq)}
+		tl.spans[c.ID] = Span{start, len(tl.seq)}
 	}
 	walk(a.Module.Entry, nil)
 
@@ -395,10 +404,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 	}
 	posTime := func(p Position) int {
 		if p.Inst.IsRoot() {
-			if span, ok := tl.spans[p.Inst.Parent]; ok {
-				return span.End
-			}
-			return -1
+			return tl.spans[p.Inst.Parent.ID].End // -1 when not flattened
 		}
 		return tl.time(p.Inst)
 	}
@@ -411,19 +417,19 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 		c := def.Parent
 		start := t
 		if def.Opcode == hlo.OpParameter {
-			start = tl.spans[c].Start
+			start = tl.spans[c.ID].Start
 		}
 		defEnd := t
 		if def.IsRoot() {
-			defEnd = tl.spans[c].End
+			defEnd = tl.spans[c.ID].End
 		}
-		if ctx := asyncCtx[c]; ctx != nil {
-			for _, site := range a.callers[ctx] {
+		if ctx := asyncCtx[c.ID]; ctx != nil {
+			for _, site := range a.callers[ctx.ID] {
 				done := asyncChainDone(site)
 				if dt := tl.time(done); done != nil && dt >= 0 {
 					defEnd = max(defEnd, dt)
 				} else {
-					defEnd = max(defEnd, tl.spans[c].End)
+					defEnd = max(defEnd, tl.spans[c.ID].End)
 				}
 			}
 		}
@@ -441,14 +447,14 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 				used := u.Inst
 				if used.Opcode == hlo.OpCall {
 					if callee := used.ToApply(); callee != nil {
-						if _, ok := tl.spans[callee]; ok {
+						if tl.flattened(callee) {
 							continue
 						}
 					}
 				}
 				if used.Opcode == hlo.OpWhile {
 					if b := used.Body(); b != nil && len(b.Params) > 0 && b.Params[0] != nil {
-						if _, ok := tl.spans[b]; ok {
+						if tl.flattened(b) {
 							used = b.Params[0]
 						}
 					}
@@ -467,7 +473,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 	// already says so (the done uses the start's tuple); for one whose
 	// shapes do not carry the operands through, keep them live anyway.
 	for _, c := range a.Module.Computations {
-		if a.Kinds[c] != Sequential {
+		if a.Kinds[c.ID] != Sequential {
 			continue
 		}
 		for _, in := range c.Instructions {

@@ -65,7 +65,7 @@ func containsBuffer(bs []*Buffer, b *Buffer) bool {
 func (a *Analysis) AsyncPairs() []AsyncPair {
 	var out []AsyncPair
 	for _, c := range a.Module.Computations {
-		if a.Kinds[c] != Sequential {
+		if a.Kinds[c.ID] != Sequential {
 			continue
 		}
 		for _, in := range c.Instructions {

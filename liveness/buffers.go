@@ -105,7 +105,7 @@ func (a *Analysis) aliasedValues(v *Value, out []*Value) []*Value {
 		}
 	}
 	if v.Inst.Opcode == hlo.OpParameter {
-		for _, site := range a.callers[v.Inst.Parent] {
+		for _, site := range a.callers[v.Inst.Parent.ID] {
 			if site.Opcode == hlo.OpWhile {
 				add(a.ValueAt(site, v.Index))
 			}
@@ -116,7 +116,7 @@ func (a *Analysis) aliasedValues(v *Value, out []*Value) []*Value {
 			continue
 		}
 		c := p.Inst.Parent
-		for _, site := range a.callers[c] {
+		for _, site := range a.callers[c.ID] {
 			switch {
 			case site.Opcode == hlo.OpWhile && site.Body() == c:
 				add(a.ValueAt(site, p.Index))

@@ -29,7 +29,6 @@ package liveness
 // run this only on unscheduled ones.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -41,54 +40,6 @@ import (
 func InsertCopies(m *hlo.Module) (changed bool, err error) {
 	_, changed, err = AnalyzeInsertingCopies(m)
 	return changed, err
-}
-
-// Prepare readies m for buffer assignment as XLA does before it: it
-// flattens the call graph (hlo.FlattenCallGraph), inserts the copies XLA's
-// copy insertion would into a module XLA has not scheduled (no
-// is_scheduled), analyses the result and lays it out with the named
-// scheduler (ScheduleByName; "" means keep for a scheduled module, as XLA
-// left it, and best otherwise). Calling those steps one by one verifies m
-// at each and lays out the module's own order on the way; Prepare verifies
-// it once and lays out only the schedule asked for.
-func Prepare(m *hlo.Module, scheduler string) (*Analysis, error) {
-	if m == nil {
-		return nil, errors.New("liveness: no module")
-	}
-	if _, err := hlo.FlattenCallGraph(m); err != nil { // verifies m first
-		return nil, err
-	}
-	var a *Analysis
-	var err error
-	if m.IsScheduled {
-		a, err = analyzeModule(m, Options{}, checkVerified, false)
-	} else {
-		a, _, err = analyzeInsertingCopies(m, checkVerified, false)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if scheduler == "" {
-		scheduler = SchedBest
-		if m.IsScheduled {
-			scheduler = SchedKeep
-		}
-	}
-	switch scheduler {
-	case SchedKeep:
-		err = a.layoutDefault()
-	case SchedBest:
-		_, _, err = Best(a) // installs the schedule it picks
-	default:
-		var s *Schedule
-		if s, err = ScheduleByName(a, scheduler); err == nil {
-			err = a.Reschedule(s)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 // AnalyzeInsertingCopies inserts copies as InsertCopies does and returns
@@ -121,7 +72,7 @@ func analyzeInsertingCopies(m *hlo.Module, check inputCheck, lay bool) (a *Analy
 		}
 		changed = true
 	}
-	return nil, changed, fmt.Errorf("liveness: copy insertion did not settle")
+	return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: copy insertion did not settle", nil)
 }
 
 // insertCopiesOnce analyses m, adds the copies the analysis calls for and
@@ -157,7 +108,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 		return donated[fmt.Sprint(v.Inst.ParameterNumber, v.Index)]
 	}
 	for _, c := range m.Computations {
-		if a.Kinds[c] != Sequential {
+		if a.Kinds[c.ID] != Sequential {
 			continue
 		}
 		for _, in := range c.Instructions {
@@ -391,7 +342,7 @@ func anyUnder(ixs []hlo.ShapeIndex, prefix hlo.ShapeIndex) bool {
 // needsInPlaceCopy reports whether the value v, which op overwrites in
 // place, is a constant or an undonated entry parameter, or is read by
 // something op does not depend on.
-func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo map[*hlo.Computation]bool) bool {
+func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo []bool) bool {
 	if v.Inst.Opcode == hlo.OpConstant {
 		return true
 	}
@@ -418,22 +369,21 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 // computation have several sequential callers, the answer is found by a
 // walk instead.
 type sequentialTree struct {
-	pre, end map[*hlo.Computation]int // subtree of c: pre[c] <= pre[x] < end[c]
+	pre, end []int // by computation ID; subtree of c: pre[c] <= pre[x] < end[c]
 	tree     bool
 }
 
 func newSequentialTree(m *hlo.Module) *sequentialTree {
-	t := &sequentialTree{pre: map[*hlo.Computation]int{}, end: map[*hlo.Computation]int{}, tree: true}
-	callers := map[*hlo.Computation]int{}
-	called := map[*hlo.Computation]bool{}
+	nc := len(m.Computations)
+	t := &sequentialTree{pre: make([]int, nc), end: make([]int, nc), tree: true}
+	callers := make([]int, nc)
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			for _, callee := range sequentialCallees(in) {
-				callers[callee]++
-				if callers[callee] > 1 {
+				callers[callee.ID]++
+				if callers[callee.ID] > 1 {
 					t.tree = false
 				}
-				called[callee] = true
 			}
 		}
 	}
@@ -447,27 +397,27 @@ func newSequentialTree(m *hlo.Module) *sequentialTree {
 		kids []*hlo.Computation
 	}
 	for _, root := range m.Computations {
-		if called[root] || t.pre[root] != 0 {
+		if callers[root.ID] > 0 || t.pre[root.ID] != 0 {
 			continue
 		}
 		n++
-		t.pre[root] = n
+		t.pre[root.ID] = n
 		stack := []frame{{root, calleesOf(root)}}
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			if len(top.kids) == 0 {
-				t.end[top.c] = n + 1
+				t.end[top.c.ID] = n + 1
 				stack = stack[:len(stack)-1]
 				continue
 			}
 			k := top.kids[0]
 			top.kids = top.kids[1:]
-			if t.pre[k] != 0 { // a cycle, which Verify refuses: walk instead
+			if t.pre[k.ID] != 0 { // a cycle, which Verify refuses: walk instead
 				t.tree = false
 				return t
 			}
 			n++
-			t.pre[k] = n
+			t.pre[k.ID] = n
 			stack = append(stack, frame{k, calleesOf(k)})
 		}
 	}
@@ -504,8 +454,8 @@ func (t *sequentialTree) within(c, x *hlo.Computation) bool {
 		return true
 	}
 	if t.tree {
-		pc, px := t.pre[c], t.pre[x]
-		return pc != 0 && px != 0 && pc <= px && px < t.end[c]
+		pc, px := t.pre[c.ID], t.pre[x.ID]
+		return pc != 0 && px != 0 && pc <= px && px < t.end[c.ID]
 	}
 	return within(c)[x]
 }
@@ -538,12 +488,12 @@ func within(c *hlo.Computation) map[*hlo.Computation]bool {
 // order is topological, an instruction placed after x cannot be a
 // dependency, and the backward search from x stops below the earliest of
 // ys.
-func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo map[*hlo.Computation]bool) bool {
+func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo []bool) bool {
 	if len(ys) == 0 {
 		return true
 	}
 	bound := -1
-	if topo[x.Parent] {
+	if topo[x.Parent.ID] {
 		bound = x.ID
 		for _, y := range ys {
 			if y.ID > x.ID {
@@ -582,10 +532,11 @@ func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo map[*hlo.Compu
 	return found == len(want)
 }
 
-// topologicalComputations reports for each computation whether every
-// operand and control predecessor comes before its user in text order.
-func topologicalComputations(m *hlo.Module) map[*hlo.Computation]bool {
-	topo := make(map[*hlo.Computation]bool, len(m.Computations))
+// topologicalComputations reports for each computation (by ID) whether
+// every operand and control predecessor comes before its user in text
+// order.
+func topologicalComputations(m *hlo.Module) []bool {
+	topo := make([]bool, len(m.Computations))
 	for _, c := range m.Computations {
 		ok := true
 		for _, in := range c.Instructions {
@@ -596,7 +547,7 @@ func topologicalComputations(m *hlo.Module) map[*hlo.Computation]bool {
 				ok = ok && p.ID < in.ID
 			}
 		}
-		topo[c] = ok
+		topo[c.ID] = ok
 	}
 	return topo
 }

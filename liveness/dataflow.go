@@ -45,11 +45,11 @@ import (
 type dataflow struct {
 	a     *Analysis
 	m     *hlo.Module
-	kinds map[*hlo.Computation]CompKind
-	ctx   map[*hlo.Computation]callContext
-	// callers lists, for every computation, the instructions that call it,
-	// in module order (XLA's caller_callsites).
-	callers map[*hlo.Computation][]*hlo.Instruction
+	kinds []CompKind    // by computation ID
+	ctx   []callContext // by computation ID
+	// callers lists, for every computation (by ID), the instructions that
+	// call it, in module order (XLA's caller_callsites).
+	callers [][]*hlo.Instruction
 
 	slots   []*Value // the value at each (instruction, subshape) slot
 	defined []bool   // the slot's instruction defines a non-phi value there
@@ -57,19 +57,19 @@ type dataflow struct {
 	nextID  int
 	deleted []bool // by XLA ID
 	phis    *phiGraph
-	// post caches InstructionPostOrder of each computation.
-	post map[*hlo.Computation][]*hlo.Instruction
+	// post caches InstructionPostOrder of each computation, by ID.
+	post [][]*hlo.Instruction
 }
 
 // postOrder returns InstructionPostOrder(c), computed once.
 func (d *dataflow) postOrder(c *hlo.Computation) []*hlo.Instruction {
 	if d.post == nil {
-		d.post = map[*hlo.Computation][]*hlo.Instruction{}
+		d.post = make([][]*hlo.Instruction, len(d.m.Computations))
 	}
-	po, ok := d.post[c]
-	if !ok {
+	po := d.post[c.ID]
+	if po == nil {
 		po = InstructionPostOrder(c)
-		d.post[c] = po
+		d.post[c.ID] = po
 	}
 	return po
 }
@@ -89,14 +89,14 @@ const (
 // call, while, conditional and the async ops inherit their caller's
 // context; every other callee (fusion bodies, reduction functions and the
 // like) is embedded.
-func xlaContexts(m *hlo.Module, callers map[*hlo.Computation][]*hlo.Instruction) map[*hlo.Computation]callContext {
-	ctx := make(map[*hlo.Computation]callContext, len(m.Computations))
+func xlaContexts(m *hlo.Module, callers [][]*hlo.Instruction) []callContext {
+	ctx := make([]callContext, len(m.Computations))
 	var work []*hlo.Computation
 	add := func(c *hlo.Computation, k callContext) {
 		if c == nil {
 			return
 		}
-		prev := ctx[c]
+		prev := ctx[c.ID]
 		next := prev
 		switch {
 		case prev == ctxNone:
@@ -105,12 +105,12 @@ func xlaContexts(m *hlo.Module, callers map[*hlo.Computation][]*hlo.Instruction)
 			next = ctxBoth
 		}
 		if next != prev {
-			ctx[c] = next
+			ctx[c.ID] = next
 			work = append(work, c)
 		}
 	}
 	for _, c := range m.Computations {
-		if len(callers[c]) == 0 {
+		if len(callers[c.ID]) == 0 {
 			add(c, ctxControlFlow)
 		}
 	}
@@ -120,7 +120,7 @@ func xlaContexts(m *hlo.Module, callers map[*hlo.Computation][]*hlo.Instruction)
 		for _, in := range c.Instructions {
 			for _, callee := range in.Callees() {
 				if isControlFlowCall(in) {
-					add(callee, ctx[c])
+					add(callee, ctx[c.ID])
 				} else {
 					add(callee, ctxEmbedded)
 				}
@@ -140,14 +140,13 @@ func isControlFlowCall(in *hlo.Instruction) bool {
 	return false
 }
 
-// callSites maps every computation to the instructions calling it, in
-// module order. Async-update and async-done call their chain's
+// callSites lists for every computation (by ID) the instructions calling
+// it, in module order. Async-update and async-done call their chain's
 // computation even when the text does not repeat calls=.
-func callSites(m *hlo.Module) map[*hlo.Computation][]*hlo.Instruction {
-	callers := map[*hlo.Computation][]*hlo.Instruction{}
+func callSites(m *hlo.Module) [][]*hlo.Instruction {
+	callers := make([][]*hlo.Instruction, len(m.Computations))
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			seen := map[*hlo.Computation]bool{}
 			callees := in.Callees()
 			if (in.Opcode == hlo.OpAsyncUpdate || in.Opcode == hlo.OpAsyncDone) && len(callees) == 0 {
 				if w := AsyncComputation(in); w != nil {
@@ -155,9 +154,9 @@ func callSites(m *hlo.Module) map[*hlo.Computation][]*hlo.Instruction {
 				}
 			}
 			for _, callee := range callees {
-				if callee != nil && !seen[callee] {
-					seen[callee] = true
-					callers[callee] = append(callers[callee], in)
+				// When in calls callee twice, in is already last in its list.
+				if callee != nil && (len(callers[callee.ID]) == 0 || callers[callee.ID][len(callers[callee.ID])-1] != in) {
+					callers[callee.ID] = append(callers[callee.ID], in)
 				}
 			}
 		}
@@ -239,12 +238,12 @@ func AsyncComputation(in *hlo.Instruction) *hlo.Computation {
 
 // paramDefines reports whether the parameters of c define their values.
 func (d *dataflow) paramDefines(c *hlo.Computation) bool {
-	return len(d.callers[c]) == 0 || d.ctx[c] == ctxEmbedded
+	return len(d.callers[c.ID]) == 0 || d.ctx[c.ID] == ctxEmbedded
 }
 
 // holds reports whether values of c take part in the analysis.
 func (d *dataflow) holds(c *hlo.Computation) bool {
-	k := d.kinds[c]
+	k := d.kinds[c.ID]
 	return k == Sequential || k == ThreadLocal
 }
 
@@ -575,13 +574,13 @@ func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
 // points.
 func (d *dataflow) updateParameter(p *hlo.Instruction) bool {
 	c := p.Parent
-	if d.paramDefines(c) || d.ctx[c] != ctxControlFlow {
+	if d.paramDefines(c) || d.ctx[c.ID] != ctxControlFlow {
 		return false
 	}
 	var inputs []*hlo.Instruction
 	needPhi := false
 	n := int(p.ParameterNumber)
-	for _, site := range d.callers[c] {
+	for _, site := range d.callers[c.ID] {
 		switch site.Opcode {
 		case hlo.OpCall, hlo.OpAsyncStart:
 			if n < len(site.Operands) {
@@ -820,7 +819,7 @@ func (d *dataflow) propagate() {
 				}
 			default:
 				for _, callee := range u.Callees() {
-					if d.ctx[callee] != ctxControlFlow {
+					if d.ctx[callee.ID] != ctxControlFlow {
 						continue
 					}
 					for k, o := range u.Operands {
@@ -833,13 +832,13 @@ func (d *dataflow) propagate() {
 		}
 		if in.IsRoot() {
 			c := in.Parent
-			for _, site := range d.callers[c] {
+			for _, site := range d.callers[c.ID] {
 				switch {
 				case site.Opcode == hlo.OpWhile:
 					w.add(site)
 					w.add(param(site.Body(), 0))
 					w.add(param(site.Condition(), 0))
-				case d.ctx[c] == ctxControlFlow || site.Opcode == hlo.OpConditional:
+				case d.ctx[c.ID] == ctxControlFlow || site.Opcode == hlo.OpConditional:
 					w.add(site)
 				}
 			}

@@ -64,4 +64,23 @@
 // ScheduleByName, Reschedule, LowerBound, the writers) relies on Analyze
 // having checked the module, which must not change afterwards other than
 // through this package.
+//
+// # Preparation pipeline and errors
+//
+// Prepare runs Passes, the ordered table of the steps XLA takes before
+// buffer assignment (flatten-call-graph, an empty fusion slot,
+// copy-insertion, schedule; pipeline.go); RunPasses runs any table, turns
+// a panic into an error naming the pass and, with
+// PrepareOptions.VerifyEach, verifies the module after every pass. The
+// errors this package returns match sentinels under errors.Is (ErrNotFlat,
+// ErrUnknownOpcode, ErrTooManyValues, ErrInvalidSchedule, ...); those not
+// tied to a source position are *Error values carrying the module and the
+// pass.
+//
+// # Dense IDs
+//
+// Per-computation results (Analysis.Kinds, Analysis.Spans) are slices
+// indexed by hlo.Computation.ID, and the side tables of the analysis and
+// the schedulers are slices by instruction, value or buffer ID. The IDs
+// are those Module.Renumber gave when the module was analysed.
 package liveness

@@ -1,7 +1,6 @@
 package liveness
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -24,7 +23,7 @@ func checkInput(m *hlo.Module) error {
 // (hlo.FlattenCallGraph), so Verify need not run again.
 func checkInputVerified(m *hlo.Module, verified bool) error {
 	if m == nil {
-		return errors.New("liveness: no module")
+		return newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
 	if !verified {
 		if err := hlo.Verify(m); err != nil {
@@ -34,7 +33,7 @@ func checkInputVerified(m *hlo.Module, verified bool) error {
 	var errs hlo.ErrorList
 	m.Instructions(func(in *hlo.Instruction) {
 		if in.Opcode == hlo.OpUnknown {
-			errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos,
+			errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos, Err: ErrUnknownOpcode,
 				Msg: fmt.Sprintf("%s: unknown opcode %s: its buffer semantics are unknown, so it cannot be planned", in.Name, in.OpName())})
 		}
 		bad := false
@@ -44,7 +43,7 @@ func checkInputVerified(m *hlo.Module, verified bool) error {
 			}
 			if _, err := hlo.ByteSize(s); err != nil {
 				bad = true // one message per instruction
-				errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos, Msg: fmt.Sprintf("%s: %v", in.Name, err)})
+				errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos, Msg: fmt.Sprintf("%s: %v", in.Name, err), Err: ErrUnsizedShape})
 			}
 		})
 	})

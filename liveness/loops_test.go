@@ -125,7 +125,7 @@ ENTRY e {
 	require.Len(t, nv.Buffer.Values, 1, "n keeps a buffer of its own")
 	require.Equal(t, a.Time(e.Instruction("r")), nv.Range.End, "n lives until it is read after the loop")
 	cv := a.ValueAt(state.Operands[1], nil)
-	bodyStart := a.Spans[w.Body()].Start
+	bodyStart := a.Spans[w.Body().ID].Start
 	require.LessOrEqual(t, cv.Range.End, bodyStart, "the copy dies as the loop starts")
 	require.Same(t, cv.Buffer, a.ValueAt(w, hlo.ShapeIndex{1}).Buffer, "the copy is the loop's state")
 }

@@ -175,7 +175,8 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 	// crossing: some value of b is live across t (Start < t < End). A
 	// buffer of many values (a loop-carried one, nested loops deep) has
 	// its steps merged once and searched, not scanned at every step.
-	interior := map[*Buffer][]span{}
+	interior := make([][]span, len(a.Buffers)) // by buffer ID, once merged
+	merged := make([]bool, len(a.Buffers))
 	crossing := func(b *Buffer, t int) bool {
 		if len(b.Values) <= 8 {
 			for _, v := range b.Values {
@@ -185,61 +186,81 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 			}
 			return false
 		}
-		sp, ok := interior[b]
-		if !ok {
+		sp := interior[b.ID]
+		if !merged[b.ID] {
 			for _, v := range b.Values {
 				if v.Scheduled && v.Range.End-v.Range.Start >= 2 {
 					sp = append(sp, span{v.Range.Start + 1, v.Range.End - 1})
 				}
 			}
 			slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
-			merged := sp[:0]
+			out := sp[:0]
 			for _, s := range sp {
-				if n := len(merged); n > 0 && s.lo <= merged[n-1].hi+1 {
-					merged[n-1].hi = max(merged[n-1].hi, s.hi)
+				if n := len(out); n > 0 && s.lo <= out[n-1].hi+1 {
+					out[n-1].hi = max(out[n-1].hi, s.hi)
 				} else {
-					merged = append(merged, s)
+					out = append(out, s)
 				}
 			}
-			sp = merged
-			interior[b] = sp
+			sp = out
+			interior[b.ID] = sp
+			merged[b.ID] = true
 		}
 		i := sort.Search(len(sp), func(i int) bool { return sp[i].hi >= t })
 		return i < len(sp) && sp[i].lo <= t
 	}
 	saved := make([]int64, end+1)
-	give := map[*Buffer]int64{}
-	take := map[*Buffer]int64{}
-	byInst := map[*hlo.Instruction][]*Value{}
+	// Side tables by buffer ID and instruction ID, reset at each t through
+	// the lists of what was touched.
+	give := make([]int64, len(a.Buffers))
+	take := make([]int64, len(a.Buffers))
+	var gave, took []*Buffer
+	byInst := make([][]*Value, a.Module.NumInstructions())
+	var ended []int
+	crossAt := make([]int32, len(a.Buffers)) // t+1 when cross[b] is known for t
+	cross := make([]bool, len(a.Buffers))
 	for t := 0; t <= end; t++ {
 		startsT, endsT := starts[startAt[t]:startAt[t+1]], ends[endAt[t]:endAt[t+1]]
 		if len(startsT) == 0 || len(endsT) == 0 {
 			continue
 		}
-		clear(give)
-		clear(take)
-		clear(byInst)
+		for _, b := range gave {
+			give[b.ID] = 0
+		}
+		for _, b := range took {
+			take[b.ID] = 0
+		}
+		gave, took = gave[:0], took[:0]
+		for _, id := range ended {
+			byInst[id] = byInst[id][:0]
+		}
+		ended = ended[:0]
+		endedAt := func(in *hlo.Instruction, x *Value) {
+			if len(byInst[in.ID]) == 0 {
+				ended = append(ended, in.ID)
+			}
+			byInst[in.ID] = append(byInst[in.ID], x)
+		}
 		for _, x := range endsT {
-			byInst[x.Inst] = append(byInst[x.Inst], x)
+			endedAt(x.Inst, x)
 			if e := x.EndPosition.Inst; e != nil && e != x.Inst {
-				byInst[e] = append(byInst[e], x)
+				endedAt(e, x)
 			}
 		}
-		cross := map[*Buffer]bool{}
+		stamp := int32(t + 1)
 		isCross := func(b *Buffer) bool {
-			c, ok := cross[b]
-			if !ok {
-				c = crossing(b, t)
-				cross[b] = c
+			if crossAt[b.ID] != stamp {
+				crossAt[b.ID] = stamp
+				cross[b.ID] = crossing(b, t)
 			}
-			return c
+			return cross[b.ID]
 		}
 		for _, y := range startsT {
 			if y.Inst.Opcode == hlo.OpCopy || isCross(y.Buffer) {
 				continue
 			}
 			for _, op := range y.Inst.Operands {
-				for _, x := range byInst[op] {
+				for _, x := range byInst[op.ID] {
 					if x.Buffer == y.Buffer || isCross(x.Buffer) {
 						continue
 					}
@@ -248,17 +269,23 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 						continue
 					}
 					s := min(x.Buffer.Size, y.Buffer.Size)
-					give[x.Buffer] = max(give[x.Buffer], s)
-					take[y.Buffer] = max(take[y.Buffer], s)
+					if give[x.Buffer.ID] == 0 {
+						gave = append(gave, x.Buffer)
+					}
+					if take[y.Buffer.ID] == 0 {
+						took = append(took, y.Buffer)
+					}
+					give[x.Buffer.ID] = max(give[x.Buffer.ID], s)
+					take[y.Buffer.ID] = max(take[y.Buffer.ID], s)
 				}
 			}
 		}
 		var g, k int64
-		for _, s := range give {
-			g += s
+		for _, b := range gave {
+			g += give[b.ID]
 		}
-		for _, s := range take {
-			k += s
+		for _, b := range took {
+			k += take[b.ID]
 		}
 		saved[t] = min(g, k)
 	}
@@ -314,7 +341,7 @@ func (a *Analysis) ownsMemory(b *Buffer) bool {
 	if len(b.Values) == 0 {
 		return false
 	}
-	switch a.Kinds[b.Values[0].Inst.Parent] {
+	switch a.Kinds[b.Values[0].Inst.Parent.ID] {
 	case ThreadLocal:
 		return true
 	case Sequential:

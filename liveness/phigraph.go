@@ -21,6 +21,9 @@ type phiNode struct {
 	dead     bool
 	operands []*phiNode
 	users    []*phiNode
+	// values are the value IDs mapped to this node (after replacement,
+	// those of the nodes it replaced too).
+	values []int
 	// Stamps instead of sets in optimize: checked == the fixpoint
 	// round's stamp marks the node checked for closure in that round,
 	// inGroup == the closure walk's stamp puts it in that walk's group.
@@ -28,23 +31,32 @@ type phiNode struct {
 }
 
 type phiGraph struct {
-	nodes    []*phiNode
-	byValue  map[int]*phiNode   // value ID -> its node (after replacement: the replacing node)
-	valuesOf map[*phiNode][]int // node -> the value IDs mapped to it
+	nodes   []*phiNode
+	byValue []*phiNode // by value ID: its node (after replacement: the replacing node), or nil
 }
 
 func newPhiGraph() *phiGraph {
-	return &phiGraph{byValue: map[int]*phiNode{}, valuesOf: map[*phiNode][]int{}}
+	return &phiGraph{}
+}
+
+// lookup returns the node of value id, or nil.
+func (g *phiGraph) lookup(id int) *phiNode {
+	if id < 0 || id >= len(g.byValue) {
+		return nil
+	}
+	return g.byValue[id]
 }
 
 func (g *phiGraph) node(id int) *phiNode {
-	if n, ok := g.byValue[id]; ok {
+	if n := g.lookup(id); n != nil {
 		return n
 	}
-	n := &phiNode{valueID: id}
+	n := &phiNode{valueID: id, values: []int{id}}
 	g.nodes = append(g.nodes, n)
+	for id >= len(g.byValue) {
+		g.byValue = append(g.byValue, nil)
+	}
 	g.byValue[id] = n
-	g.valuesOf[n] = append(g.valuesOf[n], id)
 	return n
 }
 
@@ -61,8 +73,8 @@ func (g *phiGraph) register(id int, inputs []int) {
 // inputsEqual reports whether the phi id already has exactly the inputs of
 // vs, compared as sets.
 func (g *phiGraph) inputsEqual(id int, vs []*Value) bool {
-	n, ok := g.byValue[id]
-	if !ok {
+	n := g.lookup(id)
+	if n == nil {
 		return false
 	}
 	have := map[int]bool{}
@@ -86,8 +98,8 @@ func (g *phiGraph) inputsEqual(id int, vs []*Value) bool {
 
 // resolve returns the value the phi id stands for after optimize.
 func (g *phiGraph) resolve(id int) int {
-	n, ok := g.byValue[id]
-	if !ok {
+	n := g.lookup(id)
+	if n == nil {
 		return id
 	}
 	return n.valueID
@@ -114,11 +126,11 @@ func (g *phiGraph) replace(n, repl *phiNode) {
 	for _, o := range n.operands {
 		replaceAll(o.users, n, repl)
 	}
-	for _, id := range g.valuesOf[n] {
+	for _, id := range n.values {
 		g.byValue[id] = repl
 	}
-	g.valuesOf[repl] = append(g.valuesOf[repl], g.valuesOf[n]...)
-	g.valuesOf[n] = nil
+	repl.values = append(repl.values, n.values...)
+	n.values = nil
 	n.dead = true
 }
 

@@ -49,19 +49,22 @@ func (s *Schedule) Sequence(c *hlo.Computation) []*hlo.Instruction {
 // permutation of its instructions that respects data and control
 // dependencies. It takes any module, verified or not, and reports what
 // keeps the schedule from being one, never panicking.
-func (s *Schedule) Validate(m *hlo.Module, kinds map[*hlo.Computation]CompKind) error {
+//
+// kinds, when not nil, is Analysis.Kinds (by computation ID, current
+// IDs): only the sequential computations are checked.
+func (s *Schedule) Validate(m *hlo.Module, kinds []CompKind) error {
 	if s == nil {
-		return fmt.Errorf("liveness: no schedule")
+		return newError(ErrInvalidSchedule, m, hlo.Pos{}, "liveness: no schedule", nil)
 	}
 	if m == nil {
-		return fmt.Errorf("liveness: no module to schedule")
+		return newError(ErrNoModule, nil, hlo.Pos{}, "liveness: no module to schedule", nil)
 	}
 	for _, c := range m.Computations {
-		if c == nil || kinds != nil && kinds[c] != Sequential {
+		if c == nil || kinds != nil && (c.ID < 0 || c.ID >= len(kinds) || kinds[c.ID] != Sequential) {
 			continue
 		}
 		if err := validSequence(c, s.Sequence(c)); err != nil {
-			return err
+			return newError(ErrInvalidSchedule, m, c.Pos, err.Error(), nil)
 		}
 	}
 	return nil

@@ -62,13 +62,13 @@ func ScheduleByName(a *Analysis, name string) (*Schedule, error) {
 		s, _, err := Best(a)
 		return s, err
 	}
-	return nil, fmt.Errorf("liveness: unknown scheduler %q (want keep, postorder, dfs, list or best)", name)
+	return nil, newError(ErrUnknownScheduler, a.Module, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want keep, postorder, dfs, list or best)", name), nil)
 }
 
-func sequentialComputations(m *hlo.Module, kinds map[*hlo.Computation]CompKind) []*hlo.Computation {
+func sequentialComputations(m *hlo.Module, kinds []CompKind) []*hlo.Computation {
 	var out []*hlo.Computation
 	for _, c := range m.Computations {
-		if kinds == nil || kinds[c] == Sequential {
+		if kinds == nil || kinds[c.ID] == Sequential {
 			out = append(out, c)
 		}
 	}
@@ -221,39 +221,37 @@ type memModel struct {
 func (mm *memModel) defines(i int) []int32 { return mm.def[mm.defAt[i]:mm.defAt[i+1]] }
 func (mm *memModel) uses(i int) []int32    { return mm.use[mm.useAt[i]:mm.useAt[i+1]] }
 
-func newMemModel(a *Analysis, c *hlo.Computation) *memModel {
+// localValues maps value IDs to the numbers local to one computation
+// (memModel.vals). One serves every computation of a scheduler run: each
+// memModel resets the entries it set, so many small computations do not
+// each pay for every value of the module.
+type localValues []int32
+
+func newLocalValues(a *Analysis) localValues {
+	l := make(localValues, len(a.Values))
+	for i := range l {
+		l[i] = -1
+	}
+	return l
+}
+
+// release forgets mm's local numbers, for the next computation.
+func (l localValues) release(mm *memModel) {
+	for _, v := range mm.vals {
+		l[v.ID] = -1
+	}
+}
+
+func newMemModel(a *Analysis, c *hlo.Computation, local localValues) *memModel {
 	n := len(c.Instructions)
 	mm := &memModel{ix: hlo.NewInstructionIndex(c), defAt: make([]int32, n+1), useAt: make([]int32, n+1)}
-	// Local value numbers: through an array by value ID for a computation
-	// large against the module, through a map otherwise (so that many
-	// small computations do not each pay for every value of the module).
-	var dense []int32
-	var sparse map[*Value]int32
-	if 8*n >= len(a.Values) {
-		dense = make([]int32, len(a.Values))
-		for i := range dense {
-			dense[i] = -1
-		}
-	} else {
-		sparse = make(map[*Value]int32, n)
-	}
+	defer local.release(mm)
 	var stamp []int32 // per value: the last instruction (+1) that saw it
 	id := func(v *Value) int32 {
-		var lv int32
-		ok := false
-		if dense != nil {
-			lv = dense[v.ID]
-			ok = lv >= 0
-		} else {
-			lv, ok = sparse[v]
-		}
-		if !ok {
+		lv := local[v.ID]
+		if lv < 0 {
 			lv = int32(len(mm.vals))
-			if dense != nil {
-				dense[v.ID] = lv
-			} else {
-				sparse[v] = lv
-			}
+			local[v.ID] = lv
 			mm.vals = append(mm.vals, v)
 			mm.users = append(mm.users, 0)
 			mm.pinned = append(mm.pinned, false)
@@ -322,8 +320,9 @@ func satAdd(a, b int64) int64 {
 // DFS returns XLA's DFS memory schedule of every sequential computation.
 func DFS(a *Analysis) *Schedule {
 	s := NewSchedule(SchedDFS)
+	local := newLocalValues(a)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
-		mm := newMemModel(a, c)
+		mm := newMemModel(a, c, local)
 		n := len(c.Instructions)
 		extra := make([]int64, n)
 		total := make([]int64, n)
@@ -371,8 +370,9 @@ func DFS(a *Analysis) *Schedule {
 // List returns XLA's list memory schedule of every sequential computation.
 func List(a *Analysis) *Schedule {
 	s := NewSchedule(SchedList)
+	local := newLocalValues(a)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
-		s.Set(c, listSchedule(a, c))
+		s.Set(c, listSchedule(a, c, local))
 	}
 	return s
 }
@@ -424,8 +424,8 @@ func effectiveScalar(s hlo.Shape) bool {
 	return true
 }
 
-func listSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
-	mm := newMemModel(a, c)
+func listSchedule(a *Analysis, c *hlo.Computation, local localValues) []*hlo.Instruction {
+	mm := newMemModel(a, c, local)
 	n := len(c.Instructions)
 	remaining := append([]int32(nil), mm.users...)
 	deps := make([]int32, n)

@@ -16,7 +16,7 @@ import (
 func checkSchedule(t *testing.T, a *Analysis, s *Schedule) {
 	t.Helper()
 	for _, c := range a.Module.Computations {
-		if a.Kinds[c] != Sequential {
+		if a.Kinds[c.ID] != Sequential {
 			continue
 		}
 		seq := s.Sequence(c)

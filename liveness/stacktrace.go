@@ -98,7 +98,7 @@ func stackLabel(in *hlo.Instruction) string {
 // callPaths returns every path from a computation nobody calls down to in.
 func (a *Analysis) callPaths(in *hlo.Instruction, depth int) [][]string {
 	leaf := append([]string{in.Parent.Name}, splitParams(stackLabel(in))...)
-	callers := append([]*hlo.Instruction(nil), a.callers[in.Parent]...)
+	callers := append([]*hlo.Instruction(nil), a.callers[in.Parent.ID]...)
 	if len(callers) == 0 || depth > len(a.Module.Computations) {
 		return [][]string{leaf}
 	}

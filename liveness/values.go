@@ -130,22 +130,25 @@ func (k CompKind) String() string {
 // from the entry, and lists the computations entered from a parallel
 // context (the roots of thread-local regions), in module order. A
 // computation reached both sequentially and in a parallel context is an
-// error, as in XLA.
-func classify(m *hlo.Module) (map[*hlo.Computation]CompKind, []*hlo.Computation, error) {
-	kinds := make(map[*hlo.Computation]CompKind, len(m.Computations))
-	parallelRoot := make(map[*hlo.Computation]bool)
+// error, as in XLA. The kinds are indexed by computation ID, which must be
+// current (Module.Renumber).
+func classify(m *hlo.Module) ([]CompKind, []*hlo.Computation, error) {
+	kinds := make([]CompKind, len(m.Computations))
+	visited := make([]bool, len(m.Computations))
+	parallelRoot := make([]bool, len(m.Computations))
 	var visit func(c *hlo.Computation, k CompKind) error
 	visit = func(c *hlo.Computation, k CompKind) error {
 		if c == nil {
 			return nil
 		}
-		if prev, ok := kinds[c]; ok {
-			if prev != k {
-				return fmt.Errorf("computation %s is called both as %s and as %s", c.Name, prev, k)
+		if visited[c.ID] {
+			if prev := kinds[c.ID]; prev != k {
+				return newError(ErrCallContext, m, c.Pos, fmt.Sprintf("liveness: computation %s is called both as %s and as %s", c.Name, prev, k), nil)
 			}
 			return nil
 		}
-		kinds[c] = k
+		visited[c.ID] = true
+		kinds[c.ID] = k
 		for _, in := range c.Instructions {
 			if in.Ext == nil {
 				continue
@@ -164,12 +167,12 @@ func classify(m *hlo.Module) (map[*hlo.Computation]CompKind, []*hlo.Computation,
 					}
 				default:
 					ck = ThreadLocal
-					if callee != nil && kinds[callee] == Unreachable {
-						parallelRoot[callee] = true
+					if callee != nil && kinds[callee.ID] == Unreachable {
+						parallelRoot[callee.ID] = true
 					}
 				}
 				if ck == ThreadLocal && k != ThreadLocal && callee != nil {
-					parallelRoot[callee] = true
+					parallelRoot[callee.ID] = true
 				}
 				if err := visit(callee, ck); err != nil {
 					return err
@@ -183,10 +186,7 @@ func classify(m *hlo.Module) (map[*hlo.Computation]CompKind, []*hlo.Computation,
 	}
 	var roots []*hlo.Computation
 	for _, c := range m.Computations {
-		if _, ok := kinds[c]; !ok {
-			kinds[c] = Unreachable
-		}
-		if parallelRoot[c] && kinds[c] == ThreadLocal {
+		if parallelRoot[c.ID] && kinds[c.ID] == ThreadLocal {
 			roots = append(roots, c)
 		}
 	}
