@@ -51,6 +51,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -167,9 +168,9 @@ type TempHeap struct {
 	Color int64
 	// Problem holds the heap's intervals in event time (XLA's HeapSimulator
 	// counter), Values[i] being Problem.Buffers[i]'s value.
-	Problem  *Problem
+	Problem  *pack.Problem
 	Values   []*liveness.Value
-	Solution *Solution
+	Solution *pack.Solution
 	// Allocation is the preallocated-temp allocation holding the heap, at
 	// offset Base (other temp allocations may come before it).
 	Allocation *Allocation

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
@@ -38,7 +39,7 @@ func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
 	require.NoError(t, err)
 	require.NoError(t, CheckAssignment(as))
 	for _, h := range as.Heaps {
-		require.NoError(t, Check(h.Problem, h.Solution.Packing))
+		require.NoError(t, pack.Check(h.Problem, h.Solution.Packing))
 		require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound, "a heap below its lower bound")
 	}
 	checkBounds(t, m.Name, as)
@@ -242,7 +243,7 @@ func TestPairedAssignment(t *testing.T) {
 // multiples of each buffer's alignment: at any moment every live buffer but
 // the topmost occupies at least its size rounded up to its alignment. A
 // must-share group counts once, at its largest live member.
-func alignedLowerBound(p *Problem) int64 {
+func alignedLowerBound(p *pack.Problem) int64 {
 	group := make([]int, len(p.Buffers))
 	for i := range group {
 		group[i] = i

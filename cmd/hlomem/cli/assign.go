@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -62,7 +63,7 @@ func runAssign(e *env, args []string) error {
 	// --format=csv: the temp heaps of every module in one table, with
 	// the module and the heap's color leading each row, and the
 	// alignment column always there.
-	csvw := assign.NewCSVWriter(e.stdout, assign.CSVColumns{Alignment: true}, "module", "color")
+	csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
 	err = eachAnalysis(e, file, *sched, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		g := *gap
 		if g == 0 {
@@ -93,7 +94,7 @@ func runAssign(e *env, args []string) error {
 }
 
 // writeAssignment writes one module's plan in format.
-func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *assign.CSVWriter) error {
+func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *pack.CSVWriter) error {
 	switch format {
 	case "xla":
 		return as.WriteXLAWith(w, xopts)

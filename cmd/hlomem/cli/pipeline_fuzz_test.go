@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -168,7 +169,7 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 			t.Fatalf("%s/%s: invalid plan: %v", opts.Target, opts.Algorithm, err)
 		}
 		for _, h := range as.Heaps {
-			if err := assign.Check(h.Problem, h.Solution.Packing); err != nil {
+			if err := pack.Check(h.Problem, h.Solution.Packing); err != nil {
 				t.Fatalf("%s/%s: invalid temp heap: %v", opts.Target, opts.Algorithm, err)
 			}
 			if h.Solution.Height() < h.LowerBound {

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Pack is the entry point: it validates the problem, splits it into one
 // instance per color (instance.go), runs the chosen packer on each, and maps

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Check verifies a packing against its problem, independently of every packer:
 // it shares no code or data structure with them, so a bug in a packer cannot

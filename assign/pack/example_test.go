@@ -1,4 +1,4 @@
-package assign_test
+package pack_test
 
 import (
 	"context"
@@ -6,22 +6,22 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 )
 
 func ExamplePack() {
-	p := &assign.Problem{Buffers: []assign.Buffer{
+	p := &pack.Problem{Buffers: []pack.Buffer{
 		{ID: "weights", Start: 0, End: 8, Size: 4},
 		{ID: "act0", Start: 0, End: 3, Size: 2},
 		{ID: "act1", Start: 2, End: 5, Size: 2},
 		{ID: "act2", Start: 4, End: 8, Size: 2, Align: 2},
 	}}
-	sol, err := assign.Pack(context.Background(), p, assign.Options{})
+	sol, err := pack.Pack(context.Background(), p, pack.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := assign.Check(p, sol.Packing); err != nil {
+	if err := pack.Check(p, sol.Packing); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -39,17 +39,17 @@ func ExamplePack() {
 
 func ExampleReadCSV() {
 	in := "id,lower,upper,size\na,0,4,4\nb,1,3,2\nc,3,6,2\nd,4,8,4\n"
-	p, err := assign.ReadCSV(strings.NewReader(in), "small.csv")
+	p, err := pack.ReadCSV(strings.NewReader(in), "small.csv")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	sol, err := assign.Pack(context.Background(), p, assign.Options{Algorithm: "xla"})
+	sol, err := pack.Pack(context.Background(), p, pack.Options{Algorithm: "xla"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	assign.WriteCSV(os.Stdout, p, sol.Packing)
+	pack.WriteCSV(os.Stdout, p, sol.Packing)
 	// Output:
 	// id,lower,upper,size,offset
 	// a,0,4,4,0
@@ -59,11 +59,11 @@ func ExampleReadCSV() {
 }
 
 func ExampleCheck() {
-	p := &assign.Problem{Buffers: []assign.Buffer{
+	p := &pack.Problem{Buffers: []pack.Buffer{
 		{ID: "x", Start: 0, End: 4, Size: 8},
 		{ID: "y", Start: 2, End: 6, Size: 8},
 	}}
-	fmt.Println(assign.Check(p, assign.Packing{Offsets: []int64{0, 4}}))
+	fmt.Println(pack.Check(p, pack.Packing{Offsets: []int64{0, 4}}))
 	// Output:
 	// assign: invalid packing: buffers "x" (time [0,4), bytes [0,8)) and "y" (time [2,6), bytes [4,12)) overlap at time 2
 }

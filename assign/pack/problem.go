@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // The data model of the packing layer: buffers over half-open time
 // intervals, must-share groups, packings and what is known about them, and
