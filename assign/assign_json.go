@@ -19,7 +19,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 	j.Key("module")
 	j.String(as.Module.Name)
 	j.Key("target")
-	j.String(as.Options.Target)
+	j.String(as.Options.Target.Name)
 	j.Key("algorithm")
 	j.String(as.Options.Algorithm)
 	for _, f := range []struct {

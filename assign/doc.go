@@ -66,8 +66,8 @@
 // module and refused what it cannot plan) of the module as it still is. It
 // refuses a nil analysis, and checks again, with positioned errors, for an
 // opcode it does not know and a value whose byte size cannot be computed,
-// which would otherwise be planned in 0 bytes without CheckAssignment
-// noticing (validate.go). CheckAssignment takes an Assignment made by
+// which would otherwise be planned in 0 bytes without Check
+// noticing (validate.go). Check takes an Assignment made by
 // Assign. Pack validates its Problem (Problem.Validate) and refuses a
 // malformed one; Check and ReadCSV take any input.
 package assign

@@ -11,7 +11,7 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-// CheckAssignment verifies that as is a valid plan:
+// Check verifies that as is a valid plan:
 //
 //   - every value of the analysis holds exactly one slot, inside its
 //     allocation's bounds;
@@ -21,7 +21,7 @@ import (
 //     live ranges are disjoint, or that touch at one step where the later
 //     value's instruction reads the earlier value (an operand overwritten
 //     in place), or that belong to one buffer.
-func CheckAssignment(as *Assignment) error {
+func Check(as *Assignment) error {
 	seen := make(map[*liveness.Value]bool, len(as.Analysis.Values))
 	bufAt := map[*liveness.Buffer][2]int64{} // allocation index, offset
 	for _, al := range as.Allocations {
