@@ -66,7 +66,7 @@ func runPack(e *env, args []string) error {
 	if *budget < 0 {
 		return fail("--budget must not be negative, got %v (0 means the default, 10s; --algo=portfolio searches no further)", *budget)
 	}
-	if !knownAlgorithm(*algo) {
+	if _, ok := pack.PackerNamed(*algo); !ok {
 		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(pack.Algorithms(), ", "))
 	}
 
@@ -140,13 +140,4 @@ func runPack(e *env, args []string) error {
 			name, capErr.Limit, capErr.Need, over, 100*float64(over)/float64(capErr.Limit), sol.LowerBound())}
 	}
 	return nil
-}
-
-func knownAlgorithm(name string) bool {
-	for _, a := range pack.Algorithms() {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }
