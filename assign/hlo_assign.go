@@ -1,7 +1,7 @@
 package assign
 
 // Buffer assignment for HLO modules, the way XLA's BufferAssigner
-// (buffer_assignment.cc) does it, with the packing engine of this package
+// (buffer_assignment.cc) does it, with the packers of assign/pack
 // for the temporaries.
 //
 // The buffers of the analysed module are sorted as XLA sorts them
@@ -32,7 +32,7 @@ package assign
 // colocated), which yields intervals in event time. Those are packed, chunk
 // starts aligned to the target's alignment, into one heap per color: by
 // the chosen packer, or with "xla" by XLA's own heap algorithm
-// (xla_heap.go). Then the buffers of thread-local computations (reduction
+// (pack.XLAHeap). Then the buffers of thread-local computations (reduction
 // functions and the like) are sorted the same way, over the thread-local
 // computations, and get an allocation each.
 //
