@@ -3,6 +3,7 @@ package assign
 import (
 	"io"
 
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/internal/jsonw"
 )
 
@@ -18,7 +19,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 	j.Key("module")
 	j.String(as.Module.Name)
 	j.Key("target")
-	j.String(as.Options.Target)
+	j.String(as.Options.Target.Name)
 	j.Key("algorithm")
 	j.String(as.Options.Algorithm)
 	for _, f := range []struct {
@@ -105,7 +106,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 // solver can be run on the same problem.
 func (as *Assignment) WriteTempCSV(w io.Writer) error {
 	for _, h := range as.Heaps {
-		if err := WriteCSV(w, h.Problem, h.Solution.Packing); err != nil {
+		if err := pack.WriteCSV(w, h.Problem, h.Solution.Packing); err != nil {
 			return err
 		}
 	}

@@ -63,7 +63,7 @@ type jsonValue struct {
 
 func (as *Assignment) writeJSONReflect(w io.Writer) error {
 	st := &as.Stats
-	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
+	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target.Name, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
 		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, PeakStep: as.bound.Time, PeakValues: []string{},
 		TempLower: st.TempLowerBound, Allocations: []jsonAllocation{},
 		Stats: jsonStats{st.ParameterBytes, st.ConstantBytes, st.MaybeLiveOutBytes, st.TempBytes,
@@ -101,7 +101,7 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 	for _, f := range files {
 		mods, err := hlo.ParseFile(f)
 		require.NoError(t, err)
-		as := assignModule(t, mods[0], AssignOptions{})
+		as := assignModule(t, mods[0], Options{})
 		var got, want bytes.Buffer
 		require.NoError(t, as.WriteJSON(&got))
 		require.NoError(t, as.writeJSONReflect(&want))

@@ -59,7 +59,7 @@ func TestBoundsBelowPlans(t *testing.T) {
 				continue
 			}
 			modules++
-			as := assignModule(t, m, AssignOptions{Algorithm: "xla"})
+			as := assignModule(t, m, Options{Algorithm: "xla"})
 			checkBounds(t, fmt.Sprintf("%s/%s", filepath.Base(f), m.Name), as)
 			if r := float64(as.Stats.LowerBound) / float64(as.Stats.TotalBytes); r < 0.9 {
 				t.Logf("LOOSE %.3f %s %s %d %d xlamin %d", r, f, m.Name, as.Stats.LowerBound, as.Stats.TotalBytes, as.Stats.XLAMinimumBytes)

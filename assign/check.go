@@ -1,329 +1,117 @@
 package assign
 
-// Check verifies a packing against its problem, independently of every packer:
-// it shares no code or data structure with them, so a bug in a packer cannot
-// hide itself.
-//
-// The per-buffer rules (offset count, sign, alignment, fixed offsets, groups
-// at one offset) are direct. Overlap is found with a sweep over time. Events
-// are sorted by time, with every end at a time before every start at that
-// time, because intervals are half-open: a buffer that ends at t and one that
-// starts at t may share bytes. The sweep keeps, per color, a segment tree over
-// the compressed offset axis that counts how many live buffers cover each
-// elementary offset range (range add, range max). A starting buffer must find
-// a zero maximum over its bytes before adding itself, so the first conflict in
-// time order is the one reported. Members of a must-share group alias each
-// other: the group covers [offset, offset + largest live member), kept with a
-// lazy max-heap per group and grown or shrunk as members come and go. The cost
-// is O(n log n); naming the partner of a conflict scans the live buffers once.
+// An independent check of a whole buffer assignment. It shares no code
+// with the assigner or the packers: it looks only at the slots of each
+// allocation and the values' live ranges.
 
 import (
-	"container/heap"
-	"errors"
 	"fmt"
-	"slices"
+	"sort"
+
+	"github.com/hlomem/hlomem/liveness"
 )
 
-// ErrCheck is the sentinel matched by every *CheckError.
-var ErrCheck = errors.New("assign: invalid packing")
-
-// CheckError describes the first violation Check found. A and B are buffer
-// indices (B is -1 unless two buffers are involved); Time is the time of an
-// overlap.
-type CheckError struct {
-	Kind string // "count", "negative", "range", "misaligned", "moved", "split", "overlap"
-	A, B int
-	Time int64
-	Msg  string
-}
-
-func (e *CheckError) Error() string { return "assign: invalid packing: " + e.Msg }
-
-// Is makes errors.Is(err, ErrCheck) true for a *CheckError.
-func (e *CheckError) Is(target error) bool { return target == ErrCheck }
-
-// Check reports the first way in which pk is not a valid packing of p: a
-// missing offset, a negative or misaligned offset, a fixed buffer moved, a
-// must-share group split over several offsets, or two buffers of one color
-// live at the same time that share a byte. It returns nil for a valid
-// packing.
-func Check(p *Problem, pk Packing) error {
-	bs := p.Buffers
-	off := pk.Offsets
-	if len(off) != len(bs) {
-		return &CheckError{Kind: "count", A: -1, B: -1,
-			Msg: fmt.Sprintf("%d offsets for %d buffers", len(off), len(bs))}
-	}
-	for i := range bs {
-		b := &bs[i]
-		switch {
-		case off[i] < 0:
-			return &CheckError{Kind: "negative", A: i, B: -1,
-				Msg: fmt.Sprintf("buffer %q: negative offset %d", b.ID, off[i])}
-		case off[i] > (1<<62) || b.Size > (1<<62):
-			return &CheckError{Kind: "range", A: i, B: -1,
-				Msg: fmt.Sprintf("buffer %q: offset %d or size %d too large", b.ID, off[i], b.Size)}
-		case b.Align > 1 && off[i]%b.Align != 0:
-			return &CheckError{Kind: "misaligned", A: i, B: -1,
-				Msg: fmt.Sprintf("buffer %q: offset %d is not a multiple of its alignment %d", b.ID, off[i], b.Align)}
-		case b.Fixed && off[i] != b.Offset:
-			return &CheckError{Kind: "moved", A: i, B: -1,
-				Msg: fmt.Sprintf("buffer %q: fixed at offset %d, placed at %d", b.ID, b.Offset, off[i])}
-		}
-	}
-	groupOf := make([]int, len(bs))
-	for i := range groupOf {
-		groupOf[i] = -1
-	}
-	for g, ms := range p.Groups {
-		for _, m := range ms {
-			if m < 0 || m >= len(bs) {
-				return &CheckError{Kind: "split", A: -1, B: -1,
-					Msg: fmt.Sprintf("group %d: buffer index %d out of range", g, m)}
+// Check verifies that as is a valid plan:
+//
+//   - every value of the analysis holds exactly one slot, inside its
+//     allocation's bounds;
+//   - the values of one buffer share one allocation and one offset;
+//   - in temp allocations every offset is a multiple of the alignment;
+//   - two slots of an allocation whose bytes overlap hold values whose
+//     live ranges are disjoint, or that touch at one step where the later
+//     value's instruction reads the earlier value (an operand overwritten
+//     in place), or that belong to one buffer.
+func Check(as *Assignment) error {
+	seen := make(map[*liveness.Value]bool, len(as.Analysis.Values))
+	bufAt := map[*liveness.Buffer][2]int64{} // allocation index, offset
+	for _, al := range as.Allocations {
+		for _, s := range al.Slots {
+			v := s.Value
+			if seen[v] {
+				return fmt.Errorf("assign: value %s is placed twice", v)
 			}
-			groupOf[m] = g
-			if first := ms[0]; off[m] != off[first] {
-				return &CheckError{Kind: "split", A: first, B: m,
-					Msg: fmt.Sprintf("group %d split: buffer %q at offset %d, buffer %q at offset %d",
-						g, bs[first].ID, off[first], bs[m].ID, off[m])}
+			seen[v] = true
+			if s.Offset < 0 || s.Size < 0 || s.Offset+s.Size > al.Size {
+				return fmt.Errorf("assign: value %s at [%d,%d) lies outside allocation %d of size %d", v, s.Offset, s.Offset+s.Size, al.Index, al.Size)
 			}
-		}
-	}
-
-	// Sweep each color on its own.
-	byColor := map[int][]int{}
-	var colors []int
-	for i := range bs {
-		b := &bs[i]
-		if b.Size == 0 || b.Start >= b.End {
-			continue
-		}
-		if _, ok := byColor[b.Color]; !ok {
-			colors = append(colors, b.Color)
-		}
-		byColor[b.Color] = append(byColor[b.Color], i)
-	}
-	slices.Sort(colors)
-	var first *CheckError
-	for _, c := range colors {
-		if err := sweepColor(p, off, groupOf, byColor[c]); err != nil {
-			if first == nil || err.Time < first.Time {
-				first = err
+			if s.Size < v.Size {
+				return fmt.Errorf("assign: value %s needs %d bytes, its slot has %d", v, v.Size, s.Size)
 			}
+			if al.Temp && as.Options.Align > 1 && s.Offset%as.Options.Align != 0 {
+				return fmt.Errorf("assign: value %s at offset %d in allocation %d is not aligned to %d", v, s.Offset, al.Index, as.Options.Align)
+			}
+			want := [2]int64{int64(al.Index), s.Offset}
+			if got, ok := bufAt[v.Buffer]; ok && got != want {
+				return fmt.Errorf("assign: value %s is at allocation %d offset %d, but its buffer's other values are at allocation %d offset %d", v, al.Index, s.Offset, got[0], got[1])
+			}
+			bufAt[v.Buffer] = want
+		}
+		if err := checkSlots(al); err != nil {
+			return err
 		}
 	}
-	if first != nil {
-		return first
+	for _, v := range as.Analysis.Values {
+		if !seen[v] {
+			return fmt.Errorf("assign: value %s has no allocation", v)
+		}
 	}
 	return nil
 }
 
-type checkEvent struct {
-	t     int64
-	start bool
-	buf   int
+// reads reports whether y's instruction reads x.
+func reads(y, x *liveness.Value) bool {
+	for _, u := range x.Uses {
+		if u.Inst == y.Inst {
+			return true
+		}
+	}
+	return false
 }
 
-func sweepColor(p *Problem, off []int64, groupOf []int, ids []int) *CheckError {
-	bs := p.Buffers
-	ev := make([]checkEvent, 0, 2*len(ids))
-	coords := make([]int64, 0, 2*len(ids))
-	for _, i := range ids {
-		ev = append(ev, checkEvent{bs[i].Start, true, i}, checkEvent{bs[i].End, false, i})
-		coords = append(coords, off[i], off[i]+bs[i].Size)
-	}
-	slices.SortFunc(ev, func(a, b checkEvent) int {
-		if a.t != b.t {
-			return cmpTime(a.t, b.t)
-		}
-		if a.start != b.start {
-			if a.start {
-				return 1 // ends first
-			}
-			return -1
-		}
-		return a.buf - b.buf
-	})
-	slices.Sort(coords)
-	coords = slices.Compact(coords)
-	cov := newCoverTree(len(coords) - 1)
-	pos := func(x int64) int {
-		i, _ := slices.BinarySearch(coords, x)
-		return i
-	}
-	live := make([]bool, len(bs))
-	type groupState struct {
-		h      groupHeap
-		extent int64 // bytes covered above the group's offset
-	}
-	groups := map[int]*groupState{}
-	// claim covers [lo, hi) for buffer i, or reports what already covers it.
-	claim := func(i int, lo, hi int64, t int64) *CheckError {
-		if lo >= hi {
-			return nil
-		}
-		a, b := pos(lo), pos(hi)
-		if cov.max(a, b) > 0 {
-			return overlapError(p, off, groupOf, live, ids, i, lo, hi, t)
-		}
-		cov.add(a, b, 1)
+// checkSlots sweeps the allocation's slots in time order, comparing each
+// value as it starts with the values still live.
+func checkSlots(al *Allocation) error {
+	if len(al.Slots) < 2 {
 		return nil
 	}
-	for _, e := range ev {
-		i := e.buf
-		b := &bs[i]
-		g := groupOf[i]
-		if !e.start {
-			live[i] = false
-			if g < 0 {
-				cov.add(pos(off[i]), pos(off[i]+b.Size), -1)
+	slots := append([]Slot(nil), al.Slots...)
+	for _, s := range slots {
+		if !s.Value.Scheduled {
+			return fmt.Errorf("assign: allocation %d shares space with value %s, which has no live range", al.Index, s.Value)
+		}
+	}
+	sort.Slice(slots, func(i, j int) bool {
+		a, b := slots[i].Value.Range, slots[j].Value.Range
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return slots[i].Value.ID < slots[j].Value.ID
+	})
+	var active []Slot
+	for _, s := range slots {
+		y := s.Value
+		kept := active[:0]
+		for _, a := range active {
+			if a.Value.Range.End >= y.Range.Start {
+				kept = append(kept, a)
+			}
+		}
+		active = kept
+		for _, a := range active {
+			x := a.Value
+			if a.Offset >= s.Offset+s.Size || s.Offset >= a.Offset+a.Size || a.Size == 0 || s.Size == 0 {
+				continue // no common byte
+			}
+			if x.Buffer == y.Buffer {
 				continue
 			}
-			gs := groups[g]
-			for gs.h.Len() > 0 && !live[gs.h[0].buf] {
-				heap.Pop(&gs.h)
+			if x.Range.End == y.Range.Start && reads(y, x) || y.Range.End == x.Range.Start && reads(x, y) {
+				continue
 			}
-			var ext int64
-			if gs.h.Len() > 0 {
-				ext = gs.h[0].size
-			}
-			if ext < gs.extent {
-				cov.add(pos(off[i]+ext), pos(off[i]+gs.extent), -1)
-				gs.extent = ext
-			}
-			continue
+			return fmt.Errorf("assign: allocation %d: %s (live %d-%d, bytes [%d,%d)) and %s (live %d-%d, bytes [%d,%d)) overlap",
+				al.Index, x, x.Range.Start, x.Range.End, a.Offset, a.Offset+a.Size, y, y.Range.Start, y.Range.End, s.Offset, s.Offset+s.Size)
 		}
-		if g < 0 {
-			if err := claim(i, off[i], off[i]+b.Size, e.t); err != nil {
-				return err
-			}
-			live[i] = true
-			continue
-		}
-		gs := groups[g]
-		if gs == nil {
-			gs = &groupState{}
-			groups[g] = gs
-		}
-		if b.Size > gs.extent {
-			if err := claim(i, off[i]+gs.extent, off[i]+b.Size, e.t); err != nil {
-				return err
-			}
-			gs.extent = b.Size
-		}
-		heap.Push(&gs.h, groupMember{b.Size, i})
-		live[i] = true
+		active = append(active, s)
 	}
 	return nil
-}
-
-func cmpTime(a, b int64) int {
-	if a < b {
-		return -1
-	}
-	return 1
-}
-
-// overlapError names a live buffer that shares bytes in [lo, hi) with i.
-func overlapError(p *Problem, off []int64, groupOf []int, live []bool, ids []int, i int, lo, hi, t int64) *CheckError {
-	bs := p.Buffers
-	other := -1
-	for _, j := range ids {
-		if !live[j] || groupOf[i] >= 0 && groupOf[j] == groupOf[i] {
-			continue
-		}
-		if off[j] < hi && lo < off[j]+bs[j].Size {
-			other = j
-			break
-		}
-	}
-	a, b := &bs[i], &Buffer{ID: "?"}
-	o := int64(-1)
-	if other >= 0 {
-		b, o = &bs[other], off[other]
-	}
-	return &CheckError{Kind: "overlap", A: other, B: i, Time: t,
-		Msg: fmt.Sprintf("buffers %q (time [%d,%d), bytes [%d,%d)) and %q (time [%d,%d), bytes [%d,%d)) overlap at time %d",
-			b.ID, b.Start, b.End, o, o+b.Size, a.ID, a.Start, a.End, off[i], off[i]+a.Size, t)}
-}
-
-type groupMember struct {
-	size int64
-	buf  int
-}
-
-// groupHeap is a max-heap of group members by size.
-type groupHeap []groupMember
-
-func (h groupHeap) Len() int { return len(h) }
-func (h groupHeap) Less(i, j int) bool {
-	if h[i].size != h[j].size {
-		return h[i].size > h[j].size
-	}
-	return h[i].buf < h[j].buf
-}
-func (h groupHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *groupHeap) Push(x any)   { *h = append(*h, x.(groupMember)) }
-func (h *groupHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// coverTree counts coverage over n elementary ranges: range add, range max.
-type coverTree struct {
-	n      int
-	mx, lz []int32
-}
-
-func newCoverTree(n int) *coverTree {
-	n = max(n, 1)
-	return &coverTree{n: n, mx: make([]int32, 4*n), lz: make([]int32, 4*n)}
-}
-
-// add adds d to the elementary ranges [a, b).
-func (c *coverTree) add(a, b int, d int32) {
-	if a < b {
-		c.addRec(1, 0, c.n, a, b, d)
-	}
-}
-
-func (c *coverTree) addRec(v, l, r, a, b int, d int32) {
-	if a <= l && r <= b {
-		c.mx[v] += d
-		c.lz[v] += d
-		return
-	}
-	m := (l + r) / 2
-	if a < m {
-		c.addRec(2*v, l, m, a, b, d)
-	}
-	if m < b {
-		c.addRec(2*v+1, m, r, a, b, d)
-	}
-	c.mx[v] = c.lz[v] + max(c.mx[2*v], c.mx[2*v+1])
-}
-
-// max returns the largest count over the elementary ranges [a, b).
-func (c *coverTree) max(a, b int) int32 {
-	if a >= b {
-		return 0
-	}
-	return c.maxRec(1, 0, c.n, a, b)
-}
-
-func (c *coverTree) maxRec(v, l, r, a, b int) int32 {
-	if a <= l && r <= b {
-		return c.mx[v]
-	}
-	m := (l + r) / 2
-	best := int32(-1 << 30)
-	if a < m {
-		best = max(best, c.maxRec(2*v, l, m, a, b))
-	}
-	if m < b {
-		best = max(best, c.maxRec(2*v+1, m, r, a, b))
-	}
-	return best + c.lz[v]
 }

@@ -1,64 +1,35 @@
-// Package assign gives buffers their offsets in memory.
+// Package assign gives the buffers of an HLO module their offsets in
+// memory, as XLA's buffer assignment does. It has two layers:
 //
-// # The packing model
+//   - this package, the XLA layer: it takes a liveness analysis and makes
+//     allocations the way XLA's BufferAssigner does (entry parameters,
+//     constants, maybe-live-out buffers, tuple index tables, operand-buffer
+//     reuse, thread-local computations), replays the remaining temporaries
+//     of each color as XLA's HeapSimulator does (heap_replay.go), packs
+//     them into one preallocated-temp heap per color and combines the temp
+//     allocations (hlo_assign.go); it writes XLA's buffer-assignment dump,
+//     its memory-usage report, JSON and the heaps as CSV;
+//   - package assign/pack, the packing layer: the packers over plain
+//     intervals ([Start, End) time, size, alignment, must-share groups),
+//     which never see the IR. This package turns each temp heap into a
+//     pack.Problem and packs it with pack.Pack, or with XLA's own heap
+//     algorithm (pack.XLAHeap) for the "xla" algorithm.
 //
-// A Problem is a list of buffers, each Size bytes live over the half-open
-// time interval [Start, End): a buffer that ends at t and one that starts at
-// t may share bytes. Times are positions in a schedule and only their order
-// matters. A packing (Packing) gives every buffer an offset. It is valid when
+// # Targets
 //
-//   - two buffers of one color that are live at the same time share no byte;
-//   - every offset is a multiple of its buffer's Align;
-//   - every Fixed buffer is at its Offset;
-//   - the members of each must-share group (Problem.Groups, XLA's
-//     colocations) are at one offset. Members of a group alias each other,
-//     so they may be live at once; the group then occupies as many bytes as
-//     its largest live member.
+// What depends on the backend is in a Target, plain data that a backend
+// package can supply: the temp alignment, the byte size of a shape, and
+// the backend's rule for a fusion output taking over an operand's buffer
+// (share.go). GPU, CPU and TPU are predefined; TargetByName looks them up
+// as hlomem assign --target does.
 //
-// Each color is a separate heap, packed on its own. Its height is the
-// largest offset+size among its buffers, and its lower bound (LowerBound)
-// is the largest total size live at one moment, counting a group once.
-// Buffers that are never live (Start == End) or empty occupy nothing.
+// # Checks
 //
-// Check verifies a packing; it shares no code with the packers, and every
-// packer test, fuzz target and the hlomem pack command run it.
-//
-// # Packers
-//
-// Pack runs the packer named by Options.Algorithm (see Algorithms):
-//
-//   - bestfit-ORDER and firstfit-ORDER lay buffers one at a time in a fixed
-//     ORDER (size, lifetime, area, start), each into the best-fitting or
-//     lowest free gap among the buffers already laid over its lifetime;
-//     bestfit-size and bestfit-lifetime are XLA's spatial and temporal
-//     GlobalDecreasingSizeBestFitHeap (bestfit.go, intervaltree.go).
-//   - xla keeps the better of those two, as XLA's buffer assignment does.
-//     Assign with Algorithm "xla" goes further: it packs the heap replay's
-//     intervals with XLA's GlobalDecreasingSizeBestFitHeap itself
-//     (xla_heap.go), colocations and value-ID ties included, and so
-//     reproduces XLA's offsets.
-//   - portfolio runs every best-fit and first-fit order, in parallel, and
-//     keeps the lowest (portfolio.go).
-//   - skyline-wat, skyline-taw, skyline-twa lay the buffer that can go
-//     lowest first, on top of everything below it (skyline.go).
-//   - exact is a branch-and-bound over canonical packings after MiniMalloc,
-//     warm-started from the portfolio: it decides whether everything fits in
-//     Options.Capacity, or without a capacity minimises the height, within
-//     Options.Budget and the context, and says when it proved a height
-//     optimal (exact.go).
-//   - auto, the default, escalates: portfolio; then, while the height is
-//     above the capacity (or, without one, above the lower bound), the
-//     skyline packers and the exact search.
-//
-// Every packer is deterministic: ties break on input order and parallel
-// runs are combined in a fixed order. Only a search cut short by its budget
-// or the context depends on timing.
-//
-// # Input and output
-//
-// ReadCSV and WriteCSV read problems and write packings in MiniMalloc's CSV
-// form (id,lower,upper,size[,alignment][,offset]), half-open like this
-// package; input errors are reported as FILE:LINE:COL: message.
+// Check verifies an Assignment without the code that made it (check.go):
+// every value has one slot inside its allocation, the values of a buffer
+// share it, temp offsets are aligned, and overlapping slots hold values
+// that are not live at once. Each temp heap's packing also passes
+// pack.Check, which shares no code with the packers.
 //
 // # Unverified input
 //
@@ -66,8 +37,6 @@
 // module and refused what it cannot plan) of the module as it still is. It
 // refuses a nil analysis, and checks again, with positioned errors, for an
 // opcode it does not know and a value whose byte size cannot be computed,
-// which would otherwise be planned in 0 bytes without CheckAssignment
-// noticing (validate.go). CheckAssignment takes an Assignment made by
-// Assign. Pack validates its Problem (Problem.Validate) and refuses a
-// malformed one; Check and ReadCSV take any input.
+// which would otherwise be planned in 0 bytes without Check noticing
+// (validate.go). Check takes an Assignment made by Assign.
 package assign

@@ -3,67 +3,57 @@ package assign_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
-func ExamplePack() {
-	p := &assign.Problem{Buffers: []assign.Buffer{
-		{ID: "weights", Start: 0, End: 8, Size: 4},
-		{ID: "act0", Start: 0, End: 3, Size: 2},
-		{ID: "act1", Start: 2, End: 5, Size: 2},
-		{ID: "act2", Start: 4, End: 8, Size: 2, Align: 2},
-	}}
-	sol, err := assign.Pack(context.Background(), p, assign.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := assign.Check(p, sol.Packing); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("height %d, lower bound %d, optimal %v\n", sol.Height(), sol.LowerBound(), sol.Optimal())
-	for i, b := range p.Buffers {
-		fmt.Printf("%-7s [%d,%d) at %d\n", b.ID, b.Start, b.End, sol.Offsets[i])
-	}
-	// Output:
-	// height 8, lower bound 8, optimal true
-	// weights [0,8) at 0
-	// act0    [0,3) at 4
-	// act1    [2,5) at 6
-	// act2    [4,8) at 4
-}
+// ExampleAssign plans a small module as hlomem assign does: parse, prepare
+// (flatten, insert copies, schedule, analyse), assign, check.
+func ExampleAssign() {
+	const src = `HloModule mlp, is_scheduled=true
 
-func ExampleReadCSV() {
-	in := "id,lower,upper,size\na,0,4,4\nb,1,3,2\nc,3,6,2\nd,4,8,4\n"
-	p, err := assign.ReadCSV(strings.NewReader(in), "small.csv")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	sol, err := assign.Pack(context.Background(), p, assign.Options{Algorithm: "xla"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	assign.WriteCSV(os.Stdout, p, sol.Packing)
-	// Output:
-	// id,lower,upper,size,offset
-	// a,0,4,4,0
-	// b,1,3,2,4
-	// c,3,6,2,4
-	// d,4,8,4,0
+ENTRY %main (x: f32[64,256], w: f32[256,256], b: f32[256]) -> f32[64,256] {
+  %x = f32[64,256]{1,0} parameter(0)
+  %w = f32[256,256]{1,0} parameter(1)
+  %b = f32[256]{0} parameter(2)
+  %h = f32[64,256]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %bias = f32[64,256]{1,0} broadcast(%b), dimensions={1}
+  %y = f32[64,256]{1,0} add(%h, %bias)
+  ROOT %z = f32[64,256]{1,0} exponential(%y)
 }
-
-func ExampleCheck() {
-	p := &assign.Problem{Buffers: []assign.Buffer{
-		{ID: "x", Start: 0, End: 4, Size: 8},
-		{ID: "y", Start: 2, End: 6, Size: 8},
-	}}
-	fmt.Println(assign.Check(p, assign.Packing{Offsets: []int64{0, 4}}))
+`
+	mods, err := hlo.Parse("mlp.hlo", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, err := liveness.Prepare(mods[0], "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	as, err := assign.Assign(context.Background(), a, assign.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := assign.Check(as); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("target %s, alignment %d\n", as.Options.Target.Name, as.Options.Align)
+	fmt.Printf("%d allocations, %d bytes in total, %d of them temps\n", len(as.Allocations), as.Stats.TotalBytes, as.Stats.TempBytes)
+	for _, al := range as.Allocations {
+		fmt.Printf("allocation %d: %d bytes, %s\n", al.Index, al.Size, al.Kind())
+	}
 	// Output:
-	// assign: invalid packing: buffers "x" (time [0,4), bytes [0,8)) and "y" (time [2,6), bytes [4,12)) overlap at time 2
+	// target gpu, alignment 128
+	// 5 allocations, 459776 bytes in total, 65536 of them temps
+	// allocation 0: 262144 bytes, parameter
+	// allocation 1: 65536 bytes, maybe-live-out
+	// allocation 2: 65536 bytes, parameter
+	// allocation 3: 1024 bytes, parameter
+	// allocation 4: 65536 bytes, preallocated-temp
 }

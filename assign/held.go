@@ -12,7 +12,7 @@ package assign
 // in chunks, so adding a value and finding those candidates take
 // logarithmic time plus the candidates, instead of a scan of everything the
 // allocation holds (quadratic on long chains of values sharing one
-// allocation). The exact test stays interferes; CheckAssignment checks the
+// allocation). The exact test stays interferes; Check checks the
 // finished plan independently.
 
 import (

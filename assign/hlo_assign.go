@@ -1,7 +1,7 @@
 package assign
 
 // Buffer assignment for HLO modules, the way XLA's BufferAssigner
-// (buffer_assignment.cc) does it, with the packing engine of this package
+// (buffer_assignment.cc) does it, with the packers of assign/pack
 // for the temporaries.
 //
 // The buffers of the analysed module are sorted as XLA sorts them
@@ -32,7 +32,7 @@ package assign
 // colocated), which yields intervals in event time. Those are packed, chunk
 // starts aligned to the target's alignment, into one heap per color: by
 // the chosen packer, or with "xla" by XLA's own heap algorithm
-// (xla_heap.go). Then the buffers of thread-local computations (reduction
+// (pack.XLAHeap). Then the buffers of thread-local computations (reduction
 // functions and the like) are sorted the same way, over the thread-local
 // computations, and get an allocation each.
 //
@@ -51,45 +51,38 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
 
-// Targets and their temp-buffer alignments. XLA:GPU's buffer assigner
-// aligns temp chunks to 128 bytes: every temp offset in the paired A100
-// dumps of the corpus is a multiple of 128, and index tables of 16 bytes
-// sit 128 bytes apart (0, 128, 256 in module_0010), which 256-byte
-// alignment cannot produce. XLA:CPU aligns to 64. The TPU-like target uses
-// 512-byte granules.
-var targetAlign = map[string]int64{"gpu": 128, "cpu": 64, "tpu": 512}
+// DefaultBudget is the search time per temp heap when
+// Options.Budget is 0.
+const DefaultBudget = 500 * time.Millisecond
 
-// DefaultAssignBudget is the search time per temp heap when
-// AssignOptions.Budget is 0.
-const DefaultAssignBudget = 500 * time.Millisecond
-
-// DefaultAssignGap is the relative gap above a large temp heap's lower
-// bound within which the search stops when AssignOptions.Gap is 0: within
+// DefaultGap is the relative gap above a large temp heap's lower
+// bound within which the search stops when Options.Gap is 0: within
 // 1e-5 (ten bytes per megabyte) the descents on a heap of tens of thousands
 // of values would spend the whole budget for at most that.
-const DefaultAssignGap = 1e-5
+const DefaultGap = 1e-5
 
-// AssignOptions configures Assign. The zero value assigns for the GPU with
+// Options configures Assign. The zero value assigns for the GPU with
 // the "auto" packer.
-type AssignOptions struct {
-	// Target is "gpu" (default), "cpu" or "tpu".
-	Target string
+type Options struct {
+	// Target is the backend; the zero Target means GPU (see TargetByName).
+	Target Target
 	// Align overrides the target's alignment of temp chunks when positive.
 	Align int64
 	// Algorithm names the packer for the temp heaps ("" means auto); "xla"
 	// reproduces XLA's best-of-spatial-and-temporal heap.
 	Algorithm string
 	// Budget bounds the search of "auto" and "exact" per heap; 0 means
-	// DefaultAssignBudget (shorter than Pack's default: assignment is one
+	// DefaultBudget (shorter than pack.DefaultBudget: assignment is one
 	// step of a compile, and the heaps of real modules are easy).
 	Budget time.Duration
 	// Gap is the relative distance from a heap's lower bound within which
-	// the search of a heap of over 5,000 items stops (Options.Gap); 0
-	// means DefaultAssignGap, a negative value searches on until the
+	// the search of a heap of over 5,000 items stops (pack.Options.Gap); 0
+	// means DefaultGap, a negative value searches on until the
 	// budget is spent.
 	Gap float64
 	// NoOperandReuse disables letting a value take a dying operand's slot.
@@ -167,9 +160,9 @@ type TempHeap struct {
 	Color int64
 	// Problem holds the heap's intervals in event time (XLA's HeapSimulator
 	// counter), Values[i] being Problem.Buffers[i]'s value.
-	Problem  *Problem
+	Problem  *pack.Problem
 	Values   []*liveness.Value
-	Solution *Solution
+	Solution *pack.Solution
 	// Allocation is the preallocated-temp allocation holding the heap, at
 	// offset Base (other temp allocations may come before it).
 	Allocation *Allocation
@@ -221,7 +214,7 @@ type Stats struct {
 type Assignment struct {
 	Module      *hlo.Module
 	Analysis    *liveness.Analysis
-	Options     AssignOptions // with Target, Align and Algorithm resolved
+	Options     Options // with Target, Align and Algorithm resolved
 	Allocations []*Allocation
 	Heaps       []*TempHeap
 	Stats       Stats
@@ -250,29 +243,29 @@ func (as *Assignment) AllocationOf(v *liveness.Value) (*Allocation, Slot, bool) 
 // (Analyze verified it then); Assign checks again what would make a plan
 // silently wrong and refuses, with the instruction's position, a value
 // whose size cannot be computed or an opcode it does not know (validate.go).
-func Assign(ctx context.Context, a *liveness.Analysis, opts AssignOptions) (*Assignment, error) {
-	if err := validate(a); err != nil {
-		return nil, err
+func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignment, error) {
+	if opts.Target.isZero() {
+		opts.Target = GPU
 	}
-	if opts.Target == "" {
-		opts.Target = "gpu"
-	}
-	align, ok := targetAlign[opts.Target]
-	if !ok {
-		return nil, fmt.Errorf("assign: unknown target %q (want gpu, cpu or tpu)", opts.Target)
-	}
+	align := opts.Target.Alignment
 	if opts.Align > 0 {
 		align = opts.Align
+	}
+	if align <= 0 {
+		return nil, fmt.Errorf("assign: target %q has no alignment (Target.Alignment or Options.Align must be positive)", opts.Target.Name)
 	}
 	opts.Align = align
 	if opts.Algorithm == "" {
 		opts.Algorithm = "auto"
 	}
 	if opts.Budget == 0 {
-		opts.Budget = DefaultAssignBudget
+		opts.Budget = DefaultBudget
 	}
 	if opts.Gap == 0 {
-		opts.Gap = DefaultAssignGap
+		opts.Gap = DefaultGap
+	}
+	if err := validate(a, opts.Target.Size); err != nil {
+		return nil, err
 	}
 	as := &Assignment{Module: a.Module, Analysis: a, Options: opts, allocOf: make([]*Allocation, len(a.Buffers))}
 	// The bounds of the stats depend on the analysis alone: compute them

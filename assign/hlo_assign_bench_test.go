@@ -47,7 +47,7 @@ func BenchmarkAssignMixtral(b *testing.B) {
 			b.Fatal(err)
 		}
 		lap(3)
-		as, err := Assign(context.Background(), a, AssignOptions{})
+		as, err := Assign(context.Background(), a, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
@@ -19,7 +20,7 @@ import (
 )
 
 // assignText parses, prepares and assigns a module the way the CLI does.
-func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
+func assignModule(t testing.TB, m *hlo.Module, opts Options) *Assignment {
 	t.Helper()
 	_, err := hlo.FlattenCallGraph(m)
 	require.NoError(t, err)
@@ -36,9 +37,9 @@ func assignModule(t testing.TB, m *hlo.Module, opts AssignOptions) *Assignment {
 	}
 	as, err := Assign(context.Background(), a, opts)
 	require.NoError(t, err)
-	require.NoError(t, CheckAssignment(as))
+	require.NoError(t, Check(as))
 	for _, h := range as.Heaps {
-		require.NoError(t, Check(h.Problem, h.Solution.Packing))
+		require.NoError(t, pack.Check(h.Problem, h.Solution.Packing))
 		require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound, "a heap below its lower bound")
 	}
 	checkBounds(t, m.Name, as)
@@ -78,7 +79,7 @@ func TestPeakBuffers(t *testing.T) {
 		t.Run(tc.algo, func(t *testing.T) {
 			m, err := hlo.ParseModule("peak.hlo", peakBuffers)
 			require.NoError(t, err)
-			as := assignModule(t, m, AssignOptions{Align: 1, Algorithm: tc.algo})
+			as := assignModule(t, m, Options{Align: 1, Algorithm: tc.algo})
 			require.Len(t, as.Heaps, 1)
 			temp := as.Heaps[0].Allocation
 			require.EqualValues(t, 1600, temp.Size)
@@ -172,7 +173,7 @@ func TestPairedAssignment(t *testing.T) {
 				require.NoError(t, err)
 				return mods[0]
 			}
-			ours := assignModule(t, load(), AssignOptions{Target: set.target})
+			ours := assignModule(t, load(), Options{Target: mustTarget(t, set.target)})
 			require.LessOrEqual(t, ours.Stats.TotalBytes, xTotal, "%s: total above XLA's", name)
 			saved += xTotal - ours.Stats.TotalBytes
 			// Parameter and output allocations have XLA's sizes.
@@ -206,7 +207,7 @@ func TestPairedAssignment(t *testing.T) {
 						name, h.Color, height, height-h.LowerBound, h.LowerBound, alb)
 				}
 			}
-			x := assignModule(t, load(), AssignOptions{Algorithm: "xla", Target: set.target})
+			x := assignModule(t, load(), Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			if x.Stats.TempBytes == tempSize(xAllocs) {
 				sameTemp++
 			} else {
@@ -242,7 +243,7 @@ func TestPairedAssignment(t *testing.T) {
 // multiples of each buffer's alignment: at any moment every live buffer but
 // the topmost occupies at least its size rounded up to its alignment. A
 // must-share group counts once, at its largest live member.
-func alignedLowerBound(p *Problem) int64 {
+func alignedLowerBound(p *pack.Problem) int64 {
 	group := make([]int, len(p.Buffers))
 	for i := range group {
 		group[i] = i
@@ -320,7 +321,7 @@ func TestAssignRandomModules(t *testing.T) {
 		for _, algo := range []string{"xla", "auto", "firstfit-start"} {
 			m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%60)}))
 			require.NoError(t, err)
-			assignModule(t, m, AssignOptions{Algorithm: algo, Target: []string{"gpu", "cpu", "tpu"}[seed%3], Budget: 50 * time.Millisecond})
+			assignModule(t, m, Options{Algorithm: algo, Target: []Target{GPU, CPU, TPU}[seed%3], Budget: 50 * time.Millisecond})
 		}
 	}
 }
@@ -343,7 +344,7 @@ func TestCorpusModulesAssign(t *testing.T) {
 			modules++
 			t.Run(filepath.Base(f)+"/"+m.Name, func(t *testing.T) {
 				require.NoError(t, hlo.Verify(m))
-				assignModule(t, m, AssignOptions{Algorithm: "portfolio"})
+				assignModule(t, m, Options{Algorithm: "portfolio"})
 			})
 		}
 	}
@@ -360,9 +361,17 @@ ENTRY e {
   ROOT e = f32[3,5]{1,0:T(8,128)} exponential(n)
 }`)
 	require.NoError(t, err)
-	as := assignModule(t, m, AssignOptions{Target: "tpu"})
+	as := assignModule(t, m, Options{Target: TPU})
 	require.EqualValues(t, 512, as.Options.Align)
 	for _, al := range as.Allocations {
 		require.EqualValues(t, 8*128*4, al.Size, "allocation %d (%s)", al.Index, al.Kind())
 	}
+}
+
+// mustTarget returns the predefined target called name.
+func mustTarget(t testing.TB, name string) Target {
+	t.Helper()
+	target, err := TargetByName(name)
+	require.NoError(t, err)
+	return target
 }

@@ -52,7 +52,7 @@ func TestReuseIndexKeepsXLAsChoice(t *testing.T) {
 		return a
 	}
 	compare := func(name string, a *liveness.Analysis) {
-		opts := AssignOptions{Algorithm: "xla"}
+		opts := Options{Algorithm: "xla"}
 		with, err := Assign(context.Background(), a, opts)
 		require.NoError(t, err, name)
 		reuseNoBits = true

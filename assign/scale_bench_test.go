@@ -42,7 +42,7 @@ func deepTupleModule(d int) string {
 // benchAssign parses src and measures analysis plus assignment. With
 // levels > 0 the cost is reported per tuple level, otherwise per
 // instruction.
-func benchAssign(b *testing.B, src string, opts AssignOptions, levels int) {
+func benchAssign(b *testing.B, src string, opts Options, levels int) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
@@ -74,7 +74,7 @@ func benchAssign(b *testing.B, src string, opts AssignOptions, levels int) {
 // chains of 10^4 to 10^6 operations, default packer.
 func BenchmarkAssignChain(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, chainModule(n), AssignOptions{}, 0) })
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, chainModule(n), Options{}, 0) })
 	}
 }
 
@@ -82,7 +82,7 @@ func BenchmarkAssignChain(b *testing.B) {
 // nested 10^2 to 10^4 deep.
 func BenchmarkAssignTupleDepth(b *testing.B) {
 	for _, d := range []int{100, 1_000, 10_000} {
-		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, deepTupleModule(d), AssignOptions{}, d) })
+		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, deepTupleModule(d), Options{}, d) })
 	}
 }
 
@@ -104,7 +104,7 @@ func tupleChainModule(d int) string {
 // whose every level holds a leaf, 10^2 to 10^4 deep.
 func BenchmarkAssignTupleChain(b *testing.B) {
 	for _, d := range []int{100, 1_000, 10_000} {
-		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, tupleChainModule(d), AssignOptions{}, d) })
+		b.Run(strconv.Itoa(d), func(b *testing.B) { benchAssign(b, tupleChainModule(d), Options{}, d) })
 	}
 }
 
@@ -126,7 +126,7 @@ func callChainModule(n int) string {
 // graph walk remembered what each computation reaches: 20,000 took 134 s).
 func BenchmarkAssignCallChain(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, callChainModule(n), AssignOptions{}, 0) })
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAssign(b, callChainModule(n), Options{}, 0) })
 	}
 }
 
@@ -170,7 +170,7 @@ func BenchmarkPrepareNestedWhile(b *testing.B) {
 					b.Fatal(err)
 				}
 				insts = mods[0].NumInstructions()
-				if _, err := Assign(context.Background(), a, AssignOptions{}); err != nil {
+				if _, err := Assign(context.Background(), a, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

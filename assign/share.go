@@ -3,9 +3,9 @@ package assign
 // Whether a value may take over the buffer of a dying operand value, as
 // XLA's HloDataflowAnalysis::CanShareOperandBufferWithUser decides it with
 // the backend's AliasInfo. The generic rules are liveness's; this file adds
-// what depends on the target:
+// what depends on the target (Target.FusionCanShare) and what does not:
 //
-//   - for XLA:GPU, a fusion user is decided by GpuAliasInfo::MayAlias
+//   - for XLA:GPU (GPUFusionCanShare), a fusion user is decided by GpuAliasInfo::MayAlias
 //     (xla/service/gpu/alias_info.cc, FusionCanShareBufferHint) once the
 //     must-alias in-place pairs have been checked: the operand and the output
 //     may differ in shape when they have as many elements of the same bit
@@ -24,7 +24,7 @@ import (
 // canShare reports whether user's value at userIx may reuse the buffer of
 // operand's value at opIx, for the assignment's target.
 func (as *Assignment) canShare(operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool {
-	return canShareFor(as.Options.Target, operand, opIx, user, userIx)
+	return canShareFor(&as.Options.Target, operand, opIx, user, userIx)
 }
 
 // shareFunc returns the replay's operand-reuse rule: nil when
@@ -36,15 +36,23 @@ func (as *Assignment) shareFunc() shareFunc {
 	return as.canShare
 }
 
-func canShareFor(target string, operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool {
+func canShareFor(target *Target, operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool {
 	if user.Opcode == hlo.OpCustomCall && len(userIx) == 1 && userIx[0] == 1 {
 		if t := user.CustomCallTarget(); t == "__cublas$lt$matmul" || t == "__cublas$lt$matmul$f8" {
 			return false
 		}
 	}
-	if target != "gpu" || user.Opcode != hlo.OpFusion || operand.Opcode == hlo.OpConstant {
+	if target.FusionCanShare == nil || user.Opcode != hlo.OpFusion || operand.Opcode == hlo.OpConstant {
 		return liveness.CanShareOperandBufferWithUser(operand, opIx, user, userIx)
 	}
+	return target.FusionCanShare(operand, opIx, user, userIx)
+}
+
+// GPUFusionCanShare is XLA:GPU's rule for a fusion output taking over an
+// operand's buffer (GPU's Target.FusionCanShare): a must-alias in-place
+// pair of the same shape may, and otherwise GpuAliasInfo::MayAlias
+// decides.
+func GPUFusionCanShare(operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool {
 	opSub, ok1 := operand.Shape.Subshape(opIx)
 	userSub, ok2 := user.Shape.Subshape(userIx)
 	if ok1 && ok2 && hlo.SameShape(opSub, userSub) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -12,19 +13,28 @@ import (
 // intervals with the chosen algorithm and makes one preallocated-temp
 // allocation per color.
 func (as *Assignment) packTemps(ctx context.Context, deferred []*liveness.Buffer) error {
-	byColor := map[int64]map[*liveness.Buffer]bool{}
+	// The buffers of each color in the order deferred lists them (by
+	// buffer ID), so that no map iteration decides the order in which
+	// they join the heap's allocation.
+	byColor := map[int64][]*liveness.Buffer{}
+	inHeap := make([]bool, len(as.Analysis.Buffers))
 	var colors []int64
 	for _, b := range deferred {
 		if byColor[b.Color] == nil {
-			byColor[b.Color] = map[*liveness.Buffer]bool{}
 			colors = append(colors, b.Color)
 		}
-		byColor[b.Color][b] = true
+		byColor[b.Color] = append(byColor[b.Color], b)
 	}
 	sort.Slice(colors, func(i, j int) bool { return colors[i] < colors[j] })
 	for _, color := range colors {
-		set := byColor[color]
-		r := replay(as.Analysis, func(v *liveness.Value) bool { return set[v.Buffer] }, as.shareFunc())
+		bufs := byColor[color]
+		for _, b := range bufs {
+			inHeap[b.ID] = true
+		}
+		r := replay(as.Analysis, func(v *liveness.Value) bool { return v.Buffer != nil && inHeap[v.Buffer.ID] }, as.shareFunc())
+		for _, b := range bufs {
+			inHeap[b.ID] = false
+		}
 		h, err := as.packHeap(ctx, color, r)
 		if err != nil {
 			return err
@@ -33,7 +43,7 @@ func (as *Assignment) packTemps(ctx context.Context, deferred []*liveness.Buffer
 			continue
 		}
 		as.Heaps = append(as.Heaps, h)
-		for b := range set {
+		for _, b := range bufs {
 			as.allocOf[b.ID] = h.Allocation
 			h.Allocation.buffers = append(h.Allocation.buffers, b)
 		}
@@ -44,8 +54,8 @@ func (as *Assignment) packTemps(ctx context.Context, deferred []*liveness.Buffer
 // heapProblem turns replay intervals into a packing problem: half-open
 // event-time intervals, chunk starts aligned, colocated values in one
 // must-share group.
-func heapProblem(r replayResult, align int64) (*Problem, []*liveness.Value) {
-	p := &Problem{}
+func heapProblem(r replayResult, align int64) (*pack.Problem, []*liveness.Value) {
+	p := &pack.Problem{}
 	vals := make([]*liveness.Value, len(r.intervals))
 	index := make(map[*liveness.Value]int, len(r.intervals))
 	names := map[string]int{}
@@ -56,7 +66,7 @@ func heapProblem(r replayResult, align int64) (*Problem, []*liveness.Value) {
 			id = fmt.Sprintf("%s#%d", id, n)
 		}
 		names[v.Name()]++
-		p.Buffers = append(p.Buffers, Buffer{ID: id, Start: h.start, End: h.end + 1, Size: v.Size, Align: align})
+		p.Buffers = append(p.Buffers, pack.Buffer{ID: id, Start: h.start, End: h.end + 1, Size: v.Size, Align: align})
 		vals[i] = v
 		index[v] = i
 	}
@@ -89,17 +99,17 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 		return nil, nil
 	}
 	p, vals := heapProblem(r, as.Options.Align)
-	var sol *Solution
+	var sol *pack.Solution
 	var err error
 	if as.Options.Algorithm == "xla" {
 		sol = xlaHeapSolution(r, p, as.Options.Align)
 	} else {
-		sol, err = Pack(ctx, p, Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget, Gap: max(as.Options.Gap, 0)})
+		sol, err = pack.Pack(ctx, p, pack.Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget, Gap: max(as.Options.Gap, 0)})
 		if err != nil {
 			return nil, fmt.Errorf("assign: packing the temp heap of color %d: %w", color, err)
 		}
 	}
-	if err := Check(p, sol.Packing); err != nil {
+	if err := pack.Check(p, sol.Packing); err != nil {
 		return nil, fmt.Errorf("assign: temp heap of color %d: %w", color, err)
 	}
 	height := sol.Height()
@@ -114,27 +124,27 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 }
 
 // xlaHeapSolution packs the replay's intervals with XLA's heap algorithm
-// (xla_heap.go). The heap's height is XLA's heap size, which counts each
+// (pack.XLAHeap). The heap's height is XLA's heap size, which counts each
 // interval at its XLA size (its buffer's) and may exceed the problem's.
-func xlaHeapSolution(r replayResult, p *Problem, align int64) *Solution {
+func xlaHeapSolution(r replayResult, p *pack.Problem, align int64) *pack.Solution {
 	index := make(map[*liveness.Value]int, len(r.intervals))
 	for i, h := range r.intervals {
 		index[h.value] = i
 	}
-	ivs := make([]xlaHeapInterval, len(r.intervals))
+	ivs := make([]pack.XLAInterval, len(r.intervals))
 	for i, h := range r.intervals {
 		share := -1
 		if h.shareWith != nil {
 			share = index[h.shareWith]
 		}
-		ivs[i] = xlaHeapInterval{id: h.value.ID, size: h.size, start: h.start, end: h.end, shareWith: share}
+		ivs[i] = pack.XLAInterval{ID: h.value.ID, Size: h.size, Start: h.start, End: h.end, ShareWith: share}
 	}
-	res := xlaBestHeap(ivs, align)
+	res := pack.XLAHeap(ivs, align)
 	algo := "xla-spatial"
-	if res.temporal {
+	if res.Temporal {
 		algo = "xla-temporal"
 	}
-	lb := LowerBound(p, 0)
-	return &Solution{Packing: Packing{Offsets: res.off}, Algorithm: algo,
-		Heaps: []Heap{{Height: res.height, LowerBound: lb}}}
+	lb := pack.LowerBound(p, 0)
+	return &pack.Solution{Packing: pack.Packing{Offsets: res.Off}, Algorithm: algo,
+		Heaps: []pack.Heap{{Height: res.Height, LowerBound: lb}}}
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-// validate reports why a cannot be assigned: no analysis, an instruction of unknown opcode, or a value whose byte
-// size cannot be computed (an unbounded dimension, a size beyond int64).
-func validate(a *liveness.Analysis) error {
+// validate reports why a cannot be assigned: no analysis, an instruction of unknown opcode, a value whose byte
+// size cannot be computed (an unbounded dimension, a size beyond int64), or, with a target's size function
+// (Target.Size, nil for hlo.ByteSize), a value whose size on the target is not the analysis's.
+func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 	if a == nil || a.Module == nil {
 		return errors.New("assign: no analysis to assign (liveness.Analyze makes one)")
 	}
@@ -34,8 +35,17 @@ func validate(a *liveness.Analysis) error {
 		if v == nil || v.Inst == nil {
 			return errors.New("assign: the analysis holds a value without an instruction")
 		}
-		if _, err := hlo.ByteSize(v.Shape); err != nil {
+		if size == nil {
+			if _, err := hlo.ByteSize(v.Shape); err != nil {
+				errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
+			}
+			continue
+		}
+		if n, err := size(v.Shape); err != nil {
 			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
+		} else if n != v.Size {
+			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos,
+				Msg: fmt.Sprintf("%s: %d bytes on the target, %d in the analysis", v.Inst.Name, n, v.Size)})
 		}
 	}
 	return errs.Err()

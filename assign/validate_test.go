@@ -27,7 +27,7 @@ func analysedForValidate(t *testing.T) *liveness.Analysis {
 
 // TestAssignRefusesWhatItCannotSize: a value whose byte size overflows
 // int64 or is unbounded must stop Assign with the instruction's position;
-// it used to be planned in 0 bytes, which CheckAssignment cannot notice.
+// it used to be planned in 0 bytes, which Check cannot notice.
 func TestAssignRefusesWhatItCannotSize(t *testing.T) {
 	for _, tc := range []struct{ dims, want string }{
 		{"4611686018427387904,4", "in.hlo:5:8: b: size of shape f32[4611686018427387904,4] overflows int64"},
@@ -43,7 +43,7 @@ func TestAssignRefusesWhatItCannotSize(t *testing.T) {
 				v.Shape = s.Entry.Root.Shape
 			}
 		}
-		_, err = Assign(context.Background(), a, AssignOptions{})
+		_, err = Assign(context.Background(), a, Options{})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got %v\nwant %s", err, tc.want)
 		}
@@ -57,7 +57,7 @@ func TestAssignRefusesUnknownOpcode(t *testing.T) {
 	n := a.Module.Entry.Instruction("n")
 	n.Opcode = hlo.OpUnknown
 	n.EnsureExt().UnknownOpcode = "frobnicate"
-	_, err := Assign(context.Background(), a, AssignOptions{})
+	_, err := Assign(context.Background(), a, Options{})
 	want := "in.hlo:4:3: n: unknown opcode frobnicate: its buffer semantics are unknown, so it cannot be planned"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
@@ -66,7 +66,7 @@ func TestAssignRefusesUnknownOpcode(t *testing.T) {
 
 // TestAssignWithoutAnalysis: a nil analysis is an error, not a panic.
 func TestAssignWithoutAnalysis(t *testing.T) {
-	_, err := Assign(context.Background(), nil, AssignOptions{})
+	_, err := Assign(context.Background(), nil, Options{})
 	if err == nil || !strings.Contains(err.Error(), "no analysis") {
 		t.Errorf("got %v", err)
 	}

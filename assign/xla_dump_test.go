@@ -138,7 +138,7 @@ func TestPairedUsedValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			as := assignModule(t, mods[0], AssignOptions{Algorithm: "xla", Target: set.target})
+			as := assignModule(t, mods[0], Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			var dump strings.Builder
 			if err := as.WriteXLA(&dump); err != nil {
 				t.Fatal(err)

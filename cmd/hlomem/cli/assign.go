@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -27,8 +31,8 @@ func runAssign(e *env, args []string) error {
 	target := fs.String("target", "gpu", "target: gpu (128-byte temp alignment, as XLA:GPU), cpu (64) or tpu (512)")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
 	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
-	budget := fs.Duration("budget", assign.DefaultAssignBudget, "time the search of auto and exact may take per temp heap")
-	gap := fs.Float64("gap", assign.DefaultAssignGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
+	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
+	gap := fs.Float64("gap", assign.DefaultGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
@@ -56,27 +60,37 @@ func runAssign(e *env, args []string) error {
 		return fmt.Errorf("hlomem assign: --gap must not be negative, got %v", *gap)
 	}
 	if *budget < 0 {
-		return fmt.Errorf("hlomem assign: --budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultAssignBudget)
+		return fmt.Errorf("hlomem assign: --budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultBudget)
 	}
 	l := map[string]layout{"xla": splitMarker, "report": headed, "json": jsonArray, "csv": table}[*format]
 	// --format=csv: the temp heaps of every module in one table, with
 	// the module and the heap's color leading each row, and the
 	// alignment column always there.
-	csvw := assign.NewCSVWriter(e.stdout, assign.CSVColumns{Alignment: true}, "module", "color")
+	csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
+	// An unknown target is reported where Assign used to report it, for
+	// each module after its analysis.
+	tgt, targetErr := assign.TargetByName(*target)
+	// An interrupt stops the temp heaps' search, which then keeps the
+	// best packing found so far.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	err = eachAnalysis(e, file, *sched, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+		if targetErr != nil {
+			return targetErr
+		}
 		g := *gap
 		if g == 0 {
-			g = -1 // AssignOptions: 0 is the default, negative none
+			g = -1 // Options: 0 is the default, negative none
 		}
-		opts := assign.AssignOptions{Target: *target, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
-		as, err := assign.Assign(context.Background(), a, opts)
+		opts := assign.Options{Target: tgt, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
+		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err
 		}
 		// The independent check runs while the output is written (both
 		// only read the plan); a failed check discards the output.
 		checked := make(chan error, 1)
-		go func() { checked <- assign.CheckAssignment(as) }()
+		go func() { checked <- assign.Check(as) }()
 		werr := writeAssignment(w, as, m, *format, xopts, csvw)
 		if err := <-checked; err != nil {
 			return fmt.Errorf("internal error, the plan is invalid: %w", err)
@@ -93,7 +107,7 @@ func runAssign(e *env, args []string) error {
 }
 
 // writeAssignment writes one module's plan in format.
-func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *assign.CSVWriter) error {
+func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *pack.CSVWriter) error {
 	switch format {
 	case "xla":
 		return as.WriteXLAWith(w, xopts)

@@ -11,7 +11,7 @@ import (
 
 // Every command reads one input, FILE, or standard input when FILE is "-";
 // messages then name it stdinName. Reading is bounded (hlo.MaxSourceSize,
-// assign.MaxCSVSize), so /dev/zero or an endless pipe gives an error
+// pack.MaxCSVSize), so /dev/zero or an endless pipe gives an error
 // rather than exhausting memory.
 
 // TuneGC, when set (the hlomem binary sets it; in-process tests do not),

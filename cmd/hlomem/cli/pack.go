@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 )
 
 func init() {
@@ -42,7 +42,7 @@ type packJSONBuffer struct {
 func runPack(e *env, args []string) error {
 	c := commands["pack"]
 	fs := newFlagSet(c, e)
-	algo := fs.String("algo", "auto", "packer: "+strings.Join(assign.Algorithms(), ", "))
+	algo := fs.String("algo", "auto", "packer: "+strings.Join(pack.Algorithms(), ", "))
 	capacity := fs.Int64("capacity", 0, "bytes available; exit 2 when no packing fits (0: no limit, minimise the height)")
 	budget := fs.Duration("budget", 0, "time auto and exact may spend after the portfolio (0: 10s; --algo=portfolio for none)")
 	gap := fs.Float64("gap", 0, "relative distance from the lower bound within which auto and exact skip the descents on instances over 5,000 items (0: search on)")
@@ -66,8 +66,8 @@ func runPack(e *env, args []string) error {
 	if *budget < 0 {
 		return fail("--budget must not be negative, got %v (0 means the default, 10s; --algo=portfolio searches no further)", *budget)
 	}
-	if !knownAlgorithm(*algo) {
-		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(assign.Algorithms(), ", "))
+	if _, ok := pack.PackerNamed(*algo); !ok {
+		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(pack.Algorithms(), ", "))
 	}
 
 	name := inputName(file)
@@ -76,7 +76,7 @@ func runPack(e *env, args []string) error {
 		return fail("%v", err)
 	}
 	defer r.Close()
-	p, cols, err := assign.ReadCSVColumns(r, name)
+	p, cols, err := pack.ReadCSVColumns(r, name)
 	if err != nil {
 		return &exitError{code: exitFailure, msg: err.Error()}
 	}
@@ -90,8 +90,8 @@ func runPack(e *env, args []string) error {
 	// packing found so far.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	sol, err := assign.Pack(ctx, p, assign.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget, Gap: *gap})
-	var capErr *assign.CapacityError
+	sol, err := pack.Pack(ctx, p, pack.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget, Gap: *gap})
+	var capErr *pack.CapacityError
 	switch {
 	case errors.As(err, &capErr):
 		// Keep going: the best packing is printed with the error.
@@ -99,7 +99,7 @@ func runPack(e *env, args []string) error {
 		return fail("%s: %v", name, err)
 	}
 	runtime.GC()
-	if err := assign.Check(p, sol.Packing); err != nil {
+	if err := pack.Check(p, sol.Packing); err != nil {
 		return fail("internal error: packer %s: %v", sol.Algorithm, err)
 	}
 
@@ -107,7 +107,7 @@ func runPack(e *env, args []string) error {
 	case "csv":
 		// The input's columns, whatever the values: an alignment column
 		// of zeros stays.
-		w := assign.NewCSVWriter(e.stdout, cols)
+		w := pack.NewCSVWriter(e.stdout, cols)
 		if err := w.Write(p, sol.Packing); err != nil {
 			return fail("%v", err)
 		}
@@ -140,13 +140,4 @@ func runPack(e *env, args []string) error {
 			name, capErr.Limit, capErr.Need, over, 100*float64(over)/float64(capErr.Limit), sol.LowerBound())}
 	}
 	return nil
-}
-
-func knownAlgorithm(name string) bool {
-	for _, a := range assign.Algorithms() {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }

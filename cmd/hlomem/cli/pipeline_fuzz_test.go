@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -23,10 +24,10 @@ import (
 // XLA's own heap, the default packer with a short search, and the
 // portfolio, across the three targets. Budgets stay small so that each
 // input runs in milliseconds.
-var pipelineOptions = []assign.AssignOptions{
-	{Target: "gpu", Algorithm: "xla"},
-	{Target: "cpu", Algorithm: "auto", Budget: 10 * time.Millisecond},
-	{Target: "tpu", Algorithm: "portfolio", Budget: 10 * time.Millisecond},
+var pipelineOptions = []assign.Options{
+	{Target: assign.GPU, Algorithm: "xla"},
+	{Target: assign.CPU, Algorithm: "auto", Budget: 10 * time.Millisecond},
+	{Target: assign.TPU, Algorithm: "portfolio", Budget: 10 * time.Millisecond},
 }
 
 // pipelineSeedLimit bounds the size of the corpus modules FuzzPipeline
@@ -38,7 +39,7 @@ var inlineHLO = regexp.MustCompile("(?s)`(HloModule .*?)`")
 // FuzzPipeline feeds modules through the whole pipeline as hlomem assign
 // runs it: parse, verify, flatten the call graph, prepare (copy insertion
 // for an unscheduled module, then the default scheduler; analyzeModule),
-// analyse, assign with each of pipelineOptions, CheckAssignment and the
+// analyse, assign with each of pipelineOptions, Check and the
 // packing checks, and every output format. It fails on a panic, on a plan
 // that does not pass the checks, and on a module that hlo.Verify accepts
 // but the later stages refuse with anything other than a positioned input
@@ -157,22 +158,22 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 	for _, opts := range pipelineOptions {
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
-			t.Fatalf("%s/%s: the analysed module is not assigned: %v", opts.Target, opts.Algorithm, err)
+			t.Fatalf("%s/%s: the analysed module is not assigned: %v", opts.Target.Name, opts.Algorithm, err)
 		}
-		if err := assign.CheckAssignment(as); err != nil {
-			t.Fatalf("%s/%s: invalid plan: %v", opts.Target, opts.Algorithm, err)
+		if err := assign.Check(as); err != nil {
+			t.Fatalf("%s/%s: invalid plan: %v", opts.Target.Name, opts.Algorithm, err)
 		}
 		for _, h := range as.Heaps {
-			if err := assign.Check(h.Problem, h.Solution.Packing); err != nil {
-				t.Fatalf("%s/%s: invalid temp heap: %v", opts.Target, opts.Algorithm, err)
+			if err := pack.Check(h.Problem, h.Solution.Packing); err != nil {
+				t.Fatalf("%s/%s: invalid temp heap: %v", opts.Target.Name, opts.Algorithm, err)
 			}
 			if h.Solution.Height() < h.LowerBound {
-				t.Fatalf("%s/%s: heap height %d below its lower bound %d", opts.Target, opts.Algorithm, h.Solution.Height(), h.LowerBound)
+				t.Fatalf("%s/%s: heap height %d below its lower bound %d", opts.Target.Name, opts.Algorithm, h.Solution.Height(), h.LowerBound)
 			}
 		}
 		for _, w := range []func(io.Writer) error{as.WriteXLA, as.WriteReport, as.WriteJSON, as.WriteTempCSV} {
 			if err := w(io.Discard); err != nil {
-				t.Fatalf("%s/%s: output: %v", opts.Target, opts.Algorithm, err)
+				t.Fatalf("%s/%s: output: %v", opts.Target.Name, opts.Algorithm, err)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Skyline packing: the first descent of the exact search, without the
 // search. Items are laid lowest first: the next item is always the one whose

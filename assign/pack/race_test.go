@@ -1,6 +1,6 @@
 //go:build race
 
-package assign
+package pack
 
 // raceEnabled is true when the tests run under the race detector, which
 // slows everything down several times: timing assertions are then skipped.

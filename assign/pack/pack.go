@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Pack is the entry point: it validates the problem, splits it into one
 // instance per color (instance.go), runs the chosen packer on each, and maps
@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -58,26 +59,51 @@ type Options struct {
 	Gap float64
 }
 
-// Algorithms returns the names Options.Algorithm accepts.
-func Algorithms() []string {
-	names := []string{"auto", "portfolio", "exact", "xla"}
-	for _, v := range append(allVariants(), skylineVariants()...) {
-		names = append(names, v.name)
-	}
-	return names
+// Packer is one packing algorithm, as XLA's HeapAlgorithm is: it places
+// the items of one instance (one color of a Problem, each must-share group
+// merged into one item) and reports the height it reached. Pack looks the
+// packer up by Options.Algorithm among Packers and runs it on every
+// instance. The interface is sealed: the packers are this package's.
+type Packer interface {
+	// Name is the Options.Algorithm that selects the packer.
+	Name() string
+	// pack places the items of in. pc carries the options, the lower
+	// bound to aim at and the deadline of any search; the packing must
+	// honour fixed items.
+	pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error)
 }
 
-// ErrUnknownAlgorithm is returned for an Options.Algorithm that Algorithms
-// does not list.
-var ErrUnknownAlgorithm = errors.New("assign: unknown algorithm")
+// packers is the registry, in the order Algorithms lists the names: the
+// composite packers, then every greedy and skyline packer on its own.
+var packers = func() []Packer {
+	vs := allVariants()
+	ps := []Packer{autoPacker{}, portfolioPacker{"portfolio", vs}, exactPacker{}, portfolioPacker{"xla", vs[:2:2]}}
+	for _, v := range append(vs, skylineVariants()...) {
+		ps = append(ps, variantPacker{v})
+	}
+	return ps
+}()
 
-// heapResult is what a packer returns for one instance.
-type heapResult struct {
-	off     []int64 // per item
-	height  int64
-	optimal bool
-	algo    string
-	nodes   int64
+// Packers returns every packer, in the order of Algorithms.
+func Packers() []Packer { return slices.Clone(packers) }
+
+// PackerNamed returns the packer that Options.Algorithm name selects.
+func PackerNamed(name string) (Packer, bool) {
+	for _, p := range packers {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Algorithms returns the names Options.Algorithm accepts.
+func Algorithms() []string {
+	names := make([]string, len(packers))
+	for i, p := range packers {
+		names[i] = p.Name()
+	}
+	return names
 }
 
 // Pack assigns offsets to the buffers of p with the packer opts.Algorithm.
@@ -90,7 +116,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 	if algo == "" {
 		algo = "auto"
 	}
-	run, ok := packerFor(algo)
+	run, ok := PackerNamed(algo)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownAlgorithm, algo, strings.Join(Algorithms(), ", "))
 	}
@@ -114,7 +140,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 		// The search aims at the alignment-aware bound, which is never
 		// below lb and proves more packings optimal.
 		alb := max(lb, in.alignedLowerBound())
-		r, err := runSafely(run, algo, ctx, in, &packContext{opts: opts, lb: alb, deadline: deadline, budget: budget > 0})
+		r, err := runSafely(ctx, run, in, &packContext{opts: opts, lb: alb, deadline: deadline, budget: budget > 0})
 		if err != nil {
 			var fe *fixedOverlapError
 			if errors.As(err, &fe) {
@@ -157,13 +183,13 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 
 // runSafely runs a packer, turning a panic into an error that names it: a
 // bug in one packer must not bring down a program that packs many problems.
-func runSafely(run packerFunc, algo string, ctx context.Context, in *instance, pc *packContext) (r *heapResult, err error) {
+func runSafely(ctx context.Context, p Packer, in *instance, pc *packContext) (r *heapResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r, err = nil, fmt.Errorf("assign: internal error in packer %s: %v", algo, v)
+			r, err = nil, fmt.Errorf("assign: internal error in packer %s: %v", p.Name(), v)
 		}
 	}()
-	return run(ctx, in, pc)
+	return p.pack(ctx, in, pc)
 }
 
 // fixedOverlap turns a fixedOverlapError of instance k into an InvalidError
@@ -199,41 +225,48 @@ func (pc *packContext) withinGap(h int64) bool {
 	return h <= pc.lb+int64(pc.opts.Gap*float64(pc.lb))
 }
 
-// packerFunc packs one instance.
-type packerFunc func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error)
+// autoPacker is "auto" (packAuto).
+type autoPacker struct{}
 
-func packerFor(name string) (packerFunc, bool) {
-	switch name {
-	case "auto":
-		return packAuto, true
-	case "portfolio":
-		return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-			return portfolio(in, allVariants(), pc.opts.Workers)
-		}, true
-	case "xla":
-		return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-			vs := allVariants()
-			return portfolio(in, []variant{vs[0], vs[1]}, pc.opts.Workers)
-		}, true
-	case "exact":
-		return packExact, true
+func (autoPacker) Name() string { return "auto" }
+func (autoPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	return packAuto(ctx, in, pc)
+}
+
+// exactPacker is "exact" (packExact).
+type exactPacker struct{}
+
+func (exactPacker) Name() string { return "exact" }
+func (exactPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	return packExact(ctx, in, pc)
+}
+
+// portfolioPacker keeps the lowest of its variants: "portfolio" runs every
+// greedy one, "xla" XLA's two (bestfit-size and bestfit-lifetime).
+type portfolioPacker struct {
+	name     string
+	variants []variant
+}
+
+func (p portfolioPacker) Name() string { return p.name }
+func (p portfolioPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	return portfolio(in, p.variants, pc.opts.Workers)
+}
+
+// variantPacker runs one greedy or skyline variant on its own.
+type variantPacker struct{ v variant }
+
+func (p variantPacker) Name() string { return p.v.name }
+func (p variantPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	off := make([]int64, len(in.items))
+	h, ok, err := p.v.run(in, off, nil, nil)
+	if err != nil {
+		return nil, err
 	}
-	for _, v := range append(allVariants(), skylineVariants()...) {
-		if v.name == name {
-			return func(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-				off := make([]int64, len(in.items))
-				h, ok, err := v.run(in, off, nil, nil)
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					return nil, errFixedSkyline
-				}
-				return &heapResult{off: off, height: h, algo: v.name}, nil
-			}, true
-		}
+	if !ok {
+		return nil, errFixedSkyline
 	}
-	return nil, false
+	return &heapResult{off: off, height: h, algo: p.v.name}, nil
 }
 
 // packAuto runs the portfolio, then, while the result is above the target

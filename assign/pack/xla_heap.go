@@ -1,11 +1,11 @@
-package assign
+package pack
 
 // XLA's temp heap: GlobalDecreasingSizeBestFitHeap (xla/service/heap_simulator/
 // heap_simulator.cc), run as ChooseBestHeapAlgorithm runs it, once sorted
 // kSpatial and once kTemporal, keeping the smaller heap (the spatial one on a
 // tie).
 //
-// The input is what the heap replay (heap_replay.go) records, in XLA's
+// The input is what a heap replay (assign/heap_replay.go) records, in XLA's
 // event time: every Alloc opens an interval that needs a place; every
 // ShareWith opens one that takes the address of the interval it shares with
 // and is listed among that interval's colocations; every Free closes one.
@@ -40,40 +40,40 @@ import (
 	"slices"
 )
 
-// xlaHeapInterval is one interval of the replay in event time (both ends
-// inclusive).
-type xlaHeapInterval struct {
-	id         int // value id: the last key of both orders
-	size       int64
-	start, end int64
-	// shareWith is the index of the interval whose address this one takes
+// XLAInterval is one interval of a heap simulation in event time (both
+// ends inclusive).
+type XLAInterval struct {
+	ID         int // value id: the last key of both orders
+	Size       int64
+	Start, End int64
+	// ShareWith is the index of the interval whose address this one takes
 	// (XLA's ShareWith), or -1 for one that needs a place of its own.
-	shareWith int
+	ShareWith int
 }
 
-// xlaHeapResult is the packing XLA's heap algorithm keeps.
-type xlaHeapResult struct {
-	off      []int64 // per interval
-	height   int64
-	temporal bool // the kTemporal order won
+// XLAResult is the packing XLA's heap algorithm keeps.
+type XLAResult struct {
+	Off      []int64 // per interval
+	Height   int64
+	Temporal bool // the kTemporal order won
 }
 
-// xlaBestHeap runs the spatial and the temporal heap and keeps the smaller,
+// XLAHeap runs the spatial and the temporal heap and keeps the smaller,
 // the spatial one on a tie, as ChooseBestHeapAlgorithm does.
-func xlaBestHeap(ivs []xlaHeapInterval, align int64) xlaHeapResult {
-	h := newXLAHeap(ivs, align)
+func XLAHeap(ivs []XLAInterval, align int64) XLAResult {
+	h := newXLAHeapSim(ivs, align)
 	spatial := h.run(false)
 	temporal := h.run(true)
-	if temporal.height < spatial.height {
+	if temporal.Height < spatial.Height {
 		return temporal
 	}
 	return spatial
 }
 
-// xlaHeap holds what both orders share: the transitive colocations and the
+// xlaHeapSim holds what both orders share: the transitive colocations and the
 // spans and sizes derived from them.
-type xlaHeap struct {
-	ivs   []xlaHeapInterval
+type xlaHeapSim struct {
+	ivs   []XLAInterval
 	align int64
 	nslot int
 	// members[i] lists the transitive colocations of interval i (for the
@@ -86,21 +86,21 @@ type xlaHeap struct {
 	roots   []int // the intervals that need a place
 }
 
-func newXLAHeap(ivs []xlaHeapInterval, align int64) *xlaHeap {
+func newXLAHeapSim(ivs []XLAInterval, align int64) *xlaHeapSim {
 	if align < 1 {
 		align = 1
 	}
-	h := &xlaHeap{ivs: ivs, align: align, members: make([][]int, len(ivs)),
+	h := &xlaHeapSim{ivs: ivs, align: align, members: make([][]int, len(ivs)),
 		maxSize: make([]int64, len(ivs)), span: make([]int64, len(ivs))}
 	direct := make([][]int, len(ivs))
 	for i, iv := range ivs {
-		h.nslot = max(h.nslot, int(iv.end)+1)
-		if iv.shareWith >= 0 {
-			direct[iv.shareWith] = append(direct[iv.shareWith], i)
+		h.nslot = max(h.nslot, int(iv.End)+1)
+		if iv.ShareWith >= 0 {
+			direct[iv.ShareWith] = append(direct[iv.ShareWith], i)
 		}
 	}
 	for i, iv := range ivs {
-		if iv.shareWith >= 0 || iv.size == 0 {
+		if iv.ShareWith >= 0 || iv.Size == 0 {
 			continue
 		}
 		h.roots = append(h.roots, i)
@@ -116,9 +116,9 @@ func newXLAHeap(ivs []xlaHeapInterval, align int64) *xlaHeap {
 		}
 		slices.Sort(ms)
 		h.members[i] = ms
-		lo, hi, sz := iv.start, iv.end, iv.size
+		lo, hi, sz := iv.Start, iv.End, iv.Size
 		for _, m := range ms {
-			lo, hi, sz = min(lo, ivs[m].start), max(hi, ivs[m].end), max(sz, ivs[m].size)
+			lo, hi, sz = min(lo, ivs[m].Start), max(hi, ivs[m].End), max(sz, ivs[m].Size)
 		}
 		h.maxSize[i], h.span[i] = sz, lo-hi
 	}
@@ -126,7 +126,7 @@ func newXLAHeap(ivs []xlaHeapInterval, align int64) *xlaHeap {
 }
 
 // run places the intervals in the spatial or temporal order.
-func (h *xlaHeap) run(temporal bool) xlaHeapResult {
+func (h *xlaHeapSim) run(temporal bool) XLAResult {
 	ivs := h.ivs
 	order := slices.Clone(h.roots)
 	slices.SortFunc(order, func(a, b int) int {
@@ -135,34 +135,34 @@ func (h *xlaHeap) run(temporal bool) xlaHeapResult {
 			if c := cmpInt64(h.span[a], h.span[b]); c != 0 {
 				return c
 			}
-			if c := cmpInt64(y.size, x.size); c != 0 {
+			if c := cmpInt64(y.Size, x.Size); c != 0 {
 				return c
 			}
 		} else {
-			if c := cmpInt64(y.size, x.size); c != 0 {
+			if c := cmpInt64(y.Size, x.Size); c != 0 {
 				return c
 			}
-			if c := cmpInt64(x.start-x.end, y.start-y.end); c != 0 {
+			if c := cmpInt64(x.Start-x.End, y.Start-y.End); c != 0 {
 				return c
 			}
 		}
-		return x.id - y.id
+		return x.ID - y.ID
 	})
-	res := xlaHeapResult{off: make([]int64, len(ivs)), temporal: temporal}
+	res := XLAResult{Off: make([]int64, len(ivs)), Temporal: temporal}
 	occ := newOccupancy(max(h.nslot, 1))
 	var used, scratch []span
 	for _, r := range order {
 		used = used[:0]
 		for _, i := range append([]int{r}, h.members[r]...) {
-			scratch = occ.taken(int32(ivs[i].start), int32(ivs[i].end+1), scratch[:0])
+			scratch = occ.taken(int32(ivs[i].Start), int32(ivs[i].End+1), scratch[:0])
 			used = append(used, scratch...)
 		}
 		slices.SortFunc(used, func(x, y span) int { return cmpInt64(x.lo, y.lo) })
 		off := h.bestFit(used, h.maxSize[r])
-		res.height = max(res.height, off+h.maxSize[r])
+		res.Height = max(res.Height, off+h.maxSize[r])
 		for _, i := range append([]int{r}, h.members[r]...) {
-			res.off[i] = off
-			occ.insert(int32(ivs[i].start), int32(ivs[i].end+1), off, off+ivs[i].size)
+			res.Off[i] = off
+			occ.insert(int32(ivs[i].Start), int32(ivs[i].End+1), off, off+ivs[i].Size)
 		}
 	}
 	return res
@@ -171,7 +171,7 @@ func (h *xlaHeap) run(temporal bool) xlaHeapResult {
 // bestFit returns the start of the smallest free chunk between the used
 // byte ranges (sorted by start) that holds size bytes, ties to the lowest;
 // a free chunk starts at the aligned end of the used range below it.
-func (h *xlaHeap) bestFit(used []span, size int64) int64 {
+func (h *xlaHeapSim) bestFit(used []span, size int64) int64 {
 	var free int64 // start of the current free chunk
 	best, bestRoom := int64(-1), int64(0)
 	for _, u := range used {

@@ -1,5 +1,5 @@
 //go:build !race
 
-package assign
+package pack
 
 const raceEnabled = false

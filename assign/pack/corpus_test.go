@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Acceptance checks on the shared corpus (../shared/corpus/alloc): every
 // packing is checked, and the figures the packers must reach are asserted.

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Exact packing: a depth-first branch-and-bound over canonical packings,
 // after MiniMalloc (M. D. Moffitt, "MiniMalloc: A Lightweight Memory

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // The packers do not work on a Problem directly but on instances, one per
 // color. An instance is a list of items, each placed at one offset: a buffer
@@ -331,7 +331,7 @@ func (in *instance) alignedLowerBound() int64 {
 	}
 	pads := make([]padPart, 0, len(in.parts))
 	for _, pt := range in.parts {
-		up := roundUp(pt.size, g)
+		up := alignUp(pt.size, g)
 		delta[pt.start] += up
 		delta[pt.end] -= up
 		if up > pt.size {

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 import (
 	"math/rand"

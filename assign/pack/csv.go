@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // MiniMalloc's CSV format (github.com/google/minimalloc): a header row naming
 // the columns, then one buffer per row. Columns are found by name, in any

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // Greedy packing: take the items one at a time in a fixed order and put each
 // at the best free place among the items already placed, never moving one

@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // The occupancy index answers the one question a best-fit or first-fit
 // placement asks: which byte ranges are taken, at some moment, by the buffers

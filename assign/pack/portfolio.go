@@ -1,4 +1,4 @@
-package assign
+package pack
 
 // The portfolio: run several cheap packers and keep the lowest packing.
 // XLA keeps the better of two best-fit orders (ChooseBestHeapAlgorithm),
