@@ -27,7 +27,7 @@ var valueLabelRe = regexp.MustCompile(`(?m)^ value: <(\d+) ([^ >{]+)(\{[0-9,]*\}
 // whole allocation block of the dump (everything before "Total bytes
 // used") must come out byte for byte: the allocations, their order, sizes
 // and flags, and every value's offset. Every plan must also pass
-// assign.CheckAssignment.
+// assign.Check.
 func TestXLABufferAssignment(t *testing.T) {
 	for _, set := range []struct {
 		dir, target string
@@ -96,11 +96,15 @@ func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := assign.Assign(context.Background(), a, assign.AssignOptions{Algorithm: "xla", Target: target})
+	tgt, err := assign.TargetByName(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := assign.CheckAssignment(as); err != nil {
+	as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: "xla", Target: tgt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := assign.Check(as); err != nil {
 		t.Fatalf("plan fails the check: %v", err)
 	}
 	var b strings.Builder
