@@ -25,7 +25,7 @@ import (
 )
 
 // ErrCheck is the sentinel matched by every *CheckError.
-var ErrCheck = errors.New("assign: invalid packing")
+var ErrCheck = errors.New("pack: invalid packing")
 
 // CheckError describes the first violation Check found. A and B are buffer
 // indices (B is -1 unless two buffers are involved); Time is the time of an
@@ -37,7 +37,7 @@ type CheckError struct {
 	Msg  string
 }
 
-func (e *CheckError) Error() string { return "assign: invalid packing: " + e.Msg }
+func (e *CheckError) Error() string { return "pack: invalid packing: " + e.Msg }
 
 // Is makes errors.Is(err, ErrCheck) true for a *CheckError.
 func (e *CheckError) Is(target error) bool { return target == ErrCheck }

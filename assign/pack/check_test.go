@@ -19,19 +19,19 @@ func TestCheckViolations(t *testing.T) {
 		{"touching in time", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), buf("b", 4, 6, 4)}}, []int64{0, 0}, "", ""},
 		{"other colors", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), {ID: "b", End: 4, Size: 4, Color: 1}}}, []int64{0, 0}, "", ""},
 		{"empty buffers", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), buf("b", 0, 4, 0), buf("c", 2, 2, 9)}}, []int64{0, 1, 0}, "", ""},
-		{"count", Problem{Buffers: []Buffer{buf("a", 0, 4, 4)}}, []int64{0, 1}, "count", "assign: invalid packing: 2 offsets for 1 buffers"},
-		{"negative", Problem{Buffers: []Buffer{buf("a", 0, 4, 4)}}, []int64{-8}, "negative", `assign: invalid packing: buffer "a": negative offset -8`},
+		{"count", Problem{Buffers: []Buffer{buf("a", 0, 4, 4)}}, []int64{0, 1}, "count", "pack: invalid packing: 2 offsets for 1 buffers"},
+		{"negative", Problem{Buffers: []Buffer{buf("a", 0, 4, 4)}}, []int64{-8}, "negative", `pack: invalid packing: buffer "a": negative offset -8`},
 		{"misaligned", Problem{Buffers: []Buffer{{ID: "a", End: 4, Size: 4, Align: 8}}}, []int64{4}, "misaligned",
-			`assign: invalid packing: buffer "a": offset 4 is not a multiple of its alignment 8`},
+			`pack: invalid packing: buffer "a": offset 4 is not a multiple of its alignment 8`},
 		{"moved", Problem{Buffers: []Buffer{{ID: "a", End: 4, Size: 4, Fixed: true, Offset: 16}}}, []int64{0}, "moved",
-			`assign: invalid packing: buffer "a": fixed at offset 16, placed at 0`},
+			`pack: invalid packing: buffer "a": fixed at offset 16, placed at 0`},
 		{"split", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), buf("b", 4, 8, 4)}, Groups: [][]int{{0, 1}}}, []int64{0, 4}, "split",
-			`assign: invalid packing: group 0 split: buffer "a" at offset 0, buffer "b" at offset 4`},
+			`pack: invalid packing: group 0 split: buffer "a" at offset 0, buffer "b" at offset 4`},
 		{"overlap", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), buf("b", 2, 6, 4)}}, []int64{0, 3}, "overlap",
-			`assign: invalid packing: buffers "a" (time [0,4), bytes [0,4)) and "b" (time [2,6), bytes [3,7)) overlap at time 2`},
+			`pack: invalid packing: buffers "a" (time [0,4), bytes [0,4)) and "b" (time [2,6), bytes [3,7)) overlap at time 2`},
 		{"first overlap in time", Problem{Buffers: []Buffer{buf("a", 5, 9, 4), buf("b", 6, 9, 4), buf("c", 0, 3, 4), buf("d", 1, 3, 4)}},
 			[]int64{0, 0, 0, 2}, "overlap",
-			`assign: invalid packing: buffers "c" (time [0,3), bytes [0,4)) and "d" (time [1,3), bytes [2,6)) overlap at time 1`},
+			`pack: invalid packing: buffers "c" (time [0,3), bytes [0,4)) and "d" (time [1,3), bytes [2,6)) overlap at time 1`},
 		{"group members alias", Problem{Buffers: []Buffer{buf("a", 0, 4, 4), buf("b", 3, 8, 2)}, Groups: [][]int{{0, 1}}}, []int64{0, 0}, "", ""},
 		{"group shrinks", Problem{
 			Buffers: []Buffer{buf("a", 0, 4, 8), buf("b", 2, 10, 2), buf("c", 4, 10, 6)},
@@ -39,7 +39,7 @@ func TestCheckViolations(t *testing.T) {
 		{"group extent", Problem{
 			Buffers: []Buffer{buf("a", 0, 4, 8), buf("b", 2, 10, 2), buf("c", 3, 10, 6)},
 			Groups:  [][]int{{0, 1}}}, []int64{0, 0, 2}, "overlap",
-			`assign: invalid packing: buffers "a" (time [0,4), bytes [0,8)) and "c" (time [3,10), bytes [2,8)) overlap at time 3`},
+			`pack: invalid packing: buffers "a" (time [0,4), bytes [0,8)) and "c" (time [3,10), bytes [2,8)) overlap at time 3`},
 	}
 	for _, tc := range tests {
 		err := Check(&tc.p, Packing{tc.off})

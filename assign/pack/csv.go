@@ -396,7 +396,7 @@ func (cw *CSVWriter) writeHeader() {
 // starting with the lead values (one per lead column).
 func (cw *CSVWriter) Write(p *Problem, pk Packing, lead ...string) error {
 	if len(lead) != len(cw.lead) {
-		return fmt.Errorf("assign: %d lead values for the %d lead columns %v", len(lead), len(cw.lead), cw.lead)
+		return fmt.Errorf("pack: %d lead values for the %d lead columns %v", len(lead), len(cw.lead), cw.lead)
 	}
 	cw.writeHeader()
 	var prefix []byte

@@ -69,9 +69,6 @@
 // # Unverified input
 //
 // Pack validates its Problem (Problem.Validate) and refuses a malformed
-// one; Check and ReadCSV take any input.
-//
-// The error messages of this package keep the "assign:" prefix they had
-// before the packers moved here from package assign, since hlomem's output
-// (and scripts matching it) carry them.
+// one; Check and ReadCSV take any input. Its error messages start with
+// "pack:".
 package pack

@@ -65,5 +65,5 @@ func ExampleCheck() {
 	}}
 	fmt.Println(pack.Check(p, pack.Packing{Offsets: []int64{0, 4}}))
 	// Output:
-	// assign: invalid packing: buffers "x" (time [0,4), bytes [0,8)) and "y" (time [2,6), bytes [4,12)) overlap at time 2
+	// pack: invalid packing: buffers "x" (time [0,4), bytes [0,8)) and "y" (time [2,6), bytes [4,12)) overlap at time 2
 }

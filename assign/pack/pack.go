@@ -186,7 +186,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 func runSafely(ctx context.Context, p Packer, in *instance, pc *packContext) (r *heapResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r, err = nil, fmt.Errorf("assign: internal error in packer %s: %v", p.Name(), v)
+			r, err = nil, fmt.Errorf("pack: internal error in packer %s: %v", p.Name(), v)
 		}
 	}()
 	return p.pack(ctx, in, pc)

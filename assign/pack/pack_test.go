@@ -109,7 +109,7 @@ func TestPackCapacity(t *testing.T) {
 		t.Fatal("capacity 5: no packing returned with the error")
 	}
 	checkSolution(t, p, sol, "capacity 5")
-	if got, want := ce.Error(), "assign: capacity exceeded: color 0 needs 6 bytes, capacity 5 (1 bytes, 20.00% over)"; got != want {
+	if got, want := ce.Error(), "pack: capacity exceeded: color 0 needs 6 bytes, capacity 5 (1 bytes, 20.00% over)"; got != want {
 		t.Fatalf("message %q, want %q", got, want)
 	}
 }

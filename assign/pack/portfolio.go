@@ -25,7 +25,7 @@ import (
 
 // errFixedSkyline reports a skyline packer that could not honour fixed
 // offsets: it lays items lowest first and cannot go back under a fixed item.
-var errFixedSkyline = errors.New("assign: the skyline packers cannot place around these fixed offsets; use a best-fit or first-fit packer")
+var errFixedSkyline = errors.New("pack: the skyline packers cannot place around these fixed offsets; use a best-fit or first-fit packer")
 
 // variant is one greedy packer of the portfolio. run writes item offsets
 // into off and returns the height; with a non-nil bound it may give up,

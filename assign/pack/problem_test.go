@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrInvalid) || err.Error() != "assign: invalid problem: "+tc.want {
+		if !errors.Is(err, ErrInvalid) || err.Error() != "pack: invalid problem: "+tc.want {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}

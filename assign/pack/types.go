@@ -95,7 +95,7 @@ func (s *Solution) Optimal() bool {
 }
 
 // ErrCapacity is the sentinel matched by every *CapacityError.
-var ErrCapacity = errors.New("assign: capacity exceeded")
+var ErrCapacity = errors.New("pack: capacity exceeded")
 
 // CapacityError reports that no packing found fits the capacity: the best one
 // needs Need bytes in color Color, Limit are available.
@@ -107,7 +107,7 @@ type CapacityError struct {
 
 func (e *CapacityError) Error() string {
 	over := e.Need - e.Limit
-	return fmt.Sprintf("assign: capacity exceeded: color %d needs %d bytes, capacity %d (%d bytes, %.2f%% over)",
+	return fmt.Sprintf("pack: capacity exceeded: color %d needs %d bytes, capacity %d (%d bytes, %.2f%% over)",
 		e.Color, e.Need, e.Limit, over, 100*float64(over)/float64(max(e.Limit, 1)))
 }
 
@@ -115,7 +115,7 @@ func (e *CapacityError) Error() string {
 func (e *CapacityError) Is(target error) bool { return target == ErrCapacity }
 
 // ErrInvalid is the sentinel matched by every *InvalidError.
-var ErrInvalid = errors.New("assign: invalid problem")
+var ErrInvalid = errors.New("pack: invalid problem")
 
 // InvalidError reports a malformed problem. Buffer is the index of the
 // offending buffer, or -1.
@@ -124,14 +124,14 @@ type InvalidError struct {
 	Msg    string
 }
 
-func (e *InvalidError) Error() string { return "assign: invalid problem: " + e.Msg }
+func (e *InvalidError) Error() string { return "pack: invalid problem: " + e.Msg }
 
 // Is makes errors.Is(err, ErrInvalid) true for an *InvalidError.
 func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 // ErrUnknownAlgorithm is returned for an Options.Algorithm that Algorithms
 // does not list.
-var ErrUnknownAlgorithm = errors.New("assign: unknown algorithm")
+var ErrUnknownAlgorithm = errors.New("pack: unknown algorithm")
 
 // heapResult is what a packer returns for one instance.
 type heapResult struct {
