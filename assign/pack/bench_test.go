@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // benchPack packs p b.N times with opts and reports height/LB, the exact
@@ -21,13 +22,9 @@ func benchPack(b *testing.B, p *Problem, opts Options) {
 	var err error
 	for b.Loop() {
 		sol, err = Pack(context.Background(), p, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 	}
-	if err := Check(p, sol.Packing); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, Check(p, sol.Packing))
 	b.ReportMetric(float64(sol.Height())/float64(sol.LowerBound()), "height/lb")
 	b.ReportMetric(float64(sol.Nodes), "nodes")
 	b.ReportMetric(float64(len(p.Buffers))*float64(b.N)/b.Elapsed().Seconds(), "buffers/s")
@@ -65,9 +62,7 @@ func BenchmarkSynthetic(b *testing.B) {
 	for b.Loop() {
 		for _, p := range ps {
 			sol, err := Pack(context.Background(), p, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			worst = max(worst, float64(sol.Height())/float64(sol.LowerBound()))
 		}
 	}
@@ -120,14 +115,10 @@ func BenchmarkScale(b *testing.B) {
 					for b.Loop() {
 						var err error
 						sol, err = Pack(context.Background(), p, Options{Algorithm: algo})
-						if err != nil {
-							b.Fatal(err)
-						}
+						require.NoError(b, err)
 					}
 				})
-				if err := Check(p, sol.Packing); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, Check(p, sol.Packing))
 				b.ReportMetric(float64(sol.Height())/float64(sol.LowerBound()), "height/lb")
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "buffers/s")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestCheckViolations(t *testing.T) {
@@ -44,19 +46,13 @@ func TestCheckViolations(t *testing.T) {
 	for _, tc := range tests {
 		err := Check(&tc.p, Packing{tc.off})
 		if tc.kind == "" {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
+			require.NoError(t, err, "%s", tc.name)
 			continue
 		}
 		var ce *CheckError
-		if !errors.As(err, &ce) || !errors.Is(err, ErrCheck) {
-			t.Errorf("%s: got %v, want a *CheckError", tc.name, err)
-			continue
-		}
-		if ce.Kind != tc.kind || err.Error() != tc.msg {
-			t.Errorf("%s: got %s %q, want %s %q", tc.name, ce.Kind, err, tc.kind, tc.msg)
-		}
+		require.True(t, errors.As(err, &ce) && errors.Is(err, ErrCheck), "%s: got %v, want a *CheckError", tc.name, err)
+		require.Equal(t, tc.kind, ce.Kind, "%s: got %s %q, want %s %q", tc.name, ce.Kind, err, tc.kind, tc.msg)
+		require.EqualError(t, err, tc.msg, "%s: got %s %q, want %s %q", tc.name, ce.Kind, err, tc.kind, tc.msg)
 	}
 }
 
@@ -114,16 +110,12 @@ func TestCheckAgainstBruteForce(t *testing.T) {
 		}
 		want := bruteValid(p, off)
 		err := Check(p, Packing{off})
-		if (err == nil) != want {
-			t.Fatalf("problem %+v groups %v offsets %v: Check says %v, pairwise check says valid=%v", p.Buffers, p.Groups, off, err, want)
-		}
+		require.Equal(t, want, err == nil, "problem %+v groups %v offsets %v: Check says %v, pairwise check says valid=%v", p.Buffers, p.Groups, off, err, want)
 		if want {
 			valid++
 		} else {
 			invalid++
 		}
 	}
-	if valid < 100 || invalid < 100 {
-		t.Fatalf("too few of one kind: %d valid, %d invalid", valid, invalid)
-	}
+	require.True(t, valid >= 100 && invalid >= 100, "too few of one kind: %d valid, %d invalid", valid, invalid)
 }

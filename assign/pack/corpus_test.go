@@ -14,19 +14,16 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 func readCorpusCSV(t testing.TB, path string) *Problem {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	p, err := ReadCSV(f, filepath.Base(path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -44,13 +41,9 @@ func TestCorpusMinimalloc(t *testing.T) {
 		start := time.Now()
 		sol, err := Pack(context.Background(), p, Options{Capacity: capacity, Budget: corpusBudget})
 		el := time.Since(start)
-		if err != nil {
-			t.Fatalf("%s: %v", filepath.Base(path), err)
-		}
+		require.NoError(t, err, "%s", filepath.Base(path))
 		checkSolution(t, p, sol, filepath.Base(path))
-		if sol.Height() > capacity {
-			t.Fatalf("%s: height %d above capacity %d", filepath.Base(path), sol.Height(), capacity)
-		}
+		require.LessOrEqual(t, sol.Height(), int64(capacity), "%s: height %d above capacity %d", filepath.Base(path), sol.Height(), capacity)
 		t.Logf("%s: height %d, lower bound %d, %s, %d nodes, %v",
 			filepath.Base(path), sol.Height(), sol.LowerBound(), sol.Algorithm, sol.Nodes, el.Round(time.Millisecond))
 	}
@@ -63,20 +56,15 @@ var capInName = regexp.MustCompile(`\.cap(\d+)\.csv$`)
 func TestCorpusSynthetic(t *testing.T) {
 	for _, path := range corpus.Glob(t, "alloc/synthetic/*.csv") {
 		m := capInName.FindStringSubmatch(path)
-		if m == nil {
-			t.Fatalf("%s: no capacity in the name", path)
-		}
+		require.NotNil(t, m, "%s: no capacity in the name", path)
 		want, _ := strconv.ParseInt(m[1], 10, 64)
 		p := readCorpusCSV(t, path)
 		sol, err := Pack(context.Background(), p, Options{Budget: corpusBudget})
-		if err != nil {
-			t.Fatalf("%s: %v", filepath.Base(path), err)
-		}
+		require.NoError(t, err, "%s", filepath.Base(path))
 		checkSolution(t, p, sol, filepath.Base(path))
-		if sol.LowerBound() != want || sol.Height() != want || !sol.Optimal() {
-			t.Fatalf("%s: height %d, lower bound %d, optimal %v; want %d", filepath.Base(path),
-				sol.Height(), sol.LowerBound(), sol.Optimal(), want)
-		}
+		require.True(t, sol.LowerBound() == want && sol.Height() == want && sol.Optimal(),
+			"%s: height %d, lower bound %d, optimal %v; want %d", filepath.Base(path),
+			sol.Height(), sol.LowerBound(), sol.Optimal(), want)
 	}
 }
 
@@ -88,16 +76,12 @@ func TestCorpusIdealloc(t *testing.T) {
 		start := time.Now()
 		sol, err := Pack(context.Background(), p, Options{Budget: corpusBudget})
 		el := time.Since(start)
-		if err != nil {
-			t.Fatalf("%s: %v", filepath.Base(path), err)
-		}
+		require.NoError(t, err, "%s", filepath.Base(path))
 		checkSolution(t, p, sol, filepath.Base(path))
 		ratio := float64(sol.Height()) / float64(sol.LowerBound())
 		t.Logf("%s: %d buffers, height/LB %.5f, %s, %v", filepath.Base(path), len(p.Buffers), ratio,
 			sol.Algorithm, el.Round(time.Millisecond))
-		if ratio > 1.002 {
-			t.Errorf("%s: height/LB %.5f above 1.002", filepath.Base(path), ratio)
-		}
+		require.LessOrEqual(t, ratio, 1.002, "%s: height/LB %.5f above 1.002", filepath.Base(path), ratio)
 	}
 }
 
@@ -109,9 +93,7 @@ func TestCorpusY1Portfolio(t *testing.T) {
 	start := time.Now()
 	sol, err := Pack(context.Background(), p, Options{Algorithm: "portfolio"})
 	el := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSolution(t, p, sol, "Y_1")
 	t.Logf("Y_1 portfolio: height/LB %.5f, %s, %v", float64(sol.Height())/float64(sol.LowerBound()), sol.Algorithm, el)
 }

@@ -2,12 +2,12 @@ package pack
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 )
 
 func TestReadCSV(t *testing.T) {
@@ -16,25 +16,17 @@ func TestReadCSV(t *testing.T) {
 		"\"b,2\",1,3,8,8,\n" +
 		"c,3,6,4,4,32\n"
 	p, err := ReadCSV(strings.NewReader(in), "x.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []Buffer{
 		{ID: "a", Start: 0, End: 4, Size: 16},
 		{ID: "b,2", Start: 1, End: 3, Size: 8, Align: 8},
 		{ID: "c", Start: 3, End: 6, Size: 4, Align: 4, Fixed: true, Offset: 32},
 	}
-	if diff := cmp.Diff(want, p.Buffers); diff != "" {
-		t.Fatalf("buffers (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, p.Buffers), "buffers (-want +got)")
 	// Columns may come in any order.
 	p, err = ReadCSV(strings.NewReader("size,upper,id,lower\n5,9,q,2\n"), "y.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]Buffer{{ID: "q", Start: 2, End: 9, Size: 5}}, p.Buffers); diff != "" {
-		t.Fatalf("reordered columns (-want +got):\n%s", diff)
-	}
+	require.NoError(t, err)
+	require.Empty(t, cmp.Diff([]Buffer{{ID: "q", Start: 2, End: 9, Size: 5}}, p.Buffers), "reordered columns (-want +got)")
 }
 
 func TestReadCSVErrors(t *testing.T) {
@@ -66,13 +58,8 @@ func TestReadCSVErrors(t *testing.T) {
 	for _, tc := range tests {
 		_, err := ReadCSV(strings.NewReader(tc.in), "f.csv")
 		var el ErrorList
-		if !errors.As(err, &el) {
-			t.Errorf("%s: got %v, want an ErrorList", tc.name, err)
-			continue
-		}
-		if err.Error() != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, err, tc.want)
-		}
+		require.ErrorAs(t, err, &el, "%s: got %v, want an ErrorList", tc.name, err)
+		require.EqualError(t, err, tc.want, "%s", tc.name)
 	}
 }
 
@@ -84,23 +71,16 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 	}}
 	pk := Packing{Offsets: []int64{0, 16, 0}}
 	var out bytes.Buffer
-	if err := WriteCSV(&out, p, pk); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteCSV(&out, p, pk))
 	want := "id,lower,upper,size,alignment,offset\na,0,4,16,1,0\n\"b,\"\"2\"\"\",1,3,8,8,16\nc,3,6,4,1,0\n"
-	if out.String() != want {
-		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
-	}
+	require.Equal(t, want, out.String())
 	// Read back: the offsets come back as fixed offsets.
 	q, err := ReadCSV(&out, "out.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, b := range q.Buffers {
 		a := p.Buffers[i]
-		if b.ID != a.ID || b.Start != a.Start || b.End != a.End || b.Size != a.Size || !b.Fixed || b.Offset != pk.Offsets[i] {
-			t.Fatalf("buffer %d: wrote %+v at %d, read %+v", i, a, pk.Offsets[i], b)
-		}
+		require.True(t, b.ID == a.ID && b.Start == a.Start && b.End == a.End && b.Size == a.Size && b.Fixed && b.Offset == pk.Offsets[i],
+			"buffer %d: wrote %+v at %d, read %+v", i, a, pk.Offsets[i], b)
 	}
 }
 
@@ -119,19 +99,13 @@ func (c endless) Read(p []byte) (int, error) {
 // with the line named, not a read without end.
 func TestReadCSVBounded(t *testing.T) {
 	_, err := ReadCSV(endless(0), "/dev/zero")
-	if want := "/dev/zero:1: line longer than 1048576 bytes, the most hlomem reads"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	require.EqualError(t, err, "/dev/zero:1: line longer than 1048576 bytes, the most hlomem reads")
 	_, err = ReadCSV(io.MultiReader(strings.NewReader("id,lower,upper,size\na,0,1,4\n"), endless('x')), "pipe")
-	if want := "pipe:3: line longer than 1048576 bytes, the most hlomem reads"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	require.EqualError(t, err, "pipe:3: line longer than 1048576 bytes, the most hlomem reads")
 	defer func(l int64) { csvSizeLimit = l }(csvSizeLimit)
 	csvSizeLimit = 1 << 16
 	_, err = ReadCSV(io.MultiReader(strings.NewReader("id,lower,upper,size\n"), endless('\n')), "pipe")
-	if want := "pipe: input larger than 65536 bytes, the most hlomem reads"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %q", err, want)
-	}
+	require.EqualError(t, err, "pipe: input larger than 65536 bytes, the most hlomem reads")
 }
 
 // TestReadCSVColumns: the optional columns of the header are reported,
@@ -144,12 +118,8 @@ func TestReadCSVColumns(t *testing.T) {
 		"id,lower,upper,size,offset,alignment\na,0,1,4,,\n": {Alignment: true, Offset: true},
 	} {
 		_, cols, err := ReadCSVColumns(strings.NewReader(in), "c.csv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cols != want {
-			t.Errorf("%q: got %+v, want %+v", in, cols, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, want, cols, "%q", in)
 	}
 }
 
@@ -161,36 +131,21 @@ func TestCSVWriter(t *testing.T) {
 	q := &Problem{Buffers: []Buffer{{ID: "x,y", Start: 0, End: 1, Size: 4, Align: 0}}}
 	var out bytes.Buffer
 	cw := NewCSVWriter(&out, CSVColumns{Alignment: true}, "module", "color")
-	if err := cw.Write(p, Packing{Offsets: []int64{0, 16}}, "m1", "0"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Write(q, Packing{Offsets: []int64{0}}, "m,2", "1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cw.Write(p, Packing{Offsets: []int64{0, 16}}, "m1", "0"))
+	require.NoError(t, cw.Write(q, Packing{Offsets: []int64{0}}, "m,2", "1"))
+	require.NoError(t, cw.Flush())
 	want := "module,color,id,lower,upper,size,alignment,offset\n" +
 		"m1,0,a,0,4,16,1,0\n" +
 		"m1,0,b,1,3,8,1,16\n" +
 		"\"m,2\",1,\"x,y\",0,1,4,1,0\n"
-	if diff := cmp.Diff(want, out.String()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, out.String()), "(-want +got)")
 	// What it wrote reads back as a problem (the lead columns ignored).
-	if _, err := ReadCSV(strings.NewReader(out.String()), "out.csv"); err != nil {
-		t.Errorf("reading back: %v", err)
-	}
-	if err := cw.Write(p, Packing{}, "only one"); err == nil {
-		t.Errorf("Write with 1 lead value for 2 lead columns: no error")
-	}
+	_, err := ReadCSV(strings.NewReader(out.String()), "out.csv")
+	require.NoError(t, err, "reading back")
+	require.Error(t, cw.Write(p, Packing{}, "only one"), "Write with 1 lead value for 2 lead columns: no error")
 
 	out.Reset()
 	cw = NewCSVWriter(&out, CSVColumns{}, "module")
-	if err := cw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := out.String(), "module,id,lower,upper,size,offset\n"; got != want {
-		t.Errorf("no rows: got %q, want %q", got, want)
-	}
+	require.NoError(t, cw.Flush())
+	require.Equal(t, "module,id,lower,upper,size,offset\n", out.String(), "no rows")
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // bruteOptimum returns the least height of p (one color, no alignment, no
@@ -74,9 +76,7 @@ func TestExactDecisionAgainstBruteForce(t *testing.T) {
 		p := randomSmallProblem(rng, 2+rng.Intn(6))
 		opt := bruteOptimum(p)
 		lay, err := normalize(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in := lay.insts[0]
 		x := newExactInst(in)
 		for _, c := range []int64{opt, opt - 1} {
@@ -86,9 +86,7 @@ func TestExactDecisionAgainstBruteForce(t *testing.T) {
 			if c < opt {
 				want = infeasible
 			}
-			if st != want {
-				t.Fatalf("problem %d: capacity %d, optimum %d: got status %d, want %d\n%+v", iter, c, opt, st, want, p.Buffers)
-			}
+			require.Equal(t, want, st, "problem %d: capacity %d, optimum %d: got status %d, want %d\n%+v", iter, c, opt, st, want, p.Buffers)
 			if st != found {
 				continue
 			}
@@ -96,12 +94,9 @@ func TestExactDecisionAgainstBruteForce(t *testing.T) {
 			for i := range p.Buffers {
 				off[i] = s.sol[lay.item[i]]
 			}
-			if err := Check(p, Packing{off}); err != nil {
-				t.Fatalf("problem %d: %v", iter, err)
-			}
-			if h := in.height(s.sol); h > c {
-				t.Fatalf("problem %d: height %d above capacity %d", iter, h, c)
-			}
+			require.NoError(t, Check(p, Packing{off}), "problem %d", iter)
+			h := in.height(s.sol)
+			require.LessOrEqual(t, h, c, "problem %d: height %d above capacity %d", iter, h, c)
 		}
 	}
 }
@@ -112,9 +107,7 @@ func TestExactDecisionAgainstBruteForce(t *testing.T) {
 // aligned offset above the earlier items it meets.
 func bruteItemsOptimum(t *testing.T, p *Problem) int64 {
 	lay, err := normalize(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(lay.insts) == 0 {
 		return 0
 	}
@@ -172,14 +165,10 @@ func TestExactGroupsAlignment(t *testing.T) {
 		p := randomProblem(rng, genOptions{n: 3 + rng.Intn(5), steps: 6, maxLen: 4, maxSz: 6, align: true, groups: 0.6})
 		opt := bruteItemsOptimum(t, p)
 		sol, err := Pack(context.Background(), p, Options{Algorithm: "exact", Budget: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		checkSolution(t, p, sol, "exact")
-		if sol.Height() != opt || !sol.Optimal() {
-			t.Fatalf("problem %d: exact height %d (optimal %v), brute force %d: %+v groups %v",
-				it, sol.Height(), sol.Optimal(), opt, p.Buffers, p.Groups)
-		}
+		require.True(t, sol.Height() == opt && sol.Optimal(), "problem %d: exact height %d (optimal %v), brute force %d: %+v groups %v",
+			it, sol.Height(), sol.Optimal(), opt, p.Buffers, p.Groups)
 	}
 }
 
@@ -201,25 +190,17 @@ func TestAlignedLowerBound(t *testing.T) {
 			}
 		}
 		lay, err := normalize(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in := lay.insts[0]
 		lb, alb := in.lowerBound(), in.alignedLowerBound()
 		opt := bruteItemsOptimum(t, p)
-		if alb > opt {
-			t.Fatalf("problem %d: aligned bound %d above the optimum %d: %+v groups %v", it, alb, opt, p.Buffers, p.Groups)
-		}
-		if alb < lb && a > 1 {
-			t.Fatalf("problem %d: aligned bound %d below the plain %d", it, alb, lb)
-		}
+		require.LessOrEqual(t, alb, opt, "problem %d: aligned bound %d above the optimum %d: %+v groups %v", it, alb, opt, p.Buffers, p.Groups)
+		require.False(t, alb < lb && a > 1, "problem %d: aligned bound %d below the plain %d", it, alb, lb)
 		if alb > lb {
 			stronger++
 		}
 	}
-	if stronger == 0 {
-		t.Fatal("the aligned bound never beat the plain one")
-	}
+	require.NotZero(t, stronger, "the aligned bound never beat the plain one")
 	t.Logf("stronger than the plain bound on %d of 1000", stronger)
 	// Three 1-byte buffers live together at alignment 64: 64+64+1.
 	p := &Problem{Buffers: []Buffer{
@@ -228,10 +209,7 @@ func TestAlignedLowerBound(t *testing.T) {
 		{ID: "c", Start: 0, End: 2, Size: 1, Align: 64},
 	}}
 	sol, err := Pack(context.Background(), p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sol.Height() != 129 || !sol.Optimal() || sol.LowerBound() != 3 {
-		t.Fatalf("height %d optimal %v lower bound %d; want 129, proven optimal, plain bound 3", sol.Height(), sol.Optimal(), sol.LowerBound())
-	}
+	require.NoError(t, err)
+	require.True(t, sol.Height() == 129 && sol.Optimal() && sol.LowerBound() == 3,
+		"height %d optimal %v lower bound %d; want 129, proven optimal, plain bound 3", sol.Height(), sol.Optimal(), sol.LowerBound())
 }

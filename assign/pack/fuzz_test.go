@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // problemFromBytes decodes fuzz input into a small problem: 6 bytes per
@@ -56,9 +58,7 @@ func FuzzPack(f *testing.F) {
 		for _, algo := range Algorithms() {
 			sol, err := Pack(context.Background(), p, Options{Algorithm: algo, Budget: 20 * time.Millisecond})
 			if err != nil {
-				if sol != nil {
-					t.Fatalf("%s: error %v with a solution", algo, err)
-				}
+				require.Nil(t, sol, "%s: error %v with a solution", algo, err)
 				continue // invalid problems, clashing fixed offsets
 			}
 			checkSolution(t, p, sol, algo)
@@ -77,35 +77,24 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		p, err := ReadCSV(strings.NewReader(text), "fuzz.csv")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.csv:") {
-				t.Fatalf("error without a position: %v", err)
-			}
+			require.True(t, strings.HasPrefix(err.Error(), "fuzz.csv:"), "error without a position: %v", err)
 			return
 		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("accepted an invalid problem: %v", err)
-		}
+		require.NoError(t, p.Validate(), "accepted an invalid problem")
 		off := make([]int64, len(p.Buffers))
 		var buf bytes.Buffer
-		if err := WriteCSV(&buf, p, Packing{off}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, WriteCSV(&buf, p, Packing{off}))
 		q, err := ReadCSV(&buf, "again.csv")
-		if err != nil {
-			// Zero offsets may break fixed alignment only if the
-			// problem had no fixed buffers... they are written as
-			// the offset column, so reading back fixes them at 0,
-			// which is aligned; any error is a bug.
-			t.Fatalf("reading back: %v\n%s", err, buf.String())
-		}
-		if len(q.Buffers) != len(p.Buffers) {
-			t.Fatalf("read back %d buffers, wrote %d", len(q.Buffers), len(p.Buffers))
-		}
+		// Zero offsets may break fixed alignment only if the
+		// problem had no fixed buffers... they are written as
+		// the offset column, so reading back fixes them at 0,
+		// which is aligned; any error is a bug.
+		require.NoError(t, err, "reading back:\n%s", buf.String())
+		require.Len(t, q.Buffers, len(p.Buffers), "read back %d buffers, wrote %d", len(q.Buffers), len(p.Buffers))
 		for i := range p.Buffers {
 			a, b := p.Buffers[i], q.Buffers[i]
-			if a.ID != b.ID || a.Start != b.Start || a.End != b.End || a.Size != b.Size || max(a.Align, 1) != max(b.Align, 1) {
-				t.Fatalf("buffer %d: wrote %+v, read %+v", i, a, b)
-			}
+			require.True(t, a.ID == b.ID && a.Start == b.Start && a.End == b.End && a.Size == b.Size && max(a.Align, 1) == max(b.Align, 1),
+				"buffer %d: wrote %+v, read %+v", i, a, b)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // genOptions shapes randomProblem.
@@ -138,20 +140,15 @@ func traceProblem(seed int64, n int) *Problem {
 // heap heights are at least their lower bounds.
 func checkSolution(t testing.TB, p *Problem, sol *Solution, what string) {
 	t.Helper()
-	if err := Check(p, sol.Packing); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	require.NoError(t, Check(p, sol.Packing), "%s", what)
 	got := p.Heights(sol.Offsets)
-	if len(got) != len(sol.Heaps) {
-		t.Fatalf("%s: %d heaps reported, %d colors", what, len(sol.Heaps), len(got))
-	}
+	require.Len(t, sol.Heaps, len(got), "%s: %d heaps reported, %d colors", what, len(sol.Heaps), len(got))
 	for k, h := range sol.Heaps {
-		if h.Color != got[k].Color || h.Height != got[k].Height {
-			t.Fatalf("%s: heap %d reported as color %d height %d, packing has color %d height %d",
-				what, k, h.Color, h.Height, got[k].Color, got[k].Height)
-		}
-		if lb := LowerBound(p, h.Color); h.LowerBound != lb || h.Height < lb {
-			t.Fatalf("%s: color %d: height %d, lower bound %d (reported %d)", what, h.Color, h.Height, lb, h.LowerBound)
-		}
+		require.True(t, h.Color == got[k].Color && h.Height == got[k].Height,
+			"%s: heap %d reported as color %d height %d, packing has color %d height %d",
+			what, k, h.Color, h.Height, got[k].Color, got[k].Height)
+		lb := LowerBound(p, h.Color)
+		require.True(t, h.LowerBound == lb && h.Height >= lb,
+			"%s: color %d: height %d, lower bound %d (reported %d)", what, h.Color, h.Height, lb, h.LowerBound)
 	}
 }

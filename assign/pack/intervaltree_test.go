@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestOccupancyAgainstBruteForce compares the occupancy index with a plain
@@ -45,9 +47,7 @@ func TestOccupancyAgainstBruteForce(t *testing.T) {
 				}
 				merged = append(merged, s)
 			}
-			if !slices.Equal(got, merged) {
-				t.Fatalf("slots [%d,%d): got %v, want %v", a, b, got, merged)
-			}
+			require.True(t, slices.Equal(got, merged), "slots [%d,%d): got %v, want %v", a, b, got, merged)
 		}
 	}
 }
@@ -57,9 +57,7 @@ func TestUnion2(t *testing.T) {
 	y := []span{{2, 3}, {6, 9}, {20, 21}}
 	got := union2(x, y, nil)
 	want := []span{{0, 3}, {5, 10}, {20, 21}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
+	require.Equal(t, want, got)
 }
 
 func TestUnionGallop(t *testing.T) {
@@ -90,8 +88,6 @@ func TestUnionGallop(t *testing.T) {
 			}
 			want = append(want, s)
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("big %v small %v: got %v, want %v", big, small, got, want)
-		}
+		require.True(t, slices.Equal(got, want), "big %v small %v: got %v, want %v", big, small, got, want)
 	}
 }

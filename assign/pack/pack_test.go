@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 var smallShapes = []genOptions{
@@ -37,9 +39,7 @@ func TestPackersRandom(t *testing.T) {
 				if errors.Is(err, errFixedSkyline) {
 					continue // skyline descents cannot always work around fixed items
 				}
-				if err != nil {
-					t.Fatalf("%s on %+v: %v", algo, shape, err)
-				}
+				require.NoError(t, err, "%s on %+v", algo, shape)
 				checkSolution(t, p, sol, algo)
 				heaps[algo] = sol.Heaps
 			}
@@ -47,17 +47,12 @@ func TestPackersRandom(t *testing.T) {
 			for k := range heaps["portfolio"] {
 				h := func(algo string) int64 { return heaps[algo][k].Height }
 				for _, v := range allVariants() {
-					if h("portfolio") > h(v.name) {
-						t.Fatalf("portfolio height %d above %s %d", h("portfolio"), v.name, h(v.name))
-					}
+					require.LessOrEqual(t, h("portfolio"), h(v.name), "portfolio height %d above %s %d", h("portfolio"), v.name, h(v.name))
 				}
-				if want := min(h("bestfit-size"), h("bestfit-lifetime")); h("xla") != want {
-					t.Fatalf("xla height %d, want the better of bestfit-size and bestfit-lifetime, %d", h("xla"), want)
-				}
+				want := min(h("bestfit-size"), h("bestfit-lifetime"))
+				require.Equal(t, want, h("xla"), "xla height %d, want the better of bestfit-size and bestfit-lifetime, %d", h("xla"), want)
 				for _, a := range []string{"auto", "exact"} {
-					if h(a) > h("portfolio") {
-						t.Fatalf("%s height %d above the portfolio's %d", a, h(a), h("portfolio"))
-					}
+					require.LessOrEqual(t, h(a), h("portfolio"), "%s height %d above the portfolio's %d", a, h(a), h("portfolio"))
 				}
 			}
 		}
@@ -72,13 +67,9 @@ func TestExactOptimalSmall(t *testing.T) {
 		p := randomSmallProblem(rng, 2+rng.Intn(6))
 		opt := bruteOptimum(p)
 		sol, err := Pack(context.Background(), p, Options{Algorithm: "exact"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		checkSolution(t, p, sol, "exact")
-		if sol.Height() != opt || !sol.Optimal() {
-			t.Fatalf("problem %d: exact height %d (optimal %v), brute force %d: %+v", it, sol.Height(), sol.Optimal(), opt, p.Buffers)
-		}
+		require.True(t, sol.Height() == opt && sol.Optimal(), "problem %d: exact height %d (optimal %v), brute force %d: %+v", it, sol.Height(), sol.Optimal(), opt, p.Buffers)
 	}
 }
 
@@ -90,49 +81,34 @@ func TestPackCapacity(t *testing.T) {
 		{ID: "d", Start: 4, End: 8, Size: 4},
 	}}
 	sol, err := Pack(context.Background(), p, Options{Capacity: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSolution(t, p, sol, "capacity 6")
-	if sol.Height() != 6 {
-		t.Fatalf("height %d, want 6", sol.Height())
-	}
+	require.Equal(t, int64(6), sol.Height(), "height %d, want 6", sol.Height())
 	sol, err = Pack(context.Background(), p, Options{Capacity: 5})
 	var ce *CapacityError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrCapacity) {
-		t.Fatalf("capacity 5: got error %v, want a *CapacityError", err)
-	}
-	if ce.Need != 6 || ce.Limit != 5 || ce.Color != 0 {
-		t.Fatalf("got %+v, want need 6, limit 5, color 0", *ce)
-	}
-	if sol == nil {
-		t.Fatal("capacity 5: no packing returned with the error")
-	}
+	require.True(t, errors.As(err, &ce) && errors.Is(err, ErrCapacity), "capacity 5: got error %v, want a *CapacityError", err)
+	require.True(t, ce.Need == 6 && ce.Limit == 5 && ce.Color == 0, "got %+v, want need 6, limit 5, color 0", *ce)
+	require.NotNil(t, sol, "capacity 5: no packing returned with the error")
 	checkSolution(t, p, sol, "capacity 5")
-	if got, want := ce.Error(), "pack: capacity exceeded: color 0 needs 6 bytes, capacity 5 (1 bytes, 20.00% over)"; got != want {
-		t.Fatalf("message %q, want %q", got, want)
-	}
+	require.Equal(t, "pack: capacity exceeded: color 0 needs 6 bytes, capacity 5 (1 bytes, 20.00% over)", ce.Error())
 }
 
 func TestPackErrors(t *testing.T) {
 	ctx := context.Background()
 	p := &Problem{Buffers: []Buffer{{ID: "a", Start: 0, End: 1, Size: 1}}}
-	if _, err := Pack(ctx, p, Options{Algorithm: "nope"}); !errors.Is(err, ErrUnknownAlgorithm) {
-		t.Fatalf("unknown algorithm: got %v", err)
-	}
+	_, err := Pack(ctx, p, Options{Algorithm: "nope"})
+	require.ErrorIs(t, err, ErrUnknownAlgorithm, "unknown algorithm")
 	bad := &Problem{Buffers: []Buffer{{ID: "a", Start: 2, End: 1, Size: 1}}}
-	if _, err := Pack(ctx, bad, Options{}); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("invalid problem: got %v", err)
-	}
+	_, err = Pack(ctx, bad, Options{})
+	require.ErrorIs(t, err, ErrInvalid, "invalid problem")
 	clash := &Problem{Buffers: []Buffer{
 		{ID: "a", Start: 0, End: 10, Size: 4, Fixed: true},
 		{ID: "b", Start: 5, End: 15, Size: 4, Fixed: true, Offset: 2},
 	}}
-	_, err := Pack(ctx, clash, Options{})
+	_, err = Pack(ctx, clash, Options{})
 	var ie *InvalidError
-	if !errors.As(err, &ie) || ie.Msg != `buffers "a" and "b" are fixed at overlapping offsets while both live` {
-		t.Fatalf("fixed clash: got %v", err)
-	}
+	require.ErrorAs(t, err, &ie, "fixed clash")
+	require.Equal(t, `buffers "a" and "b" are fixed at overlapping offsets while both live`, ie.Msg, "fixed clash: got %v", err)
 }
 
 // TestPackCancel checks that a cancelled context stops the exact search at
@@ -143,13 +119,10 @@ func TestPackCancel(t *testing.T) {
 	cancel()
 	start := time.Now()
 	sol, err := Pack(ctx, p, Options{Algorithm: "exact", Budget: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSolution(t, p, sol, "cancelled exact")
-	if el := time.Since(start); el > 20*time.Second && !raceEnabled {
-		t.Fatalf("cancelled search took %v", el)
-	}
+	el := time.Since(start)
+	require.False(t, el > 20*time.Second && !raceEnabled, "cancelled search took %v", el)
 }
 
 // TestPackBudget checks that the budget bounds the exact search.
@@ -157,13 +130,10 @@ func TestPackBudget(t *testing.T) {
 	p := traceProblem(2, 3000)
 	start := time.Now()
 	sol, err := Pack(context.Background(), p, Options{Algorithm: "exact", Budget: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSolution(t, p, sol, "budgeted exact")
-	if el := time.Since(start); el > 10*time.Second && !raceEnabled {
-		t.Fatalf("a 200ms budget took %v", el)
-	}
+	el := time.Since(start)
+	require.False(t, el > 10*time.Second && !raceEnabled, "a 200ms budget took %v", el)
 }
 
 // TestPackDeterministic checks that the parallel portfolio gives the same
@@ -173,27 +143,19 @@ func TestPackDeterministic(t *testing.T) {
 	var first []int64
 	for run := 0; run < 3; run++ {
 		sol, err := Pack(context.Background(), p, Options{Algorithm: "portfolio", Workers: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if first == nil {
 			first = sol.Offsets
 			continue
 		}
-		if !slices.Equal(first, sol.Offsets) {
-			t.Fatalf("run %d gave different offsets", run)
-		}
+		require.True(t, slices.Equal(first, sol.Offsets), "run %d gave different offsets", run)
 	}
 }
 
 func TestEmptyProblem(t *testing.T) {
 	for _, algo := range Algorithms() {
 		sol, err := Pack(context.Background(), &Problem{}, Options{Algorithm: algo})
-		if err != nil {
-			t.Fatalf("%s: %v", algo, err)
-		}
-		if sol.Height() != 0 || len(sol.Offsets) != 0 || len(sol.Heaps) != 0 {
-			t.Fatalf("%s: %+v", algo, sol)
-		}
+		require.NoError(t, err, "%s", algo)
+		require.True(t, sol.Height() == 0 && len(sol.Offsets) == 0 && len(sol.Heaps) == 0, "%s: %+v", algo, sol)
 	}
 }

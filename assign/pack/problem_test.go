@@ -1,9 +1,10 @@
 package pack
 
 import (
-	"errors"
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestValidate(t *testing.T) {
@@ -36,14 +37,11 @@ func TestValidate(t *testing.T) {
 	for _, tc := range tests {
 		err := tc.p.Validate()
 		if tc.want == "" {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
+			require.NoError(t, err, "%s", tc.name)
 			continue
 		}
-		if !errors.Is(err, ErrInvalid) || err.Error() != "pack: invalid problem: "+tc.want {
-			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
-		}
+		require.ErrorIs(t, err, ErrInvalid, "%s: got %v, want %q", tc.name, err, tc.want)
+		require.EqualError(t, err, "pack: invalid problem: "+tc.want, "%s", tc.name)
 	}
 }
 
@@ -56,30 +54,18 @@ func TestLowerBound(t *testing.T) {
 		{ID: "e", Start: 0, End: 8, Size: 10, Color: 1},
 		{ID: "f", Start: 2, End: 2, Size: 100}, // never live
 	}}
-	if lb := LowerBound(p, 0); lb != 6 {
-		t.Fatalf("color 0: lower bound %d, want 6", lb)
-	}
-	if lb := LowerBound(p, 1); lb != 10 {
-		t.Fatalf("color 1: lower bound %d, want 10", lb)
-	}
-	if lb := LowerBound(p, 7); lb != 0 {
-		t.Fatalf("absent color: lower bound %d, want 0", lb)
-	}
+	require.Equal(t, int64(6), LowerBound(p, 0), "color 0")
+	require.Equal(t, int64(10), LowerBound(p, 1), "color 1")
+	require.Equal(t, int64(0), LowerBound(p, 7), "absent color")
 	// Members of a group alias: live together, they count as the largest.
 	q := &Problem{Buffers: []Buffer{
 		{ID: "a", Start: 0, End: 4, Size: 4},
 		{ID: "g", Start: 1, End: 4, Size: 3},
 	}}
-	if lb := LowerBound(q, 0); lb != 7 {
-		t.Fatalf("ungrouped: lower bound %d, want 7", lb)
-	}
+	require.Equal(t, int64(7), LowerBound(q, 0), "ungrouped")
 	q.Groups = [][]int{{0, 1}}
-	if lb := LowerBound(q, 0); lb != 4 {
-		t.Fatalf("grouped: lower bound %d, want 4", lb)
-	}
-	if lb := LowerBound(&Problem{Buffers: []Buffer{{ID: "x", Start: 1, End: 0}}}, 0); lb != 0 {
-		t.Fatalf("invalid problem: lower bound %d, want 0", lb)
-	}
+	require.Equal(t, int64(4), LowerBound(q, 0), "grouped")
+	require.Equal(t, int64(0), LowerBound(&Problem{Buffers: []Buffer{{ID: "x", Start: 1, End: 0}}}, 0), "invalid problem")
 }
 
 func TestGroupProfile(t *testing.T) {
@@ -92,12 +78,5 @@ func TestGroupProfile(t *testing.T) {
 	}}
 	got := groupProfile(p, []int{0, 1, 2, 3, 4}, nil)
 	want := []seg{{0, 4, 8}, {4, 6, 2}, {6, 8, 5}, {8, 10, 2}, {12, 14, 2}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
-	}
+	require.Equal(t, want, got)
 }

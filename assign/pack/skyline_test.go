@@ -3,6 +3,8 @@ package pack
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestChmaxTree(t *testing.T) {
@@ -26,9 +28,7 @@ func TestChmaxTree(t *testing.T) {
 			for s := a; s < b; s++ {
 				want = max(want, ref[s])
 			}
-			if got := tr.max(a, b); got != want {
-				t.Fatalf("max [%d,%d) = %d, want %d", a, b, got, want)
-			}
+			require.Equal(t, want, tr.max(a, b), "max [%d,%d)", a, b)
 		}
 	}
 }
@@ -54,9 +54,7 @@ func TestAddMaxTree(t *testing.T) {
 				}
 				want = max(want, ref[s])
 			}
-			if got := tr.max(); got != want {
-				t.Fatalf("max = %d, want %d", got, want)
-			}
+			require.Equal(t, want, tr.max(), "max")
 		}
 	}
 }
