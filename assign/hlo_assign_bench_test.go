@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkAssignMixtral runs what `hlomem assign` does on the
@@ -17,9 +18,7 @@ import (
 // reports each phase's share in milliseconds per run.
 func BenchmarkAssignMixtral(b *testing.B) {
 	src, err := os.ReadFile(corpus.Path(b, "hlo/xla/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	var phase [6]time.Duration
 	var total int64
 	for b.Loop() {
@@ -30,27 +29,19 @@ func BenchmarkAssignMixtral(b *testing.B) {
 			t = now
 		}
 		mods, err := hlo.Parse("mixtral.hlo", src)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		m := mods[0]
 		lap(0)
-		if _, err := hlo.FlattenCallGraph(m); err != nil {
-			b.Fatal(err)
-		}
+		_, err = hlo.FlattenCallGraph(m)
+		require.NoError(b, err)
 		a, _, err := liveness.AnalyzeInsertingCopies(m)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		lap(1)
-		if _, _, err := liveness.Best(a); err != nil {
-			b.Fatal(err)
-		}
+		_, _, err = liveness.Best(a)
+		require.NoError(b, err)
 		lap(3)
 		as, err := Assign(context.Background(), a, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		lap(4)
 		total = as.Stats.TotalBytes
 	}

@@ -85,9 +85,7 @@ func TestPeakBuffers(t *testing.T) {
 			require.EqualValues(t, 1600, temp.Size)
 			require.Len(t, temp.Slots, 4)
 			rows := temp.ReportRows()
-			if diff := cmp.Diff(tc.rows, rows[2:]); diff != "" {
-				t.Errorf("report rows (-want +got):\n%s", diff)
-			}
+			require.Empty(t, cmp.Diff(tc.rows, rows[2:]), "report rows (-want +got)")
 			var peak []string
 			for _, v := range as.Heaps[0].PeakValues {
 				peak = append(peak, v.Inst.Name)
@@ -208,26 +206,20 @@ func TestPairedAssignment(t *testing.T) {
 				}
 			}
 			x := assignModule(t, load(), Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
-			if x.Stats.TempBytes == tempSize(xAllocs) {
-				sameTemp++
-			} else {
-				t.Errorf("%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
-			}
-			if x.Stats.TotalBytes == xTotal {
-				sameTotal++
-			} else {
-				t.Errorf("%s: --algo=xla total %d, XLA %d", name, x.Stats.TotalBytes, xTotal)
-			}
+			require.Equal(t, tempSize(xAllocs), x.Stats.TempBytes, "%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
+			sameTemp++
+			require.Equal(t, xTotal, x.Stats.TotalBytes, "%s: --algo=xla total %d, XLA %d", name, x.Stats.TotalBytes, xTotal)
+			sameTotal++
 			if set.dump {
 				var dump strings.Builder
 				require.NoError(t, x.WriteXLA(&dump))
 				ourAllocs := dump.String()[:strings.Index(dump.String(), "\nTotal bytes used")]
 				xlaAllocs := xText[:strings.Index(xText, "\nTotal bytes used")]
-				if ourAllocs == xlaAllocs {
-					sameDump++
-				} else {
-					t.Errorf("%s: --algo=xla dump differs from XLA's:\n%s", name, firstDiff(xlaAllocs, ourAllocs))
+				// Whole allocation blocks: the first differing line says more than a full diff.
+				if ourAllocs != xlaAllocs {
+					require.Failf(t, "--algo=xla dump differs from XLA's", "%s:\n%s", name, firstDiff(xlaAllocs, ourAllocs))
 				}
+				sameDump++
 			}
 			table.WriteString(strings.Join([]string{pad(name, 54), padl(xTotal, 12), padl(ours.Stats.TotalBytes, 14),
 				padl(tempSize(xAllocs), 12), padl(ours.Stats.TempBytes, 12), padl(lb, 12)}, " "))

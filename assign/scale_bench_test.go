@@ -9,6 +9,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
 )
 
 // chainModule is a scheduled module of n element-wise operations in a
@@ -47,18 +48,13 @@ func benchAssign(b *testing.B, src string, opts Options, levels int) {
 	var n int
 	for b.Loop() {
 		mods, err := hlo.Parse("bench.hlo", []byte(src))
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		m := mods[0]
 		n = m.NumInstructions()
 		a, err := liveness.Analyze(m, liveness.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := Assign(context.Background(), a, opts); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		_, err = Assign(context.Background(), a, opts)
+		require.NoError(b, err)
 	}
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	if levels > 0 {
@@ -162,17 +158,12 @@ func BenchmarkPrepareNestedWhile(b *testing.B) {
 			var insts int
 			for b.Loop() {
 				mods, err := hlo.Parse("bench.hlo", []byte(src))
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				a, err := liveness.Prepare(mods[0], "")
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				insts = mods[0].NumInstructions()
-				if _, err := Assign(context.Background(), a, Options{}); err != nil {
-					b.Fatal(err)
-				}
+				_, err = Assign(context.Background(), a, Options{})
+				require.NoError(b, err)
 			}
 			b.ReportMetric(float64(n), "loops")
 			b.ReportMetric(float64(insts), "instructions")

@@ -2,10 +2,10 @@ package assign
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTargetByName: the predefined targets by name, and the error the CLI
@@ -13,13 +13,11 @@ import (
 func TestTargetByName(t *testing.T) {
 	for _, want := range []Target{GPU, CPU, TPU} {
 		got, err := TargetByName(want.Name)
-		if err != nil || got.Name != want.Name || got.Alignment != want.Alignment {
-			t.Errorf("TargetByName(%q) = %+v, %v; want %+v", want.Name, got, err, want)
-		}
+		require.NoError(t, err, "TargetByName(%q)", want.Name)
+		require.True(t, got.Name == want.Name && got.Alignment == want.Alignment, "TargetByName(%q) = %+v; want %+v", want.Name, got, want)
 	}
-	if _, err := TargetByName("arm"); err == nil || err.Error() != `assign: unknown target "arm" (want gpu, cpu or tpu)` {
-		t.Errorf("TargetByName(arm): got %v", err)
-	}
+	_, err := TargetByName("arm")
+	require.EqualError(t, err, `assign: unknown target "arm" (want gpu, cpu or tpu)`, "TargetByName(arm)")
 }
 
 // TestCustomTarget: a target of the caller's own takes its alignment, is
@@ -28,25 +26,19 @@ func TestTargetByName(t *testing.T) {
 func TestCustomTarget(t *testing.T) {
 	ctx := context.Background()
 	as, err := Assign(ctx, analysedForValidate(t), Options{})
-	if err != nil || as.Options.Target.Name != "gpu" || as.Options.Align != 128 {
-		t.Fatalf("zero target: got %+v, %v; want gpu aligned to 128", as.Options, err)
-	}
+	require.NoError(t, err, "zero target")
+	require.True(t, as.Options.Target.Name == "gpu" && as.Options.Align == 128, "zero target: got %+v; want gpu aligned to 128", as.Options)
 	own := Target{Name: "own", Alignment: 32}
 	as, err = Assign(ctx, analysedForValidate(t), Options{Target: own})
-	if err != nil || as.Options.Align != 32 {
-		t.Fatalf("own target: got %v, %v; want alignment 32", as, err)
-	}
-	if err := Check(as); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Assign(ctx, analysedForValidate(t), Options{Target: Target{Name: "own"}}); err == nil || !strings.Contains(err.Error(), "no alignment") {
-		t.Errorf("target without alignment: got %v", err)
-	}
+	require.NoError(t, err, "own target")
+	require.True(t, as.Options.Align == 32, "own target: got %v; want alignment 32", as)
+	require.NoError(t, Check(as))
+	_, err = Assign(ctx, analysedForValidate(t), Options{Target: Target{Name: "own"}})
+	require.ErrorContains(t, err, "no alignment", "target without alignment")
 	own.Size = func(s hlo.Shape) (int64, error) {
 		n, err := hlo.ByteSize(s)
 		return 2 * n, err
 	}
-	if _, err := Assign(ctx, analysedForValidate(t), Options{Target: own}); err == nil || !strings.Contains(err.Error(), "in.hlo:4:3: n: 32 bytes on the target, 16 in the analysis") {
-		t.Errorf("target of other sizes: got %v", err)
-	}
+	_, err = Assign(ctx, analysedForValidate(t), Options{Target: own})
+	require.ErrorContains(t, err, "in.hlo:4:3: n: 32 bytes on the target, 16 in the analysis", "target of other sizes")
 }

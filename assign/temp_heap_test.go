@@ -6,6 +6,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTempHeapBufferOrder: a temp heap's allocation lists its buffers by
@@ -22,33 +23,21 @@ ENTRY e {
   f = f32[64] subtract(d, b)
   ROOT r = f32[64] add(f, c)
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a, err := liveness.Analyze(m, liveness.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	as, err := Assign(context.Background(), a, Options{Algorithm: "xla"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	heaps := 0
 	for _, al := range as.Allocations {
 		if !al.Temp {
 			continue
 		}
 		heaps++
-		if len(al.buffers) < 2 {
-			t.Fatalf("temp allocation %d holds %d buffers; the test needs two or more", al.Index, len(al.buffers))
-		}
+		require.GreaterOrEqual(t, len(al.buffers), 2, "temp allocation %d holds %d buffers; the test needs two or more", al.Index, len(al.buffers))
 		for i := 1; i < len(al.buffers); i++ {
-			if al.buffers[i-1].ID >= al.buffers[i].ID {
-				t.Errorf("temp allocation %d: buffer %d listed before buffer %d", al.Index, al.buffers[i-1].ID, al.buffers[i].ID)
-			}
+			require.Less(t, al.buffers[i-1].ID, al.buffers[i].ID, "temp allocation %d: buffer %d listed before buffer %d", al.Index, al.buffers[i-1].ID, al.buffers[i].ID)
 		}
 	}
-	if heaps == 0 {
-		t.Fatal("no temp allocation")
-	}
+	require.NotZero(t, heaps, "no temp allocation")
 }

@@ -2,11 +2,11 @@ package assign
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
 )
 
 // analysedForValidate returns the analysis of a small valid module, which
@@ -15,13 +15,9 @@ import (
 func analysedForValidate(t *testing.T) *liveness.Analysis {
 	t.Helper()
 	m, err := hlo.ParseModule("in.hlo", "HloModule m, is_scheduled=true\nENTRY e {\n  p = f32[4] parameter(0)\n  n = f32[4] negate(p)\n  ROOT b = f32[4,4] broadcast(n), dimensions={1}\n}")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a, err := liveness.Analyze(m, liveness.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return a
 }
 
@@ -35,18 +31,14 @@ func TestAssignRefusesWhatItCannotSize(t *testing.T) {
 	} {
 		a := analysedForValidate(t)
 		s, err := hlo.ParseModule("s.hlo", "HloModule s\nENTRY e {\n  ROOT p = f32["+tc.dims+"] parameter(0)\n}")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, v := range a.Values {
 			if v.Inst.Name == "b" {
 				v.Shape = s.Entry.Root.Shape
 			}
 		}
 		_, err = Assign(context.Background(), a, Options{})
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("got %v\nwant %s", err, tc.want)
-		}
+		require.EqualError(t, err, tc.want)
 	}
 }
 
@@ -59,15 +51,11 @@ func TestAssignRefusesUnknownOpcode(t *testing.T) {
 	n.EnsureExt().UnknownOpcode = "frobnicate"
 	_, err := Assign(context.Background(), a, Options{})
 	want := "in.hlo:4:3: n: unknown opcode frobnicate: its buffer semantics are unknown, so it cannot be planned"
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
+	require.EqualError(t, err, want)
 }
 
 // TestAssignWithoutAnalysis: a nil analysis is an error, not a panic.
 func TestAssignWithoutAnalysis(t *testing.T) {
 	_, err := Assign(context.Background(), nil, Options{})
-	if err == nil || !strings.Contains(err.Error(), "no analysis") {
-		t.Errorf("got %v", err)
-	}
+	require.ErrorContains(t, err, "no analysis")
 }

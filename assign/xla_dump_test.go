@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // usedValues splits the "Used values:" section of a buffer-assignment
@@ -18,9 +19,7 @@ import (
 func usedValues(t *testing.T, dump string) (entries map[string]string, labels []string) {
 	t.Helper()
 	i := strings.Index(dump, "\nUsed values:\n")
-	if i < 0 {
-		t.Fatal("no \"Used values:\" section in the dump")
-	}
+	require.GreaterOrEqual(t, i, 0, "no \"Used values:\" section in the dump")
 	sec := dump[i+len("\nUsed values:\n"):]
 	if j := strings.Index(sec, "\n\n"); j >= 0 {
 		sec = sec[:j+1]
@@ -34,9 +33,7 @@ func usedValues(t *testing.T, dump string) (entries map[string]string, labels []
 		}
 		sec = sec[len(entry):]
 		label := entry[:strings.IndexByte(entry, '\n')]
-		if _, dup := entries[label]; dup {
-			t.Fatalf("value %s listed twice", label)
-		}
+		require.NotContains(t, entries, label, "value %s listed twice", label)
 		entries[label] = entry
 		labels = append(labels, label)
 	}
@@ -124,30 +121,20 @@ func TestPairedUsedValues(t *testing.T) {
 		n           int
 	}{{"paired", "gpu", 27}, {"paired-jax", "gpu", 57}, {"paired-jax-cpu", "cpu", 9}} {
 		dirs := corpus.Glob(t, set.dir+"/*")
-		if len(dirs) != set.n {
-			t.Fatalf("%s: %d modules, want %d", set.dir, len(dirs), set.n)
-		}
+		require.Len(t, dirs, set.n, "%s: %d modules, want %d", set.dir, len(dirs), set.n)
 		setTotal, setSame, whole := 0, 0, 0
 		for _, dir := range dirs {
 			name := set.dir + "/" + filepath.Base(dir)
 			text, err := os.ReadFile(globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			mods, err := hlo.ParseFile(globOne(t, filepath.Join(dir, "*after_optimizations.txt")))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			as := assignModule(t, mods[0], Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			var dump strings.Builder
-			if err := as.WriteXLA(&dump); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, as.WriteXLA(&dump))
 			ours, labels := usedValues(t, dump.String())
 			xla, _ := usedValues(t, string(text))
-			if len(ours) != len(xla) {
-				t.Errorf("%s: %d used values, XLA %d", name, len(ours), len(xla))
-			}
+			require.Len(t, ours, len(xla), "%s: %d used values, XLA %d", name, len(ours), len(xla))
 			n := 0
 			for _, label := range labels {
 				want, ok := xla[label]
@@ -178,7 +165,7 @@ func TestPairedUsedValues(t *testing.T) {
 					}
 				}
 				if !ok {
-					t.Errorf("%s: value %s differs from XLA's (-xla +ours):\n%s", name, label,
+					require.Failf(t, "value differs from XLA's", "%s: value %s (-xla +ours):\n%s", name, label,
 						cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
 				}
 			}
