@@ -66,9 +66,7 @@ ENTRY e {
 	// all-reduce-start writes over its operand: one buffer, chained.
 	require.Equal(t, []string{"ars{}", "n{}"}, bufferOf(a, "n{}"))
 	want := sorted([]string{"p{}:0-6", "n{}:1-2", "ars{}:2-5", "m{}:3-5", "r{}:5-6"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "ars", "ard")
 	require.Equal(t, []string{"n{}"}, bufferNames(p.Reads))
 	require.Equal(t, []string{"n{}"}, bufferNames(p.Writes))
@@ -87,9 +85,7 @@ ENTRY e {
 	// The operand is read until the done; the destination is written from
 	// the start.
 	want := sorted([]string{"p{}:0-6", "c{}:1-4", "ags{}:2-4", "ags{1}:2-6", "x{}:3-6", "t{}:5-6"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "ags", "agd")
 	require.Equal(t, []string{"c{}"}, bufferNames(p.Reads))
 	require.Equal(t, []string{"ags{1}"}, bufferNames(p.Writes))
@@ -119,9 +115,7 @@ ENTRY e {
 	}
 	require.Equal(t, []string{"p", "c", "ap", "a2a", "s", "x", "d", "r"}, seq, "the async computation runs before its start")
 	want := sorted([]string{"p{}:0-8", "c{}:1-6", "a2a{}:3-7", "s{}:4-6", "s{0}:4-6", "x{}:5-7", "r{}:7-8"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	e := a.Module.Entry
 	require.Same(t, a.ValueAt(a.Module.Computation("async_computation").Root, nil), a.ValueAt(e.Instruction("s"), []int64{1}),
 		"async-start forwards its computation's result")
@@ -143,9 +137,7 @@ ENTRY e {
   ROOT r = f32[4] add(cpd, x)
 }`)
 	want := sorted([]string{"p{}:0-6", "c{}:1-4", "cps{}:2-4", "cps{1}:2-5", "x{}:3-5", "r{}:5-6"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "cps", "cpd")
 	require.Equal(t, []string{"c{}"}, bufferNames(p.Reads))
 	require.Equal(t, []string{"cps{1}"}, bufferNames(p.Writes))
@@ -170,9 +162,7 @@ ENTRY e {
 }`)
 	want := sorted([]string{"p{}:0-9", "c{}:1-7", "cc{}:3-8", "s{}:4-5", "s{0}:4-5", "s{2}:4-7",
 		"u{}:5-7", "u{0}:5-7", "x{}:6-8", "r{}:8-9"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "s", "d", "u")
 	require.Equal(t, []string{"c{}"}, bufferNames(p.Reads))
 	require.Equal(t, []string{"cc{}", "s{2}"}, bufferNames(p.Writes))
@@ -189,9 +179,7 @@ ENTRY e {
   ROOT r = f32[4] add(cd, x)
 }`)
 	want := sorted([]string{"p{}:0-6", "c{}:1-4", "cs{}:2-4", "cs{0}:2-5", "cs{2}:2-4", "x{}:3-5", "r{}:5-6"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "cs", "cd")
 	require.Equal(t, []string{"c{}"}, bufferNames(p.Reads))
 	require.Equal(t, []string{"cs{0}", "cs{2}"}, bufferNames(p.Writes))
@@ -212,30 +200,23 @@ func TestAsyncPairsCorpus(t *testing.T) {
 			if hlo.Verify(m) != nil {
 				continue
 			}
-			if _, err := hlo.FlattenCallGraph(m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
+			_, err = hlo.FlattenCallGraph(m)
+			require.NoError(t, err, "%s", f)
 			var a *Analysis
 			if m.IsScheduled {
 				a, err = Analyze(m, Options{})
 			} else {
 				a, _, err = AnalyzeInsertingCopies(m)
 			}
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
+			require.NoError(t, err, "%s", f)
 			for _, p := range a.AsyncPairs() {
 				pairs++
 				kinds[p.Start.Opcode.String()]++
-				if p.Done == nil {
-					t.Errorf("%s: %s has no done", f, p.Start.Name)
-					continue
-				}
+				require.NotNil(t, p.Done, "%s: %s has no done", f, p.Start.Name)
 				ts, td := a.Time(p.Start), a.Time(p.Done)
 				for _, b := range p.InFlight() {
-					if r, ok := b.Range(); !ok || r.Start > ts || r.End < td {
-						t.Errorf("%s: %s..%s (%d-%d) keeps %s in flight, live %v", f, p.Start.Name, p.Done.Name, ts, td, b.Name(), r)
-					}
+					r, ok := b.Range()
+					require.True(t, ok && r.Start <= ts && r.End >= td, "%s: %s..%s (%d-%d) keeps %s in flight, live %v", f, p.Start.Name, p.Done.Name, ts, td, b.Name(), r)
 				}
 			}
 		}

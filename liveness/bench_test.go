@@ -8,18 +8,16 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/stretchr/testify/require"
 )
 
 const mixtral = "hlo/xla/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo"
 
 func loadModule(b *testing.B, rel string) *hlo.Module {
 	mods, err := hlo.ParseFile(corpus.Path(b, rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := hlo.FlattenCallGraph(mods[0]); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
+	_, err = hlo.FlattenCallGraph(mods[0])
+	require.NoError(b, err)
 	return mods[0]
 }
 
@@ -32,9 +30,7 @@ func BenchmarkAnalyzeMixtral(b *testing.B) {
 	var lb int64
 	for b.Loop() {
 		a, err := Analyze(m, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		lb = a.LowerBound(nil).Bytes
 	}
 	b.ReportMetric(float64(lb), "lower-bound-bytes")
@@ -60,14 +56,11 @@ func BenchmarkBestSchedule(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			m := loadModule(b, tc.path)
 			a, err := Analyze(m, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			var lb int64
 			for b.Loop() {
-				if _, _, err := Best(a); err != nil {
-					b.Fatal(err)
-				}
+				_, _, err = Best(a)
+				require.NoError(b, err)
 				lb = a.LowerBound(nil).Bytes
 			}
 			b.ReportMetric(float64(lb), "lower-bound-bytes")
@@ -85,20 +78,15 @@ func BenchmarkAnalyzeScale(b *testing.B) {
 	for _, n := range []int{150, 1_500, 15_000, 150_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			mods, err := hlo.Parse("scale.hlo", []byte(randhlo.Generate(uint64(n), randhlo.Options{Instructions: n, Scheduled: true})))
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			m := mods[0]
-			if _, err := hlo.FlattenCallGraph(m); err != nil {
-				b.Fatal(err)
-			}
+			_, err = hlo.FlattenCallGraph(m)
+			require.NoError(b, err)
 			b.ReportAllocs()
 			var values int
 			for b.Loop() {
 				a, err := Analyze(m, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				values = len(a.Values)
 			}
 			total := m.NumInstructions()

@@ -23,12 +23,9 @@ func checkNoSharedReadonly(t *testing.T, a *Analysis) {
 			continue
 		}
 		for _, v := range b.Values {
-			switch {
-			case v.Inst.Opcode == hlo.OpConstant:
-				t.Fatalf("constant %s shares buffer %d with %d other values", v.Name(), b.ID, len(b.Values)-1)
-			case v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == a.Module.Entry && !donated[v.Inst.ParameterNumber]:
-				t.Fatalf("undonated parameter %s shares buffer %d", v.Name(), b.ID)
-			}
+			require.NotEqual(t, hlo.OpConstant, v.Inst.Opcode, "constant %s shares buffer %d with %d other values", v.Name(), b.ID, len(b.Values)-1)
+			require.False(t, v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == a.Module.Entry && !donated[v.Inst.ParameterNumber],
+				"undonated parameter %s shares buffer %d", v.Name(), b.ID)
 		}
 	}
 }
@@ -123,27 +120,20 @@ func TestSequentialTreeMatchesWalk(t *testing.T) {
 			if hlo.Verify(m) != nil || len(m.Computations) < 2 {
 				continue
 			}
-			if _, err := hlo.FlattenCallGraph(m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
+			_, err = hlo.FlattenCallGraph(m)
+			require.NoError(t, err, "%s", f)
 			tree := newSequentialTree(m)
-			if !tree.tree {
-				t.Fatalf("%s: flattened module is not a call forest", f)
-			}
+			require.True(t, tree.tree, "%s: flattened module is not a call forest", f)
 			for _, c := range m.Computations {
 				w := within(c)
 				for _, x := range m.Computations {
-					if got := tree.within(c, x); got != w[x] {
-						t.Fatalf("%s: within(%s, %s) = %v, walk says %v", f, c.Name, x.Name, got, w[x])
-					}
+					require.Equal(t, w[x], tree.within(c, x), "%s: within(%s, %s)", f, c.Name, x.Name)
 					pairs++
 				}
 			}
 		}
 	}
-	if pairs == 0 {
-		t.Fatal("no computations compared")
-	}
+	require.NotZero(t, pairs, "no computations compared")
 	m, err := hlo.Parse("two.hlo", []byte(`HloModule two
 f {
   p = f32[] parameter(0)
@@ -159,13 +149,9 @@ ENTRY e {
   ROOT b = f32[] call(a), to_apply=g
 }
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tree := newSequentialTree(m[0])
-	if tree.tree {
-		t.Fatal("f has two callers, yet the calls were taken for a forest")
-	}
+	require.False(t, tree.tree, "f has two callers, yet the calls were taken for a forest")
 	byName := map[string]*hlo.Computation{}
 	for _, c := range m[0].Computations {
 		byName[c.Name] = c
@@ -174,9 +160,7 @@ ENTRY e {
 		c, x string
 		want bool
 	}{{"g", "f", true}, {"e", "f", true}, {"f", "g", false}, {"g", "e", false}, {"e", "g", true}} {
-		if got := tree.within(byName[tc.c], byName[tc.x]); got != tc.want {
-			t.Errorf("within(%s, %s) = %v, want %v", tc.c, tc.x, got, tc.want)
-		}
+		require.Equal(t, tc.want, tree.within(byName[tc.c], byName[tc.x]), "within(%s, %s)", tc.c, tc.x)
 	}
 	t.Logf("%d pairs compared", pairs)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/stretchr/testify/require"
 )
 
 var inlineModule = regexp.MustCompile("(?s)`(HloModule .*?)`")
@@ -68,9 +69,8 @@ func checkInvariants(t *testing.T, a *Analysis) {
 		if !v.Scheduled {
 			continue
 		}
-		if v.Range.Start < 0 || v.Range.End > end || v.Range.Start > v.Range.End {
-			t.Fatalf("%s: range %d-%d outside [0, %d]", v.Name(), v.Range.Start, v.Range.End, end)
-		}
+		require.False(t, v.Range.Start < 0 || v.Range.End > end || v.Range.Start > v.Range.End,
+			"%s: range %d-%d outside [0, %d]", v.Name(), v.Range.Start, v.Range.End, end)
 	}
 	for _, b := range a.Buffers {
 		var prev *Value
@@ -80,7 +80,7 @@ func checkInvariants(t *testing.T, a *Analysis) {
 			}
 			if prev != nil && v.Range.Start < prev.Range.End && prev.Range.Start < v.Range.End {
 				// Chained ranges may touch (end == start) but not overlap.
-				t.Fatalf("buffer %s: %s %d-%d overlaps %s %d-%d", b.Name(), prev.Name(), prev.Range.Start, prev.Range.End,
+				require.Failf(t, "overlapping ranges", "buffer %s: %s %d-%d overlaps %s %d-%d", b.Name(), prev.Name(), prev.Range.Start, prev.Range.End,
 					v.Name(), v.Range.Start, v.Range.End)
 			}
 			prev = v
@@ -95,9 +95,8 @@ func checkInvariants(t *testing.T, a *Analysis) {
 			continue
 		}
 		for _, b := range p.InFlight() {
-			if r, ok := b.Range(); !ok || r.Start > ts || r.End < td {
-				t.Fatalf("%s..%s keeps %s in flight but it lives %v", p.Start.Name, p.Done.Name, b.Name(), r)
-			}
+			r, ok := b.Range()
+			require.True(t, ok && r.Start <= ts && r.End >= td, "%s..%s keeps %s in flight but it lives %v", p.Start.Name, p.Done.Name, b.Name(), r)
 		}
 	}
 }

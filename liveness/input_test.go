@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAnalyzeRefusesWhatItCannotPlan: Analyze takes modules that were never
@@ -40,19 +41,11 @@ func TestAnalyzeRefusesWhatItCannotPlan(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := hlo.ParseModule("in.hlo", tc.src)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			_, err = Analyze(m, Options{})
-			if err == nil {
-				t.Fatalf("no error; want %q", tc.want)
-			}
-			if _, ok := err.(hlo.ErrorList); !ok {
-				t.Errorf("got a %T, want an hlo.ErrorList of positioned errors", err)
-			}
-			if got := strings.Split(err.Error(), "\n")[0]; got != tc.want {
-				t.Errorf("got  %q\nwant %q", got, tc.want)
-			}
+			require.Error(t, err, "no error; want %q", tc.want)
+			require.IsType(t, hlo.ErrorList{}, err, "got a %T, want an hlo.ErrorList of positioned errors", err)
+			require.Equal(t, tc.want, strings.Split(err.Error(), "\n")[0])
 		})
 	}
 }
@@ -61,18 +54,13 @@ func TestAnalyzeRefusesWhatItCannotPlan(t *testing.T) {
 // module with ", condition=%cond, body=%body" removed.
 func TestDemoWhileWithoutComputations(t *testing.T) {
 	b, err := os.ReadFile("../testdata/demo.hlo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	src := strings.Replace(string(b), ", condition=%cond, body=%body", "", 1)
 	m, err := hlo.ParseModule("demo.hlo", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = Analyze(m, Options{})
-	if err == nil || !strings.HasPrefix(err.Error(), "demo.hlo:52:3: while loop needs condition= and body=") {
-		t.Fatalf("got %v, want the while's position and what it lacks", err)
-	}
+	require.Error(t, err, "want the while's position and what it lacks")
+	require.True(t, strings.HasPrefix(err.Error(), "demo.hlo:52:3: while loop needs condition= and body="), "got %v, want the while's position and what it lacks", err)
 }
 
 // TestScheduleOnUnverifiedModule: schedule code given a module that was
@@ -80,30 +68,20 @@ func TestDemoWhileWithoutComputations(t *testing.T) {
 // is its own operand) reports it and does not panic.
 func TestScheduleOnUnverifiedModule(t *testing.T) {
 	m, err := hlo.ParseModule("in.hlo", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  a = f32[4] negate(p)\n  ROOT b = f32[4] add(a, b)\n}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ModuleOrder(m).Validate(m, nil); err == nil || !strings.Contains(err.Error(), "runs b before its operand b") {
-		t.Errorf("self operand: got %v", err)
-	}
+	require.NoError(t, err)
+	require.ErrorContains(t, ModuleOrder(m).Validate(m, nil), "runs b before its operand b", "self operand")
 	a := m.Entry.Instruction("a")
 	a.Operands[0] = nil
 	for _, s := range []*Schedule{ModuleOrder(m), PostOrder(m)} {
-		if err := s.Validate(m, nil); err == nil || !strings.Contains(err.Error(), "a has an undefined operand") {
-			t.Errorf("%s: undefined operand: got %v", s.Name, err)
-		}
+		require.ErrorContains(t, s.Validate(m, nil), "a has an undefined operand", "%s: undefined operand", s.Name)
 	}
 	s := NewSchedule("broken")
 	s.Set(m.Entry, []*hlo.Instruction{nil, a, m.Entry.Root})
-	if err := s.Validate(m, nil); err == nil || !strings.Contains(err.Error(), "nil instruction") {
-		t.Errorf("nil instruction: got %v", err)
-	}
-	if seq := s.Sequence(nil); seq != nil {
-		t.Errorf("Sequence(nil) = %v, want nil", seq)
-	}
-	if _, err := Analyze(m, Options{}); err == nil || !strings.Contains(err.Error(), "in.hlo:4:3: a: operand 0 is undefined") {
-		t.Errorf("Analyze: got %v", err)
-	}
+	require.ErrorContains(t, s.Validate(m, nil), "nil instruction", "nil instruction")
+	seq := s.Sequence(nil)
+	require.Nil(t, seq, "Sequence(nil) = %v, want nil", seq)
+	_, err = Analyze(m, Options{})
+	require.ErrorContains(t, err, "in.hlo:4:3: a: operand 0 is undefined", "Analyze")
 }
 
 // TestAnalyzeBoundsValues: a tuple nested d deep returned whole from a
@@ -116,38 +94,24 @@ func TestAnalyzeBoundsValues(t *testing.T) {
 	}
 	parse := func(src string) *hlo.Module {
 		mods, err := hlo.Parse("deep.hlo", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return mods[0]
 	}
 
 	_, err := Prepare(parse(nest(6000)), "")
-	if err == nil || !strings.Contains(err.Error(), "subshape positions") {
-		t.Fatalf("depth 6000: got %v, want the MaxValues refusal", err)
-	}
+	require.ErrorContains(t, err, "subshape positions", "depth 6000: want the MaxValues refusal")
 
 	m := parse(nest(50))
 	a, err := Prepare(m, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// 50 get-tuple-elements and 50 tuples rebuild the root around one copy.
-	if got, want := m.NumInstructions(), 1+50+1+50; got != want {
-		t.Fatalf("%d instructions after copy insertion, want %d", got, want)
-	}
+	require.Equal(t, 1+50+1+50, m.NumInstructions(), "instructions after copy insertion")
 	// Renumber counts shared tuple arrays once: positions still add up.
 	sum := 0
 	m.Instructions(func(in *hlo.Instruction) {
-		if in.FirstValue != sum {
-			t.Fatalf("%s: FirstValue %d, want %d", in.Name, in.FirstValue, sum)
-		}
+		require.Equal(t, sum, in.FirstValue, "%s: FirstValue", in.Name)
 		sum += in.Shape.NumSubshapes()
 	})
-	if sum != m.NumValues() {
-		t.Fatalf("NumValues %d, want %d", m.NumValues(), sum)
-	}
-	if len(a.Values) == 0 {
-		t.Fatal("no values")
-	}
+	require.Equal(t, sum, m.NumValues(), "NumValues")
+	require.NotEmpty(t, a.Values, "no values")
 }

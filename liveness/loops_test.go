@@ -18,9 +18,7 @@ func seqNames(a *Analysis) []string {
 
 func requireRanges(t *testing.T, a *Analysis, want ...string) {
 	t.Helper()
-	if diff := cmp.Diff(sorted(want), rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(sorted(want), rangeLines(a)), "ranges (-want +got)")
 }
 
 // TestPassThroughPhi: a loop state element the body passes through

@@ -26,9 +26,7 @@ type xlaLiveRange struct {
 func readXLALiveRange(t *testing.T, path string) xlaLiveRange {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	var lr xlaLiveRange
 	section := ""
@@ -64,25 +62,17 @@ func readXLALiveRange(t *testing.T, path string) xlaLiveRange {
 			lr.peak = append(lr.peak, trim)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if lr.header == "" {
-		t.Fatalf("%s: no HloLiveRange block", path)
-	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, lr.header, "%s: no HloLiveRange block", path)
 	return lr
 }
 
 func ours(t *testing.T, a *Analysis, format PeakFormat) xlaLiveRange {
 	t.Helper()
 	var b strings.Builder
-	if err := a.WriteXLAWith(&b, XLAOptions{Peak: format}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.WriteXLAWith(&b, XLAOptions{Peak: format}))
 	path := filepath.Join(t.TempDir(), "ours.txt")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	return readXLALiveRange(t, path)
 }
 
@@ -112,34 +102,25 @@ func TestLiveRangeParity(t *testing.T) {
 		want int
 	}{{"paired", 27}, {"paired-jax", 57}, {"paired-jax-cpu", 9}} {
 		dirs := corpus.Glob(t, set.dir+"/*")
-		if len(dirs) != set.want {
-			t.Fatalf("found %d modules in %s, want %d", len(dirs), set.dir, set.want)
-		}
+		require.Len(t, dirs, set.want, "found %d modules in %s, want %d", len(dirs), set.dir, set.want)
 		var equal, longer int
 		for _, dir := range dirs {
 			t.Run(set.dir+"/"+filepath.Base(dir), func(t *testing.T) {
 				hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
 				baFile := globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt"))
 				mods, err := hlo.ParseFile(hloFile)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := hlo.FlattenCallGraph(mods[0]); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
+				_, err = hlo.FlattenCallGraph(mods[0])
+				require.NoError(t, err)
 				a, err := Analyze(mods[0], Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				want := readXLALiveRange(t, baFile)
 				format := PeakLegacy
 				if len(want.peak) > 1 && strings.Contains(want.peak[1], "(cumulative:") {
 					format = PeakCumulative
 				}
 				got := ours(t, a, format)
-				if got.header != want.header {
-					t.Errorf("header: got %q, want %q", got.header, want.header)
-				}
+				require.Equal(t, want.header, got.header, "header")
 				for i := 0; i < len(got.sequence) || i < len(want.sequence); i++ {
 					var g, w string
 					if i < len(got.sequence) {
@@ -148,26 +129,18 @@ func TestLiveRangeParity(t *testing.T) {
 					if i < len(want.sequence) {
 						w = want.sequence[i]
 					}
-					if g != w {
-						t.Fatalf("InstructionSequence differs first at line %d: got %q, want %q", i, g, w)
-					}
+					require.Equal(t, w, g, "InstructionSequence differs first at line %d", i)
 				}
 				c := classifyRanges(want.ranges, got.ranges)
 				equal += c.equal
 				longer += len(c.longer)
-				if len(c.shorter) > 0 || len(c.missing) > 0 {
-					t.Errorf("ranges shorter than XLA's: %v; missing: %v", c.shorter, c.missing)
-				}
-				if diff := cmp.Diff(sorted(want.ranges), sorted(got.ranges)); diff != "" {
-					t.Errorf("BufferLiveRange lines differ (-xla +ours):\n%s", diff)
-				}
+				require.True(t, len(c.shorter) == 0 && len(c.missing) == 0, "ranges shorter than XLA's: %v; missing: %v", c.shorter, c.missing)
+				require.Empty(t, cmp.Diff(sorted(want.ranges), sorted(got.ranges)), "BufferLiveRange lines differ (-xla +ours)")
 				wp, gp := want.peak, got.peak
 				if format == PeakLegacy {
 					wp, gp = sorted(wp), sorted(gp)
 				}
-				if diff := cmp.Diff(wp, gp); diff != "" {
-					t.Errorf("peak section differs (-xla +ours):\n%s", diff)
-				}
+				require.Empty(t, cmp.Diff(wp, gp), "peak section differs (-xla +ours)")
 			})
 		}
 		t.Logf("%s: %d ranges equal to XLA's, %d longer, across %d modules", set.dir, equal, longer, len(dirs))
@@ -225,9 +198,8 @@ func TestClassifyRanges(t *testing.T) {
 func globOne(t *testing.T, pattern string) string {
 	t.Helper()
 	m, err := filepath.Glob(pattern)
-	if err != nil || len(m) != 1 {
-		t.Fatalf("want one file matching %s, got %v", pattern, m)
-	}
+	require.NoError(t, err, "want one file matching %s", pattern)
+	require.Len(t, m, 1, "want one file matching %s, got %v", pattern, m)
 	return m[0]
 }
 
@@ -240,13 +212,9 @@ ENTRY main {
   paramX = f32[4] parameter(1)
   ROOT multiply = f32[4] multiply(paramA, paramX)
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a, err := Analyze(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	head := `HloLiveRange (max 3):
   InstructionSequence:
     0:paramA
@@ -277,11 +245,7 @@ ENTRY main {
 `},
 	} {
 		var b strings.Builder
-		if err := a.WriteXLAWith(&b, XLAOptions{Peak: tc.format}); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
-			t.Errorf("format %d (-want +got):\n%s", tc.format, diff)
-		}
+		require.NoError(t, a.WriteXLAWith(&b, XLAOptions{Peak: tc.format}))
+		require.Empty(t, cmp.Diff(tc.want, b.String()), "format %d (-want +got)", tc.format)
 	}
 }

@@ -22,9 +22,8 @@ func checkSchedule(t *testing.T, a *Analysis, s *Schedule) {
 		seq := s.Sequence(c)
 		pos := map[*hlo.Instruction]int{}
 		for i, in := range seq {
-			if _, dup := pos[in]; dup {
-				t.Fatalf("%s: %s: %s scheduled twice", s.Name, c.Name, in.Name)
-			}
+			_, dup := pos[in]
+			require.False(t, dup, "%s: %s: %s scheduled twice", s.Name, c.Name, in.Name)
 			pos[in] = i
 		}
 		require.Equal(t, len(c.Instructions), len(seq), "%s: %s", s.Name, c.Name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
 )
 
 // dumpValueRe matches a value line of a buffer-assignment dump:
@@ -26,9 +27,7 @@ type dumpValue struct {
 func readDumpValues(t *testing.T, path string) map[string]dumpValue {
 	t.Helper()
 	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := map[string]dumpValue{}
 	for _, m := range dumpValueRe.FindAllStringSubmatch(string(text), -1) {
 		id, _ := strconv.Atoi(m[1])
@@ -60,16 +59,11 @@ func TestValueIDs(t *testing.T) {
 			name := set + "/" + filepath.Base(dir)
 			want := readDumpValues(t, globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
 			mods, err := hlo.ParseFile(globOne(t, filepath.Join(dir, "*after_optimizations.txt")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := hlo.FlattenCallGraph(mods[0]); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			_, err = hlo.FlattenCallGraph(mods[0])
+			require.NoError(t, err)
 			a, err := Analyze(mods[0], Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			ours := map[string]*Value{}
 			for _, v := range a.Values {
 				ours[valueKey(v.Inst, v.Index)] = v
@@ -78,23 +72,15 @@ func TestValueIDs(t *testing.T) {
 			firstX, firstO := map[*hlo.Computation]int{}, map[*hlo.Computation]int{}
 			for k, w := range want {
 				v := ours[k]
-				if v == nil {
-					t.Errorf("%s: XLA's value %s (%d) is missing", name, k, w.id)
-					continue
-				}
-				if v.IsPhi != w.phi {
-					t.Errorf("%s: %s is a phi here: %v, in XLA: %v", name, k, v.IsPhi, w.phi)
-					continue
-				}
+				require.NotNil(t, v, "%s: XLA's value %s (%d) is missing", name, k, w.id)
+				require.Equal(t, w.phi, v.IsPhi, "%s: %s is a phi here: %v, in XLA: %v", name, k, v.IsPhi, w.phi)
 				totalVals++
 				if v.XLAID == w.id {
 					sameAbs++
 				}
 				if w.phi {
 					totalPhis++
-					if v.XLAID != w.id {
-						t.Errorf("%s: phi %s has ID %d, XLA %d", name, k, v.XLAID, w.id)
-					}
+					require.Equal(t, w.id, v.XLAID, "%s: phi %s has ID %d, XLA %d", name, k, v.XLAID, w.id)
 					continue
 				}
 				c := v.Inst.Parent
@@ -111,9 +97,8 @@ func TestValueIDs(t *testing.T) {
 					continue
 				}
 				c := v.Inst.Parent
-				if got, exp := v.XLAID-firstO[c], w.id-firstX[c]; got != exp {
-					t.Errorf("%s: %s is value %d of %s, in XLA %d", name, k, got, c.Name, exp)
-				}
+				got, exp := v.XLAID-firstO[c], w.id-firstX[c]
+				require.Equal(t, exp, got, "%s: %s is value %d of %s, in XLA %d", name, k, got, c.Name, exp)
 			}
 		}
 	}

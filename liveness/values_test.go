@@ -92,9 +92,7 @@ ENTRY e {
 		"bs{}:9-11", "bs{0}:9-13", "bs{1}:9-14", "one{}:12-13", "ni{}:13-16", "nx{}:14-16", "t{}:15-16",
 		"w{}:16-17", "w{0}:16-16", "w{1}:16-18",
 	})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	require.Equal(t, []string{"bs{0}", "cs{0}", "cz{}", "ni{}", "w{0}"}, bufferOf(a, "cz{}"))
 	require.Equal(t, []string{"bs{1}", "cp{}", "cs{1}", "nx{}", "w{1}"}, bufferOf(a, "cp{}"))
 	require.Equal(t, []string{"bs{}", "cs{}", "init{}", "t{}", "w{}"}, bufferOf(a, "t{}"))
@@ -168,9 +166,7 @@ ENTRY e {
 	require.True(t, v.IsPhi, "the branches disagree, so the conditional defines a phi")
 	require.Equal(t, []string{"cd{}", "e{}", "n{}"}, bufferOf(a, "cd{}"), "branch roots share the result's buffer")
 	want := sorted([]string{"pr{}:0-10", "x{}:0-10", "e{}:3-6", "n{}:6-9", "cd{}:9-10"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 }
 
 func TestDonationAndInPlace(t *testing.T) {
@@ -192,9 +188,7 @@ ENTRY e {
 	// p0 is donated to output {0}: it does not live to the end.
 	require.Equal(t, []string{"f{}", "neg{}", "p0{}"}, bufferOf(a, "p0{}"))
 	want := sorted([]string{"p0{}:0-3", "p1{}:0-6", "c{}:2-4", "neg{}:3-4", "f{}:4-6", "t{}:5-6"})
-	if diff := cmp.Diff(want, rangeLines(a)); diff != "" {
-		t.Errorf("ranges (-want +got):\n%s", diff)
-	}
+	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	pairs := InPlacePairs(a.Module.Entry.Instruction("f"))
 	require.Equal(t, []InPlacePair{{Output: hlo.ShapeIndex{}, Operand: 0, OperandIndex: hlo.ShapeIndex{}}}, pairs)
 }

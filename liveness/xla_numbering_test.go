@@ -14,6 +14,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
 )
 
 // valueLabelRe matches the value lines of an XLA buffer-assignment dump:
@@ -34,17 +35,15 @@ func TestXLABufferAssignment(t *testing.T) {
 		want        int
 	}{{"paired", "gpu", 27}, {"paired-jax", "gpu", 57}, {"paired-jax-cpu", "cpu", 9}} {
 		dirs := corpus.Glob(t, set.dir+"/*")
-		if len(dirs) != set.want {
-			t.Fatalf("found %d modules in %s, want %d", len(dirs), set.dir, set.want)
-		}
+		require.Len(t, dirs, set.want, "found %d modules in %s, want %d", len(dirs), set.dir, set.want)
 		same := 0
 		for _, dir := range dirs {
 			t.Run(set.dir+"/"+filepath.Base(dir), func(t *testing.T) {
 				got, want := assignLikeXLA(t, dir, set.target)
+				// Whole allocation blocks: a line diff, not require.Equal's dump of both.
 				if got != want {
-					t.Errorf("allocation block differs from XLA's (-xla +ours):\n%s",
+					require.Failf(t, "allocation block differs from XLA's", "(-xla +ours):\n%s",
 						cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
-					return
 				}
 				same++
 			})
@@ -61,28 +60,21 @@ func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
 	hloFile := globOne(t, filepath.Join(dir, "*after_optimizations.txt"))
 	baFile := globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt"))
 	text, err := os.ReadFile(baFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ids := map[string]int{}
 	for _, m := range valueLabelRe.FindAllStringSubmatch(string(text), -1) {
 		if m[4] != "" {
 			continue // phis: the analysis numbers them as XLA does
 		}
 		id, err := strconv.Atoi(m[1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ids[m[2]+m[3]] = id
 	}
 	mods, err := hlo.ParseFile(hloFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := mods[0]
-	if _, err := hlo.FlattenCallGraph(m); err != nil {
-		t.Fatal(err)
-	}
+	_, err = hlo.FlattenCallGraph(m)
+	require.NoError(t, err)
 	var opts liveness.Options
 	liveness.WithNumbering(&opts, func(in *hlo.Instruction, ix hlo.ShapeIndex) (int, bool) {
 		k := in.Name
@@ -93,24 +85,14 @@ func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
 		return id, ok
 	})
 	a, err := liveness.Analyze(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tgt, err := assign.TargetByName(target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: "xla", Target: tgt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := assign.Check(as); err != nil {
-		t.Fatalf("plan fails the check: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, assign.Check(as), "plan fails the check")
 	var b strings.Builder
-	if err := as.WriteXLA(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, as.WriteXLA(&b))
 	return allocationBlock(t, b.String()), allocationBlock(t, string(text))
 }
 
@@ -119,20 +101,14 @@ func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
 func allocationBlock(t *testing.T, s string) string {
 	t.Helper()
 	i := strings.Index(s, "\nTotal bytes used")
-	if i < 0 {
-		t.Fatal("no \"Total bytes used\" line in the dump")
-	}
+	require.GreaterOrEqual(t, i, 0, "no \"Total bytes used\" line in the dump")
 	return s[:i]
 }
 
 func globOne(t *testing.T, pattern string) string {
 	t.Helper()
 	m, err := filepath.Glob(pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 1 {
-		t.Fatalf("%s: %d matches, want 1", pattern, len(m))
-	}
+	require.NoError(t, err)
+	require.Len(t, m, 1, "%s: %d matches, want 1", pattern, len(m))
 	return m[0]
 }
