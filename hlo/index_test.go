@@ -60,25 +60,18 @@ ENTRY e {
   ROOT b = f32[] call(a), to_apply=f
 }
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := mods[0]
 	check := func(want int) {
 		t.Helper()
-		if len(m.Computations) != want {
-			t.Fatalf("got %d computations, want %d", len(m.Computations), want)
-		}
+		require.Len(t, m.Computations, want, "got %d computations, want %d", len(m.Computations), want)
 		for i, c := range m.Computations {
-			if c.ID != i {
-				t.Errorf("computation %s has ID %d, want %d", c.Name, c.ID, i)
-			}
+			require.Equal(t, i, c.ID, "computation %s has ID %d, want %d", c.Name, c.ID, i)
 		}
 	}
 	check(2)
 	changed, err := FlattenCallGraph(m)
-	if err != nil || !changed {
-		t.Fatalf("FlattenCallGraph: changed %v, err %v", changed, err)
-	}
+	require.NoError(t, err, "FlattenCallGraph")
+	require.True(t, changed, "FlattenCallGraph: changed %v", changed)
 	check(3)
 }
