@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGeneratedModulesAreValid parses and verifies many generated modules.
@@ -11,14 +12,9 @@ func TestGeneratedModulesAreValid(t *testing.T) {
 	for seed := uint64(0); seed < 300; seed++ {
 		src := Generate(seed, Options{Instructions: 10 + int(seed%40)})
 		m, err := hlo.ParseModule("rand.hlo", src)
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, src)
-		}
-		if err := hlo.Verify(m); err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, src)
-		}
-		if Generate(seed, Options{Instructions: 10 + int(seed%40)}) != src {
-			t.Fatalf("seed %d: not deterministic", seed)
-		}
+		require.NoError(t, err, "seed %d\n%s", seed, src)
+		require.NoError(t, hlo.Verify(m), "seed %d\n%s", seed, src)
+		// True, not Equal: a diff of two whole modules would drown the message.
+		require.True(t, Generate(seed, Options{Instructions: 10 + int(seed%40)}) == src, "seed %d: not deterministic", seed)
 	}
 }
