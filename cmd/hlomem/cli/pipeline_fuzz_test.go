@@ -157,24 +157,15 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 	require.NoError(t, a.WriteJSON(io.Discard), "liveness json output")
 	for _, opts := range pipelineOptions {
 		as, err := assign.Assign(context.Background(), a, opts)
-		if err != nil {
-			t.Fatalf("%s/%s: the analysed module is not assigned: %v", opts.Target.Name, opts.Algorithm, err)
-		}
-		if err := assign.Check(as); err != nil {
-			t.Fatalf("%s/%s: invalid plan: %v", opts.Target.Name, opts.Algorithm, err)
-		}
+		require.NoError(t, err, "%s/%s: the analysed module is not assigned", opts.Target.Name, opts.Algorithm)
+		require.NoError(t, assign.Check(as), "%s/%s: invalid plan", opts.Target.Name, opts.Algorithm)
 		for _, h := range as.Heaps {
-			if err := pack.Check(h.Problem, h.Solution.Packing); err != nil {
-				t.Fatalf("%s/%s: invalid temp heap: %v", opts.Target.Name, opts.Algorithm, err)
-			}
-			if h.Solution.Height() < h.LowerBound {
-				t.Fatalf("%s/%s: heap height %d below its lower bound %d", opts.Target.Name, opts.Algorithm, h.Solution.Height(), h.LowerBound)
-			}
+			require.NoError(t, pack.Check(h.Problem, h.Solution.Packing), "%s/%s: invalid temp heap", opts.Target.Name, opts.Algorithm)
+			require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound,
+				"%s/%s: heap height %d below its lower bound %d", opts.Target.Name, opts.Algorithm, h.Solution.Height(), h.LowerBound)
 		}
 		for _, w := range []func(io.Writer) error{as.WriteXLA, as.WriteReport, as.WriteJSON, as.WriteTempCSV} {
-			if err := w(io.Discard); err != nil {
-				t.Fatalf("%s/%s: output: %v", opts.Target.Name, opts.Algorithm, err)
-			}
+			require.NoError(t, w(io.Discard), "%s/%s: output", opts.Target.Name, opts.Algorithm)
 		}
 	}
 }
