@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Memory is where a planned run keeps its bytes: the seam the gpu and tpu
+// packages plug their allocators into. Addresses are plain byte offsets in
+// one address space; a region is what Allocate hands out.
+type Memory interface {
+	// Allocate reserves size bytes aligned to align (a power of two, or 0
+	// for no constraint) and returns the region's base address.
+	Allocate(size, align int64) (addr int64, err error)
+	// Free releases the region that starts at addr.
+	Free(addr int64) error
+	// ReadAt fills p from the bytes at addr.
+	ReadAt(p []byte, addr int64) error
+	// WriteAt copies p to the bytes at addr.
+	WriteAt(p []byte, addr int64) error
+}
+
+// ErrOutOfBounds is returned for an access outside every allocated region.
+var ErrOutOfBounds = errors.New("runtime: access outside any allocated region")
+
+// pageSize is the HostArena's unit of backing store.
+const pageSize = 64 << 10
+
+// HostArena is the default Memory: a bump allocator over one address
+// space whose bytes are backed by pages made on first write, so an arena
+// of 16 GB that a run touches sparsely costs what it touches. Reads of
+// bytes never written give zeros. Accesses must fall inside a live
+// region.
+type HostArena struct {
+	next    int64
+	regions map[int64]int64 // base -> size, live regions
+	pages   map[int64][]byte
+	bases   []int64 // sorted bases of live and freed regions, for lookups
+}
+
+// NewHostArena returns an empty arena.
+func NewHostArena() *HostArena {
+	return &HostArena{regions: map[int64]int64{}, pages: map[int64][]byte{}}
+}
+
+// Allocate implements Memory.
+func (h *HostArena) Allocate(size, align int64) (int64, error) {
+	if size < 0 {
+		return 0, fmt.Errorf("runtime: allocate %d bytes", size)
+	}
+	if align < 0 || align&(align-1) != 0 {
+		return 0, fmt.Errorf("runtime: alignment %d is not a power of two", align)
+	}
+	if align == 0 {
+		align = 1
+	}
+	base := (h.next + align - 1) &^ (align - 1)
+	if base+size < base {
+		return 0, fmt.Errorf("runtime: allocate %d bytes: address space exhausted", size)
+	}
+	h.next = base + size
+	h.regions[base] = size
+	h.bases = append(h.bases, base)
+	return base, nil
+}
+
+// Free implements Memory.
+func (h *HostArena) Free(addr int64) error {
+	size, ok := h.regions[addr]
+	if !ok {
+		return fmt.Errorf("runtime: free of %d, which is not a live region", addr)
+	}
+	delete(h.regions, addr)
+	for p := addr / pageSize; p <= (addr+size-1)/pageSize && size > 0; p++ {
+		// Pages shared with a live neighbour stay.
+		if !h.pageShared(p, addr, size) {
+			delete(h.pages, p)
+		}
+	}
+	return nil
+}
+
+func (h *HostArena) pageShared(p, base, size int64) bool {
+	lo, hi := p*pageSize, (p+1)*pageSize
+	for b, s := range h.regions {
+		if b < hi && b+s > lo && !(b == base && s == size) {
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether [addr, addr+n) lies inside one live region.
+func (h *HostArena) inside(addr, n int64) bool {
+	// Regions are handed out in increasing address order, so the
+	// candidate is the last base at or below addr.
+	lo, hi := 0, len(h.bases)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if h.bases[m] <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return false
+	}
+	base := h.bases[lo-1]
+	size, ok := h.regions[base]
+	return ok && addr >= base && addr+n <= base+size
+}
+
+// ReadAt implements Memory.
+func (h *HostArena) ReadAt(p []byte, addr int64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if !h.inside(addr, int64(len(p))) {
+		return fmt.Errorf("%w: read of %d bytes at %d", ErrOutOfBounds, len(p), addr)
+	}
+	for len(p) > 0 {
+		pg, off := addr/pageSize, addr%pageSize
+		n := min(int64(len(p)), pageSize-off)
+		if page, ok := h.pages[pg]; ok {
+			copy(p[:n], page[off:off+n])
+		} else {
+			clear(p[:n])
+		}
+		p, addr = p[n:], addr+n
+	}
+	return nil
+}
+
+// WriteAt implements Memory.
+func (h *HostArena) WriteAt(p []byte, addr int64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if !h.inside(addr, int64(len(p))) {
+		return fmt.Errorf("%w: write of %d bytes at %d", ErrOutOfBounds, len(p), addr)
+	}
+	for len(p) > 0 {
+		pg, off := addr/pageSize, addr%pageSize
+		n := min(int64(len(p)), pageSize-off)
+		page, ok := h.pages[pg]
+		if !ok {
+			page = make([]byte, pageSize)
+			h.pages[pg] = page
+		}
+		copy(page[off:off+n], p[:n])
+		p, addr = p[n:], addr+n
+	}
+	return nil
+}
