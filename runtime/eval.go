@@ -605,6 +605,9 @@ func evalBinary(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	if err := operandDims(in, y, false); err != nil {
 		return Literal{}, err
 	}
+	if out, ok := fastF32Binary(in, x, y); ok {
+		return out, nil
+	}
 	if isFloat(t) {
 		a, err := logicalF(x)
 		if err != nil {
@@ -613,13 +616,6 @@ func evalBinary(in *hlo.Instruction, x, y Literal) (Literal, error) {
 		b, err := logicalF(y)
 		if err != nil {
 			return Literal{}, err
-		}
-		if t == hlo.F32 && in.Opcode == hlo.OpAdd {
-			// Fast path: f32 add is exact in float64 before rounding.
-			for i := range a {
-				a[i] += b[i]
-			}
-			return outF(in.Shape, a)
 		}
 		for i := range a {
 			r, ok := binaryF(in.Opcode, a[i], b[i])
@@ -691,6 +687,9 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 		return Literal{}, fmt.Errorf("bad compare direction %q", dir)
 	}
 	out := make([]int64, elemCount(in.Shape))
+	if out, ok := fastF32Binary(in, x, y); ok {
+		return out, nil
+	}
 	if isFloat(t) {
 		a, err := logicalF(x)
 		if err != nil {

@@ -368,3 +368,26 @@ ROOT r = f32[65536] add(a, b)`)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
 }
+
+func TestLayouts(t *testing.T) {
+	// Same column-major layout everywhere (fast path) and mixed layouts.
+	for _, src := range []string{
+		"a = f32[2,2]{0,1} parameter(0)\nb = f32[2,2]{0,1} parameter(1)\nROOT r = f32[2,2]{0,1} subtract(a, b)",
+		"a = f32[2,2]{1,0} parameter(0)\nb = f32[2,2]{0,1} parameter(1)\nROOT r = f32[2,2]{0,1} subtract(a, b)",
+		"a = f32[2,2]{0,1} parameter(0)\nb = f32[2,2]{0,1} parameter(1)\nROOT r = f32[2,2]{1,0} subtract(a, b)",
+	} {
+		check(t, "f32[2,2] {{9, 18}, {27, 36}}", src, "{{10, 20}, {30, 40}}", "{{1, 2}, {3, 4}}")
+	}
+	root := rootOf(t, "a = f32[2,2]{0,1} parameter(0)\nb = f32[2,2]{0,1} parameter(1)\nROOT r = f32[2,2]{0,1} maximum(a, b)")
+	a, err := ParseLiteral(root.Operands[0].Shape, "{{1, nan}, {5, 0}}")
+	require.NoError(t, err)
+	b, err := ParseLiteral(root.Operands[1].Shape, "{{2, 1}, {3, -0.5}}")
+	require.NoError(t, err)
+	out, err := EvalInstruction(root, []Literal{a, b})
+	require.NoError(t, err)
+	require.Equal(t, "f32[2,2] {{2, nan}, {5, 0}}", out.String())
+	// Physical order is column-major: 2, 5, nan, 0.
+	v := decodeF(hlo.F32, out.Data)
+	require.Equal(t, []float64{2, 5}, v[:2])
+	require.True(t, math.IsNaN(v[2]))
+}
