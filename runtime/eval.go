@@ -74,6 +74,9 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 		if !o.Shape.IsArray() {
 			return Literal{}, fmt.Errorf("operand %d is not an array", i)
 		}
+		if w := (o.Shape.Elem.BitWidth() + 7) / 8; len(o.Data) != w*elemCount(o.Shape) {
+			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), w*elemCount(o.Shape))
+		}
 	}
 	switch in.Opcode {
 	case hlo.OpConstant:
@@ -749,8 +752,8 @@ func evalSelect(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if err := sameElem(in, x, y); err != nil {
 		return Literal{}, err
 	}
-	for _, o := range ops {
-		if err := operandDims(in, o, o.Shape.Elem == hlo.PRED); err != nil {
+	for i, o := range ops {
+		if err := operandDims(in, o, i == 0); err != nil {
 			return Literal{}, err
 		}
 	}

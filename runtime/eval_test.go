@@ -391,3 +391,19 @@ func TestLayouts(t *testing.T) {
 	require.Equal(t, []float64{2, 5}, v[:2])
 	require.True(t, math.IsNaN(v[2]))
 }
+
+func TestBadOperands(t *testing.T) {
+	root := rootOf(t, "a = f32[2] parameter(0)\nb = f32[2] parameter(1)\nROOT r = f32[2] add(a, b)")
+	_, err := EvalInstruction(root, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 4)}, {Shape: root.Operands[1].Shape, Data: make([]byte, 8)}})
+	require.ErrorContains(t, err, "has 4 bytes")
+	// A scalar on-true operand is not broadcast (only the predicate may be).
+	root = rootOf(t, "p = pred[2] parameter(0)\na = pred[] parameter(1)\nb = pred[2] parameter(2)\nROOT r = pred[2] select(p, a, b)")
+	ops := make([]Literal, 3)
+	for i, o := range root.Operands {
+		ops[i], err = ParseLiteral(o.Shape, "true")
+		require.NoError(t, err)
+	}
+	_, err = EvalInstruction(root, ops)
+	require.Error(t, err)
+	check(t, "s32[2] {1, 20}", "p = pred[] parameter(0)\na = s32[2] parameter(1)\nb = s32[2] parameter(2)\nROOT r = s32[2] select(p, a, b)", "true", "{1, 20}", "{10, 20}")
+}

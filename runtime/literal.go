@@ -236,11 +236,13 @@ func fromMini(b uint64, ebits, mbits uint) float64 {
 	return sign * math.Ldexp(float64(m|1<<mbits), E-bias-int(mbits))
 }
 
-// BF16Bits rounds x to bfloat16 (nearest even) and returns its bits.
-func BF16Bits(x float64) uint16 { return uint16(toMini(x, 8, 7)) }
+// BF16Bits rounds x to bfloat16 (nearest even) and returns its bits. Like
+// XLA (Eigen), it rounds x to f32 first, so a float64 is rounded twice.
+func BF16Bits(x float64) uint16 { return uint16(toMini(float64(float32(x)), 8, 7)) }
 
-// F16Bits rounds x to IEEE half precision (nearest even) and returns its bits.
-func F16Bits(x float64) uint16 { return uint16(toMini(x, 5, 10)) }
+// F16Bits rounds x to IEEE half precision (nearest even) and returns its
+// bits, rounding to f32 first as BF16Bits does.
+func F16Bits(x float64) uint16 { return uint16(toMini(float64(float32(x)), 5, 10)) }
 
 // roundF rounds x to the precision of floating type t.
 func roundF(t hlo.ElementType, x float64) float64 {
@@ -248,9 +250,9 @@ func roundF(t hlo.ElementType, x float64) float64 {
 	case hlo.F32:
 		return float64(float32(x))
 	case hlo.BF16:
-		return fromMini(toMini(x, 8, 7), 8, 7)
+		return fromMini(uint64(BF16Bits(x)), 8, 7)
 	case hlo.F16:
-		return fromMini(toMini(x, 5, 10), 5, 10)
+		return fromMini(uint64(F16Bits(x)), 5, 10)
 	}
 	return x
 }
