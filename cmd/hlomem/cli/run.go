@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
@@ -18,8 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "--verify [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
-		summary: "run the plan: --verify checks on every step that operands still hold their values and outputs overwrite nothing still needed",
+		usage:   "--verify | --inputs=random [--seed=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
+		summary: "run the plan: --verify checks byte ownership at every step; --inputs=random evaluates it and compares with a run of a region per buffer",
 		run:     runRun,
 	})
 }
@@ -28,6 +30,8 @@ func runRun(e *env, args []string) error {
 	c := commands["run"]
 	fs := newFlagSet(c, e)
 	verify := fs.Bool("verify", false, "shadow execution: check the plan step by step")
+	inputs := fs.String("inputs", "", "evaluate the module: random (random arguments)")
+	seed := fs.Uint64("seed", 1, "seed of --inputs=random")
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
@@ -35,8 +39,11 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !*verify {
-		return errors.New("hlomem run: only --verify is available in this build (the numeric evaluator is not wired in yet)")
+	if !*verify && *inputs == "" {
+		return errors.New("hlomem run: say what to run: --verify (shadow execution) or --inputs=random (evaluation)")
+	}
+	if *inputs != "" && *inputs != "random" {
+		return fmt.Errorf("hlomem run: unknown --inputs %q (want random)", *inputs)
 	}
 	tgt, err := assign.TargetByName(*target)
 	if err != nil {
@@ -49,15 +56,49 @@ func runRun(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep, err := runtime.Shadow(ctx, as)
-		if err != nil {
-			return err
+		if *verify {
+			rep, err := runtime.Shadow(ctx, as)
+			if err != nil {
+				return err
+			}
+			if rep.Violation != nil {
+				return fmt.Errorf("the plan fails: %w", rep.Violation)
+			}
+			if _, err := fmt.Fprintf(w, "ok: %d steps, %d values written, %d reads, %d bytes checked\n", rep.Steps, rep.Writes, rep.Reads, rep.BytesChecked); err != nil {
+				return err
+			}
 		}
-		if rep.Violation != nil {
-			return fmt.Errorf("the plan fails: %w", rep.Violation)
+		if *inputs == "random" {
+			rng := rand.New(rand.NewPCG(*seed, 0))
+			var args []runtime.Literal
+			for _, p := range m.Entry.Params {
+				p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+					if !sub.IsTuple() {
+						args = append(args, runtime.RandomLiteral(sub, rng))
+					}
+				})
+			}
+			ref, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true})
+			if err != nil {
+				return err
+			}
+			got, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{})
+			if err != nil {
+				return err
+			}
+			var sums []string
+			for i := range ref.Outputs {
+				r, g := ref.Outputs[i].Checksum(), got.Outputs[i].Checksum()
+				if r != g {
+					return fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
+				}
+				sums = append(sums, fmt.Sprintf("%016x", g))
+			}
+			if _, err := fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " ")); err != nil {
+				return err
+			}
 		}
-		_, err = fmt.Fprintf(w, "ok: %d steps, %d values written, %d reads, %d bytes checked\n", rep.Steps, rep.Writes, rep.Reads, rep.BytesChecked)
-		return err
+		return nil
 	})
 	return err
 }
