@@ -78,6 +78,11 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), w*elemCount(o.Shape))
 		}
 	}
+	if involvesComplex(in, ops) {
+		if out, ok, err := evalComplex(in, ops); ok {
+			return out, err
+		}
+	}
 	switch in.Opcode {
 	case hlo.OpConstant:
 		return evalConstant(in)

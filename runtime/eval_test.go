@@ -407,3 +407,22 @@ func TestBadOperands(t *testing.T) {
 	require.Error(t, err)
 	check(t, "s32[2] {1, 20}", "p = pred[] parameter(0)\na = s32[2] parameter(1)\nb = s32[2] parameter(2)\nROOT r = s32[2] select(p, a, b)", "true", "{1, 20}", "{10, 20}")
 }
+
+func TestComplex(t *testing.T) {
+	bin := func(ty, op string) string {
+		return "a = " + ty + " parameter(0)\nb = " + ty + " parameter(1)\nROOT r = " + ty + " " + op + "(a, b)"
+	}
+	check(t, "c64[2] {(4, 6), (0, 0)}", bin("c64[2]", "add"), "{(1, 2), (1, -1)}", "{(3, 4), (-1, 1)}")
+	check(t, "c64[1] {(-5, 10)}", bin("c64[1]", "multiply"), "{(1, 2)}", "{(3, 4)}")
+	check(t, "c128[1] {(0.44, 0.08)}", bin("c128[1]", "divide"), "{(1, 2)}", "{(3, 4)}")
+	check(t, "c64[2] {(1, -2), (0.5, 3)}", "ROOT c = c64[2] constant({(1, -2), (0.5, 3)})")
+	check(t, "f32[2] {5, 0}", "p = c64[2] parameter(0)\nROOT r = f32[2] abs(p)", "{(3, 4), (0, 0)}")
+	check(t, "f64[2] {4, 0}", "p = c128[2] parameter(0)\nROOT r = f64[2] imag(p)", "{(3, 4), (1, 0)}")
+	check(t, "c64[2] {(1, 3), (2, 4)}", "a = f32[2] parameter(0)\nb = f32[2] parameter(1)\nROOT r = c64[2] complex(a, b)", "{1, 2}", "{3, 4}")
+	check(t, "c64[2] {(2, 0), (-1, 0)}", "p = s32[2] parameter(0)\nROOT r = c64[2] convert(p)", "{2, -1}")
+	check(t, "pred[2] {true, false}", "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=EQ", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	// Data movement works on complex bytes.
+	check(t, "c64[2] {(3, 4), (1, 2)}", "p = c64[2] parameter(0)\nROOT r = c64[2] reverse(p), dimensions={0}", "{(1, 2), (3, 4)}")
+	_, err := evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	require.ErrorContains(t, err, "cannot evaluate opcode maximum")
+}

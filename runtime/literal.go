@@ -397,14 +397,14 @@ func normI(t hlo.ElementType, x int64) int64 {
 // ParseLiteral parses an array literal in XLA syntax ({1, 2}, nested braces
 // for rank > 1, true/false, nan/inf; a single value fills the array).
 func ParseLiteral(shape hlo.Shape, text string) (Literal, error) {
-	if !numericType(shape.Elem) {
+	if !numericType(shape.Elem) && !isComplex(shape.Elem) {
 		return Literal{}, fmt.Errorf("literal of type %s is not supported", shape.Elem)
 	}
-	var words []string
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
+	words := strings.FieldsFunc(text, func(r rune) bool {
 		return strings.ContainsRune("{}, \t\n\r()", r)
-	}) {
-		words = append(words, f)
+	})
+	if isComplex(shape.Elem) {
+		return complexLiteral(shape, words)
 	}
 	return literalFromWords(shape, words)
 }
@@ -417,7 +417,7 @@ func literalFromWords(shape hlo.Shape, words []string) (Literal, error) {
 		}
 	}
 	if len(words) != n {
-		return Literal{}, fmt.Errorf("literal of shape %s needs %d values, has %d", shape, n, len(words))
+		return Literal{}, errCount(shape, n, len(words))
 	}
 	var b []byte
 	if isFloat(shape.Elem) {
@@ -457,6 +457,10 @@ func literalFromWords(shape hlo.Shape, words []string) (Literal, error) {
 	return fromLogical(shape, b)
 }
 
+func errCount(shape hlo.Shape, want, got int) error {
+	return fmt.Errorf("literal of shape %s needs %d values, has %d", shape.StringNoLayout(), want, got)
+}
+
 func parseFloatWord(w string) (float64, error) {
 	switch strings.ToLower(w) {
 	case "inf", "+inf":
@@ -483,13 +487,17 @@ func (l Literal) String() string {
 	sb.WriteString(l.Shape.StringNoLayout())
 	sb.WriteByte(' ')
 	b, _, err := l.logical()
-	if err != nil || !numericType(l.Shape.Elem) {
+	if err != nil || !numericType(l.Shape.Elem) && !isComplex(l.Shape.Elem) {
 		fmt.Fprintf(&sb, "<%d bytes>", len(l.Data))
 		return sb.String()
 	}
 	var words []string
 	t := l.Shape.Elem
 	switch {
+	case isComplex(t):
+		for _, c := range decodeC(t, b) {
+			words = append(words, formatComplex(t, c))
+		}
 	case isFloat(t):
 		bitsz := 64
 		if t != hlo.F64 {
@@ -549,6 +557,12 @@ func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
 	var b []byte
 	t := shape.Elem
 	switch {
+	case isComplex(t):
+		v := make([]complex128, n)
+		for i := range v {
+			v[i] = complex(rng.Float64()*2-1, rng.Float64()*2-1)
+		}
+		b = encodeC(t, v)
 	case isFloat(t):
 		v := make([]float64, n)
 		for i := range v {
