@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
@@ -121,11 +122,9 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 		seq = entry.Instructions
 	}
 	// Arguments by parameter: leaves in pre-order.
-	params := make([]*hlo.Instruction, 0, len(entry.Params))
-	params = append(params, entry.Params...)
 	next := 0
 	argFor := map[*hlo.Instruction][]Literal{}
-	for _, p := range params {
+	for _, p := range entry.Params {
 		var leaves []Literal
 		var err error
 		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
@@ -232,4 +231,18 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 		return nil, err
 	}
 	return res, nil
+}
+
+// RandomArgs returns a random literal for every array leaf of m's entry
+// parameters, in the order Execute takes its arguments.
+func RandomArgs(m *hlo.Module, rng *rand.Rand) []Literal {
+	var args []Literal
+	for _, p := range m.Entry.Params {
+		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if !sub.IsTuple() {
+				args = append(args, RandomLiteral(sub, rng))
+			}
+		})
+	}
+	return args
 }

@@ -10,25 +10,9 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
-	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/stretchr/testify/require"
 )
-
-// randomArgs gives every array leaf of the entry parameters a random
-// literal.
-func randomArgs(m *hlo.Module, seed uint64) []Literal {
-	rng := rand.New(rand.NewPCG(seed, 0))
-	var args []Literal
-	for _, p := range m.Entry.Params {
-		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if !sub.IsTuple() {
-				args = append(args, RandomLiteral(sub, rng))
-			}
-		})
-	}
-	return args
-}
 
 var opInError = regexp.MustCompile(`cannot evaluate opcode ([a-z0-9-]+)|control flow is not evaluated yet: [^ ]+ \(([a-z0-9-]+)\)`)
 
@@ -46,7 +30,7 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 				stopped["(plan over 64 MiB, not run here)"]++
 				continue
 			}
-			args := randomArgs(as.Module, 1)
+			args := RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 			cancel()

@@ -72,8 +72,9 @@ func (h *HostArena) Free(addr int64) error {
 	}
 	delete(h.regions, addr)
 	for p := addr / pageSize; p <= (addr+size-1)/pageSize && size > 0; p++ {
-		// Pages shared with a live neighbour stay.
-		if !h.pageShared(p, addr, size) {
+		// Pages never written have nothing to drop; pages shared with a
+		// live neighbour stay.
+		if _, ok := h.pages[p]; ok && !h.pageShared(p, addr, size) {
 			delete(h.pages, p)
 		}
 	}
@@ -111,45 +112,43 @@ func (h *HostArena) inside(addr, n int64) bool {
 	return ok && addr >= base && addr+n <= base+size
 }
 
-// ReadAt implements Memory.
-func (h *HostArena) ReadAt(p []byte, addr int64) error {
-	if len(p) == 0 {
+// access checks that n bytes at addr lie in one live region and calls f
+// on each page's part of them, in address order.
+func (h *HostArena) access(what string, n int, addr int64, f func(pg, off, done, k int64)) error {
+	if n == 0 {
 		return nil
 	}
-	if !h.inside(addr, int64(len(p))) {
-		return fmt.Errorf("%w: read of %d bytes at %d", ErrOutOfBounds, len(p), addr)
+	if !h.inside(addr, int64(n)) {
+		return fmt.Errorf("%w: %s of %d bytes at %d", ErrOutOfBounds, what, n, addr)
 	}
-	for len(p) > 0 {
+	for done := int64(0); done < int64(n); {
 		pg, off := addr/pageSize, addr%pageSize
-		n := min(int64(len(p)), pageSize-off)
-		if page, ok := h.pages[pg]; ok {
-			copy(p[:n], page[off:off+n])
-		} else {
-			clear(p[:n])
-		}
-		p, addr = p[n:], addr+n
+		k := min(int64(n)-done, pageSize-off)
+		f(pg, off, done, k)
+		done, addr = done+k, addr+k
 	}
 	return nil
 }
 
+// ReadAt implements Memory.
+func (h *HostArena) ReadAt(p []byte, addr int64) error {
+	return h.access("read", len(p), addr, func(pg, off, done, k int64) {
+		if page, ok := h.pages[pg]; ok {
+			copy(p[done:done+k], page[off:off+k])
+		} else {
+			clear(p[done : done+k])
+		}
+	})
+}
+
 // WriteAt implements Memory.
 func (h *HostArena) WriteAt(p []byte, addr int64) error {
-	if len(p) == 0 {
-		return nil
-	}
-	if !h.inside(addr, int64(len(p))) {
-		return fmt.Errorf("%w: write of %d bytes at %d", ErrOutOfBounds, len(p), addr)
-	}
-	for len(p) > 0 {
-		pg, off := addr/pageSize, addr%pageSize
-		n := min(int64(len(p)), pageSize-off)
+	return h.access("write", len(p), addr, func(pg, off, done, k int64) {
 		page, ok := h.pages[pg]
 		if !ok {
 			page = make([]byte, pageSize)
 			h.pages[pg] = page
 		}
-		copy(page[off:off+n], p[:n])
-		p, addr = p[n:], addr+n
-	}
-	return nil
+		copy(page[off:off+k], p[done:done+k])
+	})
 }

@@ -1,6 +1,9 @@
 package runtime
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // segment: bytes [lo, hi) of an allocation were last written by value val
 // of buffer buf.
@@ -52,30 +55,19 @@ func (m *ownerMap) foreign(lo, hi int64, buf int32) (*segment, bool) {
 func (m *ownerMap) set(lo, hi int64, buf, val int32) {
 	i := m.first(lo)
 	j := i
-	var keep []segment
 	for j < len(m.segs) && m.segs[j].lo < hi {
-		s := m.segs[j]
-		if s.lo < lo {
-			keep = append(keep, segment{s.lo, lo, s.buf, s.val})
-		}
-		if s.hi > hi {
-			keep = append(keep, segment{hi, s.hi, s.buf, s.val})
-		}
 		j++
 	}
-	// Replace segs[i:j] with the kept left part, the new segment and the
-	// kept right part, in address order.
-	repl := make([]segment, 0, len(keep)+1)
-	for _, s := range keep {
-		if s.hi <= lo {
-			repl = append(repl, s)
-		}
+	// segs[i:j] overlap [lo, hi): only the first can stick out on the
+	// left and only the last on the right; those parts stay theirs.
+	var parts [3]segment
+	repl := parts[:0]
+	if i < j && m.segs[i].lo < lo {
+		repl = append(repl, segment{m.segs[i].lo, lo, m.segs[i].buf, m.segs[i].val})
 	}
 	repl = append(repl, segment{lo, hi, buf, val})
-	for _, s := range keep {
-		if s.lo >= hi {
-			repl = append(repl, s)
-		}
+	if i < j && m.segs[j-1].hi > hi {
+		repl = append(repl, segment{hi, m.segs[j-1].hi, m.segs[j-1].buf, m.segs[j-1].val})
 	}
-	m.segs = append(m.segs[:i], append(repl, m.segs[j:]...)...)
+	m.segs = slices.Replace(m.segs, i, j, repl...)
 }

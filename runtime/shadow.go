@@ -147,48 +147,37 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 		}
 	}
 
-	// Step of each instruction, by ID.
-	stepOf := map[*hlo.Instruction]int{}
-	for t, in := range a.Sequence {
-		stepOf[in] = t
-	}
 	writes := make([][]*liveness.Value, len(a.Sequence))
 	reads := make([][]*liveness.Value, len(a.Sequence))
+	// addReads records the steps that read v, once per step.
+	addReads := func(v *liveness.Value) {
+		seen := -1
+		for _, u := range v.Uses {
+			if passedOn(u) {
+				continue
+			}
+			if t := a.Time(u.Inst); t >= 0 && t != seen {
+				reads[t] = append(reads[t], v)
+				seen = t
+			}
+		}
+	}
 	var preset []*liveness.Value // defined outside the schedule: present from the start
 	for _, v := range a.Values {
 		if v.IsPhi || v.Size == 0 {
 			continue
 		}
-		if t, ok := stepOf[v.Inst]; ok {
+		if t := a.Time(v.Inst); t >= 0 {
 			writes[t] = append(writes[t], v)
 		} else {
 			preset = append(preset, v)
 		}
-		seen := -1
-		for _, u := range v.Uses {
-			if passedOn(u) {
-				continue
-			}
-			if t, ok := stepOf[u.Inst]; ok && t != seen {
-				reads[t] = append(reads[t], v)
-				seen = t
-			}
-		}
+		addReads(v)
 	}
 	// Phis are read too: they own nothing of their own, their buffer does.
 	for _, v := range a.Values {
-		if !v.IsPhi || v.Size == 0 {
-			continue
-		}
-		seen := -1
-		for _, u := range v.Uses {
-			if passedOn(u) {
-				continue
-			}
-			if t, ok := stepOf[u.Inst]; ok && t != seen {
-				reads[t] = append(reads[t], v)
-				seen = t
-			}
+		if v.IsPhi && v.Size > 0 {
+			addReads(v)
 		}
 	}
 
