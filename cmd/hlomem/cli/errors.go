@@ -11,10 +11,15 @@ import (
 // input error that carries its own position: that one is printed as it is,
 // FILE:LINE:COL: message.
 func moduleError(file string, m *hlo.Module, err error) error {
-	var list hlo.ErrorList
-	var one *hlo.Error
-	if errors.As(err, &list) || errors.As(err, &one) {
+	if isInputError(err) {
 		return err
 	}
 	return fmt.Errorf("%s: module %s: %w", file, m.Name, err)
+}
+
+// isInputError reports whether err carries a position in the input.
+func isInputError(err error) bool {
+	var list hlo.ErrorList
+	var one *hlo.Error
+	return errors.As(err, &list) || errors.As(err, &one)
 }

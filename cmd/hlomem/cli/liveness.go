@@ -64,8 +64,10 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 }
 
 // eachAnalysis loads and verifies every module of file, prepares and
-// analyses each (analyzeModule) and calls write for it with where to
-// write its part of the output, laid out as l says (moduleOutput).
+// analyses each as XLA does before buffer assignment (liveness.Prepare
+// with the named scheduler; "" picks keep for a scheduled module and best
+// otherwise) and calls write for it with where to write its part of the
+// output, laid out as l says (moduleOutput).
 func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
 	mods, err := loadModules(e, file, true)
 	if err != nil {
@@ -74,7 +76,7 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 	name := inputName(file)
 	out := newModuleOutput(e.stdout, l, len(mods))
 	for _, m := range mods {
-		a, err := analyzeModule(m, sched)
+		a, err := liveness.Prepare(m, sched)
 		if err != nil {
 			return moduleError(name, m, err)
 		}
@@ -87,12 +89,4 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 		}
 	}
 	return out.finish()
-}
-
-// analyzeModule prepares m as XLA does before buffer assignment (flatten
-// the call graph; for a module XLA has not compiled, insert the copies its
-// CopyInsertion pass would), analyses it and applies the named scheduler
-// ("" picks keep for a scheduled module and best otherwise).
-func analyzeModule(m *hlo.Module, sched string) (*liveness.Analysis, error) {
-	return liveness.Prepare(m, sched)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +38,7 @@ var inlineHLO = regexp.MustCompile("(?s)`(HloModule .*?)`")
 
 // FuzzPipeline feeds modules through the whole pipeline as hlomem assign
 // runs it: parse, verify, flatten the call graph, prepare (copy insertion
-// for an unscheduled module, then the default scheduler; analyzeModule),
+// for an unscheduled module, then the default scheduler; liveness.Prepare),
 // analyse, assign with each of pipelineOptions, Check and the
 // packing checks, and every output format. It fails on a panic, on a plan
 // that does not pass the checks, and on a module that hlo.Verify accepts
@@ -145,7 +145,7 @@ func editText(text string, edits []byte) string {
 func runPipeline(t *testing.T, m *hlo.Module) {
 	t.Helper()
 	verr := hlo.Verify(m)
-	a, err := analyzeModule(m, "")
+	a, err := liveness.Prepare(m, "")
 	if err != nil {
 		if verr == nil {
 			require.True(t, isInputError(err), "module %s passes hlo.Verify, then the pipeline fails without a position: %v", m.Name, err)
@@ -168,13 +168,6 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 			require.NoError(t, w(io.Discard), "%s/%s: output", opts.Target.Name, opts.Algorithm)
 		}
 	}
-}
-
-// isInputError reports whether err carries a position in the input.
-func isInputError(err error) bool {
-	var list hlo.ErrorList
-	var one *hlo.Error
-	return errors.As(err, &list) || errors.As(err, &one)
 }
 
 // pipelineSeeds gathers FuzzPipeline's seeds.
