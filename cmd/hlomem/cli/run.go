@@ -51,54 +51,74 @@ func runRun(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = eachAnalysis(e, file, *sched, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, *sched, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, assign.Options{Target: tgt, Algorithm: *algo})
 		if err != nil {
 			return err
 		}
 		if *verify {
-			rep, err := runtime.Shadow(ctx, as)
-			if err != nil {
-				return err
-			}
-			if rep.Violation != nil {
-				return fmt.Errorf("the plan fails: %w", rep.Violation)
-			}
-			if _, err := fmt.Fprintf(w, "ok: %d steps, %d values written, %d reads, %d bytes checked\n", rep.Steps, rep.Writes, rep.Reads, rep.BytesChecked); err != nil {
+			if err := shadowRun(ctx, w, as); err != nil {
 				return err
 			}
 		}
 		if *inputs == "random" {
-			rng := rand.New(rand.NewPCG(*seed, 0))
-			var args []runtime.Literal
-			for _, p := range m.Entry.Params {
-				p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-					if !sub.IsTuple() {
-						args = append(args, runtime.RandomLiteral(sub, rng))
-					}
-				})
-			}
-			ref, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true})
-			if err != nil {
-				return err
-			}
-			got, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{})
-			if err != nil {
-				return err
-			}
-			var sums []string
-			for i := range ref.Outputs {
-				r, g := ref.Outputs[i].Checksum(), got.Outputs[i].Checksum()
-				if r != g {
-					return fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
-				}
-				sums = append(sums, fmt.Sprintf("%016x", g))
-			}
-			if _, err := fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " ")); err != nil {
-				return err
-			}
+			return compareRuns(ctx, w, as, randomArgs(m, *seed))
 		}
 		return nil
 	})
+}
+
+// shadowRun checks the plan step by step (runtime.Shadow) and reports
+// what it checked.
+func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
+	rep, err := runtime.Shadow(ctx, as)
+	if err != nil {
+		return err
+	}
+	if rep.Violation != nil {
+		return fmt.Errorf("the plan fails: %w", rep.Violation)
+	}
+	_, err = fmt.Fprintf(w, "ok: %d steps, %d values written, %d reads, %d bytes checked\n", rep.Steps, rep.Writes, rep.Reads, rep.BytesChecked)
 	return err
+}
+
+// compareRuns evaluates the entry on args twice, on the plan's bytes and
+// with a region per buffer, and fails unless every output is the same bit
+// for bit.
+func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []runtime.Literal) error {
+	ref, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true})
+	if err != nil {
+		return err
+	}
+	got, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{})
+	if err != nil {
+		return err
+	}
+	var sums []string
+	for i := range ref.Outputs {
+		r, g := ref.Outputs[i].Checksum(), got.Outputs[i].Checksum()
+		if r != g {
+			return fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
+		}
+		sums = append(sums, fmt.Sprintf("%016x", g))
+	}
+	_, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " "))
+	return err
+}
+
+// randomArgs gives every array leaf of m's entry parameters, in the order
+// runtime.Execute takes them, a random literal (runtime.RandomLiteral)
+// drawn from seed. runtime's own test builds its arguments the same way
+// (randomArgs in runtime/execute_test.go); the helper belongs in runtime.
+func randomArgs(m *hlo.Module, seed uint64) []runtime.Literal {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var args []runtime.Literal
+	for _, p := range m.Entry.Params {
+		p.Shape.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
+			if !sub.IsTuple() {
+				args = append(args, runtime.RandomLiteral(sub, rng))
+			}
+		})
+	}
+	return args
 }
