@@ -52,22 +52,27 @@ func compareMode(t *testing.T) {
 	t.Cleanup(func() { *update = old })
 }
 
-func TestMatch(t *testing.T) {
+// checkAgainst writes want to a golden file named name in a fresh
+// directory and checks got against it in compare mode; it returns what
+// Check reported and the file's path.
+func checkAgainst(t *testing.T, name, want, got string) (*fakeTB, string) {
+	t.Helper()
 	compareMode(t)
-	path := filepath.Join(t.TempDir(), "ok.golden")
-	require.NoError(t, os.WriteFile(path, []byte("a\nb\n"), 0o644))
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 	f := &fakeTB{TB: t}
-	Check(f, path, []byte("a\nb\n"))
+	Check(f, path, []byte(got))
+	return f, path
+}
+
+func TestMatch(t *testing.T) {
+	f, _ := checkAgainst(t, "ok.golden", "a\nb\n", "a\nb\n")
 	require.Empty(t, f.errors)
 	require.Empty(t, f.logs)
 }
 
 func TestMismatchReportsDiff(t *testing.T) {
-	compareMode(t)
-	path := filepath.Join(t.TempDir(), "out.golden")
-	require.NoError(t, os.WriteFile(path, []byte("alpha\nbeta\ngamma\n"), 0o644))
-	f := &fakeTB{TB: t}
-	Check(f, path, []byte("alpha\nBETA\ngamma\n"))
+	f, path := checkAgainst(t, "out.golden", "alpha\nbeta\ngamma\n", "alpha\nBETA\ngamma\n")
 	require.Len(t, f.errors, 1)
 	msg := f.errors[0]
 	require.Contains(t, msg, path)
@@ -83,11 +88,7 @@ func TestMismatchReportsDiff(t *testing.T) {
 }
 
 func TestMismatchFinalNewline(t *testing.T) {
-	compareMode(t)
-	path := filepath.Join(t.TempDir(), "nl.golden")
-	require.NoError(t, os.WriteFile(path, []byte("x\n"), 0o644))
-	f := &fakeTB{TB: t}
-	Check(f, path, []byte("x"))
+	f, _ := checkAgainst(t, "nl.golden", "x\n", "x")
 	require.Len(t, f.errors, 1)
 	require.True(t, hasDiffLine(f.errors[0], "-", `""`), "the lost final newline is not shown:\n%s", f.errors[0])
 }

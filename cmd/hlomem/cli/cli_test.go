@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/golden"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -16,6 +17,8 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the txtar scripts in testdata/script. Scripts see the
 // corpus directory as $CORPUS; the condition [corpus] is true when it exists.
+// HLOMEM_UPDATE=1 (or -update) rewrites their cmp files, as it rewrites the
+// golden files (golden.Updating).
 func TestScripts(t *testing.T) {
 	dir := corpus.Dir()
 	testscript.Run(t, testscript.Params{
@@ -30,6 +33,6 @@ func TestScripts(t *testing.T) {
 			}
 			return false, nil
 		},
-		UpdateScripts: os.Getenv("HLOMEM_UPDATE") != "",
+		UpdateScripts: golden.Updating(),
 	})
 }

@@ -15,22 +15,28 @@ import (
 func TestSpoolSpills(t *testing.T) {
 	defer func(n int) { spoolMemory = n }(spoolMemory)
 	const src = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"
-	run := func(args ...string) (string, int) {
+	// bad passes hlo.Verify, so its first module's output is spooled
+	// before the second is refused.
+	const bad = src + "\n// -----\n\nHloModule b\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] frobnicate(p)\n}\n"
+	run := func(src string, args ...string) (string, int) {
 		var out, errs bytes.Buffer
 		code := Main(args, strings.NewReader(src), &out, &errs)
 		return out.String(), code
 	}
-	want, code := run("assign", "--format=json", "-")
+	want, code := run(src, "assign", "--format=json", "-")
 	require.Zero(t, code)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	spoolMemory = 16
-	got, code := run("assign", "--format=json", "-")
+	got, code := run(src, "assign", "--format=json", "-")
 	require.Zero(t, code)
 	require.Equal(t, want, got)
-	got, code = run("assign", "--format=xla", "--align=3", "-")
+	got, code = run(src, "assign", "--format=xla", "--align=3", "-")
 	require.NotZero(t, code)
 	require.Empty(t, got)
+	got, code = run(bad, "liveness", "-")
+	require.NotZero(t, code)
+	require.Empty(t, got, "a command that fails after its output spilled prints nothing")
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	require.Empty(t, left, "temporary files left behind")
