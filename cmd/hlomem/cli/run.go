@@ -62,7 +62,7 @@ func runRun(e *env, args []string) error {
 			}
 		}
 		if *inputs == "random" {
-			return compareRuns(ctx, w, as, randomArgs(m, *seed))
+			return compareRuns(ctx, w, as, runtime.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0))))
 		}
 		return nil
 	})
@@ -104,21 +104,4 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 	}
 	_, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " "))
 	return err
-}
-
-// randomArgs gives every array leaf of m's entry parameters, in the order
-// runtime.Execute takes them, a random literal (runtime.RandomLiteral)
-// drawn from seed. runtime's own test builds its arguments the same way
-// (randomArgs in runtime/execute_test.go); the helper belongs in runtime.
-func randomArgs(m *hlo.Module, seed uint64) []runtime.Literal {
-	rng := rand.New(rand.NewPCG(seed, 0))
-	var args []runtime.Literal
-	for _, p := range m.Entry.Params {
-		p.Shape.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
-			if !sub.IsTuple() {
-				args = append(args, runtime.RandomLiteral(sub, rng))
-			}
-		})
-	}
-	return args
 }
