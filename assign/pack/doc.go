@@ -31,7 +31,7 @@
 //
 // Pack splits a problem into one instance per color (instance.go) and runs
 // on each the Packer that Options.Algorithm names (see Algorithms and
-// Packers):
+// PackerNamed):
 //
 //   - bestfit-ORDER and firstfit-ORDER lay buffers one at a time in a fixed
 //     ORDER (size, lifetime, area, start), each into the best-fitting or

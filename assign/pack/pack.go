@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 )
@@ -62,7 +61,7 @@ type Options struct {
 // Packer is one packing algorithm, as XLA's HeapAlgorithm is: it places
 // the items of one instance (one color of a Problem, each must-share group
 // merged into one item) and reports the height it reached. Pack looks the
-// packer up by Options.Algorithm among Packers and runs it on every
+// packer up by Options.Algorithm (PackerNamed) and runs it on every
 // instance. The interface is sealed: the packers are this package's.
 type Packer interface {
 	// Name is the Options.Algorithm that selects the packer.
@@ -83,9 +82,6 @@ var packers = func() []Packer {
 	}
 	return ps
 }()
-
-// Packers returns every packer, in the order of Algorithms.
-func Packers() []Packer { return slices.Clone(packers) }
 
 // PackerNamed returns the packer that Options.Algorithm name selects.
 func PackerNamed(name string) (Packer, bool) {

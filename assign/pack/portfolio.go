@@ -91,18 +91,13 @@ func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
 // portfolioBelow is portfolio with the shared bound starting at limit: runs
 // that cannot get below it stop early. It returns nil when none got below.
 func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
-	return portfolioTarget(in, vs, workers, limit, -1)
+	return portfolioRun(in, vs, workers, limit, -1, nil)
 }
 
-// portfolioTarget is portfolioBelow that also stops the variants after the
-// first to finish at or below target (a lower bound): they could at best
-// tie with it, and ties go to the earlier variant, so the result is the
-// same as if they had run.
-func portfolioTarget(in *instance, vs []variant, workers int, limit, target int64) (*heapResult, error) {
-	return portfolioRun(in, vs, workers, limit, target, nil)
-}
-
-// portfolioRun is portfolioTarget with the variants started in the order
+// portfolioRun is portfolioBelow that also stops the variants after the
+// first to finish at or below target (a lower bound; -1 for none): they
+// could at best tie with it, and ties go to the earlier variant, so the
+// result is the same as if they had run. The variants start in the order
 // start gives (nil: the list's). The result does not depend on it: ties
 // still go to the earlier variant in vs, and a variant is stopped early
 // only when it can no longer win.

@@ -11,8 +11,8 @@ import (
 // registry's order, and PackerNamed finds each and nothing else.
 func TestRegistry(t *testing.T) {
 	names := Algorithms()
-	require.True(t, len(names) == len(Packers()) && names[0] == "auto", "Algorithms() = %v", names)
-	for i, p := range Packers() {
+	require.True(t, len(names) == len(packers) && names[0] == "auto", "Algorithms() = %v", names)
+	for i, p := range packers {
 		require.True(t, p.Name() == names[i] && slices.Index(names, p.Name()) == i,
 			"packer %d: name %q, Algorithms has %q (first at %d)", i, p.Name(), names[i], slices.Index(names, p.Name()))
 		q, ok := PackerNamed(p.Name())
