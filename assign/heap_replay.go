@@ -120,7 +120,6 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 		rangeEnd[v.ID] = v.Range.End
 		pending[v.ID] = true
 	}
-	fillD, fillF = nil, nil
 	var res replayResult
 	res.intervals = make([]*heapInterval, 0, len(vals))
 	slab := make([]heapInterval, len(vals)) // one interval per value

@@ -31,19 +31,17 @@ func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 				Msg: fmt.Sprintf("%s: unknown opcode %s: its buffer semantics are unknown, so it cannot be planned", in.Name, in.OpName())})
 		}
 	})
+	sizeOf := size
+	if sizeOf == nil {
+		sizeOf = hlo.ByteSize
+	}
 	for _, v := range a.Values {
 		if v == nil || v.Inst == nil {
 			return errors.New("assign: the analysis holds a value without an instruction")
 		}
-		if size == nil {
-			if _, err := hlo.ByteSize(v.Shape); err != nil {
-				errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
-			}
-			continue
-		}
-		if n, err := size(v.Shape); err != nil {
+		if n, err := sizeOf(v.Shape); err != nil {
 			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
-		} else if n != v.Size {
+		} else if size != nil && n != v.Size {
 			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos,
 				Msg: fmt.Sprintf("%s: %d bytes on the target, %d in the analysis", v.Inst.Name, n, v.Size)})
 		}
