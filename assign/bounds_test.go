@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 )
 
 // checkBounds holds the invariant of issue 9: no lower bound hlomem prints
@@ -43,10 +42,7 @@ func checkBounds(t testing.TB, name string, as *Assignment) {
 // them too, so the corpus and paired tests cover the other packers and the
 // larger modules), and logs how close the bound comes to the totals.
 func TestBoundsBelowPlans(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	for _, set := range []string{"paired", "paired-jax", "paired-jax-cpu"} {
-		files = append(files, corpus.Glob(t, set+"/*/*after_optimizations.txt")...)
-	}
+	files := corpusModuleFiles(t)
 	modules := 0
 	var bound, total int64
 	for _, f := range files {

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -35,22 +34,7 @@ func planOf(as *Assignment) [][3]int64 {
 // up to 5,000 instructions, Mixtral, the paired dumps and random modules
 // get the same plan with the index as with XLA's plain scan.
 func TestReuseIndexKeepsXLAsChoice(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	for _, set := range []string{"paired", "paired-jax", "paired-jax-cpu"} {
-		files = append(files, corpus.Glob(t, set+"/*/*after_optimizations.txt")...)
-	}
-	analyse := func(m *hlo.Module) *liveness.Analysis {
-		_, err := hlo.FlattenCallGraph(m)
-		require.NoError(t, err)
-		var a *liveness.Analysis
-		if m.IsScheduled {
-			a, err = liveness.Analyze(m, liveness.Options{})
-		} else {
-			a, _, err = liveness.AnalyzeInsertingCopies(m)
-		}
-		require.NoError(t, err)
-		return a
-	}
+	files := corpusModuleFiles(t)
 	compare := func(name string, a *liveness.Analysis) {
 		opts := Options{Algorithm: "xla"}
 		with, err := Assign(context.Background(), a, opts)
@@ -79,14 +63,14 @@ func TestReuseIndexKeepsXLAsChoice(t *testing.T) {
 			if m.NumInstructions() > 5000 && filepath.Base(f) != "tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo" {
 				continue
 			}
-			compare(filepath.Base(f), analyse(m))
+			compare(filepath.Base(f), analyze(t, m))
 			n++
 		}
 	}
 	for seed := uint64(0); seed < 200; seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 20 + int(seed%80)}))
 		require.NoError(t, err)
-		compare("random", analyse(m))
+		compare("random", analyze(t, m))
 		n++
 	}
 	require.Greater(t, n, 300)

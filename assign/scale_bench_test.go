@@ -28,17 +28,21 @@ func chainModule(n int) string {
 	return b.String()
 }
 
-// deepTupleModule passes a tuple nested d deep through a parameter, a
-// get-tuple-element and a copy.
-func deepTupleModule(d int) string {
+// nestedTupleModule passes a tuple nested d deep, each level being
+// prefix followed by the level below in parentheses, through a parameter,
+// a get-tuple-element of element index (the level below) and a copy.
+func nestedTupleModule(name, prefix string, index, d int) string {
 	s, s1 := "f32[4]", ""
 	for i := 0; i < d; i++ {
 		s1 = s
-		s = "(" + s + ")"
+		s = "(" + prefix + s + ")"
 	}
-	return "HloModule deep, is_scheduled=true\nENTRY e {\n  p = " + s + " parameter(0)\n  g = " + s1 +
-		" get-tuple-element(p), index=0\n  ROOT c = " + s1 + " copy(g)\n}\n"
+	return "HloModule " + name + ", is_scheduled=true\nENTRY e {\n  p = " + s + " parameter(0)\n  g = " + s1 +
+		" get-tuple-element(p), index=" + strconv.Itoa(index) + "\n  ROOT c = " + s1 + " copy(g)\n}\n"
 }
+
+// deepTupleModule passes a tuple nested d deep, ((...(f32[4])...)).
+func deepTupleModule(d int) string { return nestedTupleModule("deep", "", 0, d) }
 
 // benchAssign parses src and measures analysis plus assignment. With
 // levels > 0 the cost is reported per tuple level, otherwise per
@@ -86,15 +90,7 @@ func BenchmarkAssignTupleDepth(b *testing.B) {
 // (...))) through a parameter, a get-tuple-element and a copy. Unlike
 // deepTupleModule every level has a leaf, so the shape has d leaves whose
 // indices have lengths 1..d: the index text alone is quadratic in d.
-func tupleChainModule(d int) string {
-	s, s1 := "f32[4]", ""
-	for i := 0; i < d; i++ {
-		s1 = s
-		s = "(f32[4], " + s + ")"
-	}
-	return "HloModule tuplechain, is_scheduled=true\nENTRY e {\n  p = " + s + " parameter(0)\n  g = " + s1 +
-		" get-tuple-element(p), index=1\n  ROOT c = " + s1 + " copy(g)\n}\n"
-}
+func tupleChainModule(d int) string { return nestedTupleModule("tuplechain", "f32[4], ", 1, d) }
 
 // BenchmarkAssignTupleChain: parse, analysis and assignment of a tuple
 // whose every level holds a leaf, 10^2 to 10^4 deep.

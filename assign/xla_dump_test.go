@@ -41,9 +41,6 @@ func usedValues(t *testing.T, dump string) (entries map[string]string, labels []
 	return entries, labels
 }
 
-// labelID returns the ID of a value label "<ID ...>".
-func labelID(label string) string { return label[1:strings.IndexByte(label, ' ')] }
-
 // entryParts splits a Used values entry into its label, positions, uses
 // and "from instruction" line.
 func entryParts(entry string) (label string, positions, uses []string, from string) {
