@@ -472,32 +472,24 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 	// arrays its start defines until its done. In a well-formed module the dataflow
 	// already says so (the done uses the start's tuple); for one whose
 	// shapes do not carry the operands through, keep them live anyway.
-	for _, c := range a.Module.Computations {
-		if a.Kinds[c.ID] != Sequential {
+	for in := range a.asyncStarts() {
+		td := tl.time(asyncDone(in))
+		if td < 0 {
 			continue
 		}
-		for _, in := range c.Instructions {
-			if !in.Opcode.Has(hlo.AsyncStart) {
-				continue
-			}
-			td := tl.time(asyncDone(in))
-			if td < 0 {
-				continue
-			}
-			extend := func(x *hlo.Instruction, definedOnly bool) {
-				n := x.Shape.NumSubshapes()
-				for ord := 0; ord < n; ord++ {
-					v := a.slots[x.FirstValue+ord]
-					if v != nil && !v.Shape.IsTuple() && tl.scheduled[v.ID] && (!definedOnly || v.Inst == x) && tl.ranges[v.ID].End < td {
-						tl.ranges[v.ID].End = td
-					}
+		extend := func(x *hlo.Instruction, definedOnly bool) {
+			n := x.Shape.NumSubshapes()
+			for ord := 0; ord < n; ord++ {
+				v := a.slots[x.FirstValue+ord]
+				if v != nil && !v.Shape.IsTuple() && tl.scheduled[v.ID] && (!definedOnly || v.Inst == x) && tl.ranges[v.ID].End < td {
+					tl.ranges[v.ID].End = td
 				}
 			}
-			for _, o := range in.Operands {
-				extend(o, false)
-			}
-			extend(in, true)
 		}
+		for _, o := range in.Operands {
+			extend(o, false)
+		}
+		extend(in, true)
 	}
 	// Normalize: values of one buffer get disjoint, chained ranges.
 	var vs []*Value

@@ -13,6 +13,7 @@ package liveness
 // see the pairing itself instead of re-deriving it.
 
 import (
+	"iter"
 	"sort"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -64,16 +65,8 @@ func containsBuffer(bs []*Buffer, b *Buffer) bool {
 // is missing (an invalid module) is reported with a nil Done.
 func (a *Analysis) AsyncPairs() []AsyncPair {
 	var out []AsyncPair
-	for _, c := range a.Module.Computations {
-		if a.Kinds[c.ID] != Sequential {
-			continue
-		}
-		for _, in := range c.Instructions {
-			if !in.Opcode.Has(hlo.AsyncStart) {
-				continue
-			}
-			out = append(out, a.asyncPair(in))
-		}
+	for in := range a.asyncStarts() {
+		out = append(out, a.asyncPair(in))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		ti, tj := a.Time(out[i].Start), a.Time(out[j].Start)
@@ -83,6 +76,23 @@ func (a *Analysis) AsyncPairs() []AsyncPair {
 		return out[i].Start.ID < out[j].Start.ID
 	})
 	return out
+}
+
+// asyncStarts yields the asynchronous starts of the module's sequential
+// computations, in module order.
+func (a *Analysis) asyncStarts() iter.Seq[*hlo.Instruction] {
+	return func(yield func(*hlo.Instruction) bool) {
+		for _, c := range a.Module.Computations {
+			if a.Kinds[c.ID] != Sequential {
+				continue
+			}
+			for _, in := range c.Instructions {
+				if in.Opcode.Has(hlo.AsyncStart) && !yield(in) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // AsyncPairOf returns the asynchronous operation in belongs to (as its

@@ -468,15 +468,10 @@ func within(c *hlo.Computation) map[*hlo.Computation]bool {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, in := range x.Instructions {
-			if in.Opcode != hlo.OpCall && in.Opcode != hlo.OpWhile && in.Opcode != hlo.OpConditional {
-				continue
-			}
-			for _, callee := range in.Callees() {
-				if callee != nil && !seen[callee] {
-					seen[callee] = true
-					stack = append(stack, callee)
-				}
+		for _, callee := range calleesOf(x) {
+			if !seen[callee] {
+				seen[callee] = true
+				stack = append(stack, callee)
 			}
 		}
 	}

@@ -249,11 +249,7 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.EndArray()
 	lb := a.LowerBound(nil)
 	j.Key("lower_bound")
-	j.BeginObject()
-	j.Key("bytes")
-	j.Int(lb.Bytes)
-	j.Key("time")
-	j.Int(int64(lb.Time))
+	writeBytesTime(j, lb.Bytes, lb.Time)
 	j.Key("buffers")
 	j.BeginArray()
 	for _, b := range lb.Live {
@@ -263,12 +259,18 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.EndObject()
 	pk := a.XLAPeak()
 	j.Key("xla_peak")
-	j.BeginObject()
-	j.Key("bytes")
-	j.Int(pk.Bytes)
-	j.Key("time")
-	j.Int(int64(pk.Time))
+	writeBytesTime(j, pk.Bytes, pk.Time)
 	j.EndObject()
 	j.EndObject()
 	return j.Close()
+}
+
+// writeBytesTime opens an object and writes its "bytes" and "time" fields,
+// as the lower bound and the XLA peak both report them.
+func writeBytesTime(j *jsonw.Writer, bytes int64, time int) {
+	j.BeginObject()
+	j.Key("bytes")
+	j.Int(bytes)
+	j.Key("time")
+	j.Int(int64(time))
 }

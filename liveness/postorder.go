@@ -16,40 +16,22 @@ func InstructionPostOrder(c *hlo.Computation) []*hlo.Instruction {
 		visiting = 1
 		visited  = 2
 	)
-	idx := hlo.NewInstructionIndex(c)
-	states := make([]uint8, len(c.Instructions))
-	var foreign map[*hlo.Instruction]uint8 // operands from elsewhere: unverified input
-	state := func(in *hlo.Instruction) uint8 {
-		if k := idx.Of(in); k >= 0 {
-			return states[k]
-		}
-		return foreign[in]
-	}
-	setState := func(in *hlo.Instruction, s uint8) {
-		if k := idx.Of(in); k >= 0 {
-			states[k] = s
-			return
-		}
-		if foreign == nil {
-			foreign = map[*hlo.Instruction]uint8{}
-		}
-		foreign[in] = s
-	}
+	marks := newInstMarks(c)
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
 	var stack []*hlo.Instruction
 	dfs := func(root *hlo.Instruction) {
 		stack = append(stack[:0], root)
 		for len(stack) > 0 {
 			cur := stack[len(stack)-1]
-			if s := state(cur); s != 0 {
+			if s := marks.get(cur); s != 0 {
 				stack = stack[:len(stack)-1]
 				if s == visiting {
-					setState(cur, visited)
+					marks.set(cur, visited)
 					out = append(out, cur)
 				}
 				continue
 			}
-			setState(cur, visiting)
+			marks.set(cur, visiting)
 			for i := len(cur.Operands) - 1; i >= 0; i-- {
 				if op := cur.Operands[i]; op != nil { // nil only in an unverified module
 					stack = append(stack, op)
@@ -70,12 +52,43 @@ func InstructionPostOrder(c *hlo.Computation) []*hlo.Instruction {
 	if len(out) < len(c.Instructions) {
 		// Only in a module with a dependency cycle: add what is left.
 		for _, in := range c.Instructions {
-			if state(in) == 0 {
+			if marks.get(in) == 0 {
 				dfs(in)
 			}
 		}
 	}
 	return out
+}
+
+// instMarks holds a small mark per instruction of one computation, in a
+// slice by the computation's hlo.InstructionIndex; instructions from
+// elsewhere (operands of an unverified module) go to a map.
+type instMarks struct {
+	idx     hlo.InstructionIndex
+	marks   []uint8
+	foreign map[*hlo.Instruction]uint8
+}
+
+func newInstMarks(c *hlo.Computation) *instMarks {
+	return &instMarks{idx: hlo.NewInstructionIndex(c), marks: make([]uint8, len(c.Instructions))}
+}
+
+func (s *instMarks) get(in *hlo.Instruction) uint8 {
+	if k := s.idx.Of(in); k >= 0 {
+		return s.marks[k]
+	}
+	return s.foreign[in]
+}
+
+func (s *instMarks) set(in *hlo.Instruction, v uint8) {
+	if k := s.idx.Of(in); k >= 0 {
+		s.marks[k] = v
+		return
+	}
+	if s.foreign == nil {
+		s.foreign = map[*hlo.Instruction]uint8{}
+	}
+	s.foreign[in] = v
 }
 
 // ComputationPostOrder returns the module's computations with every callee

@@ -90,25 +90,7 @@ func PostOrder(m *hlo.Module) *Schedule {
 // order. order, when not nil, sorts each instruction's operands first.
 func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	x := hlo.NewInstructionIndex(c)
-	state := make([]uint8, len(c.Instructions))
-	var foreign map[*hlo.Instruction]uint8 // operands from elsewhere (unverified input)
-	get := func(in *hlo.Instruction) uint8 {
-		if i := x.Of(in); i >= 0 {
-			return state[i]
-		}
-		return foreign[in]
-	}
-	set := func(in *hlo.Instruction, v uint8) {
-		if i := x.Of(in); i >= 0 {
-			state[i] = v
-			return
-		}
-		if foreign == nil {
-			foreign = map[*hlo.Instruction]uint8{}
-		}
-		foreign[in] = v
-	}
+	marks := newInstMarks(c)
 	type frame struct {
 		in   *hlo.Instruction
 		deps []*hlo.Instruction
@@ -135,23 +117,23 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 		return arena[start:len(arena):len(arena)]
 	}
 	visit := func(start *hlo.Instruction) {
-		if get(start) != 0 {
+		if marks.get(start) != 0 {
 			return
 		}
 		stack := []frame{{in: start, deps: deps(start)}}
-		set(start, 1)
+		marks.set(start, 1)
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
 			if f.next < len(f.deps) {
 				d := f.deps[f.next]
 				f.next++
-				if get(d) == 0 {
-					set(d, 1)
+				if marks.get(d) == 0 {
+					marks.set(d, 1)
 					stack = append(stack, frame{in: d, deps: deps(d)})
 				}
 				continue
 			}
-			set(f.in, 2)
+			marks.set(f.in, 2)
 			out = append(out, f.in)
 			stack = stack[:len(stack)-1]
 		}
