@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -189,38 +188,31 @@ ENTRY e {
 // the corpus has its done, and everything it keeps in flight is live from
 // its start to its done.
 func TestAsyncPairsCorpus(t *testing.T) {
-	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
 	pairs, kinds := 0, map[string]int{}
-	for _, f := range files {
-		mods, err := hlo.ParseFile(f)
-		if err != nil {
-			continue // files without a module; the hlo package tests them
+	forCorpusModules(t, []string{"paired*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+		if hlo.Verify(m) != nil {
+			return
 		}
-		for _, m := range mods {
-			if hlo.Verify(m) != nil {
-				continue
-			}
-			_, err = hlo.FlattenCallGraph(m)
-			require.NoError(t, err, "%s", f)
-			var a *Analysis
-			if m.IsScheduled {
-				a, err = Analyze(m, Options{})
-			} else {
-				a, _, err = AnalyzeInsertingCopies(m)
-			}
-			require.NoError(t, err, "%s", f)
-			for _, p := range a.AsyncPairs() {
-				pairs++
-				kinds[p.Start.Opcode.String()]++
-				require.NotNil(t, p.Done, "%s: %s has no done", f, p.Start.Name)
-				ts, td := a.Time(p.Start), a.Time(p.Done)
-				for _, b := range p.InFlight() {
-					r, ok := b.Range()
-					require.True(t, ok && r.Start <= ts && r.End >= td, "%s: %s..%s (%d-%d) keeps %s in flight, live %v", f, p.Start.Name, p.Done.Name, ts, td, b.Name(), r)
-				}
+		_, err := hlo.FlattenCallGraph(m)
+		require.NoError(t, err, "%s", f)
+		var a *Analysis
+		if m.IsScheduled {
+			a, err = Analyze(m, Options{})
+		} else {
+			a, _, err = AnalyzeInsertingCopies(m)
+		}
+		require.NoError(t, err, "%s", f)
+		for _, p := range a.AsyncPairs() {
+			pairs++
+			kinds[p.Start.Opcode.String()]++
+			require.NotNil(t, p.Done, "%s: %s has no done", f, p.Start.Name)
+			ts, td := a.Time(p.Start), a.Time(p.Done)
+			for _, b := range p.InFlight() {
+				r, ok := b.Range()
+				require.True(t, ok && r.Start <= ts && r.End >= td, "%s: %s..%s (%d-%d) keeps %s in flight, live %v", f, p.Start.Name, p.Done.Name, ts, td, b.Name(), r)
 			}
 		}
-	}
+	})
 	t.Logf("%d asynchronous operations: %v", pairs, kinds)
 	require.Greater(t, pairs, 40)
 }

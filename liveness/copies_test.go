@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/stretchr/testify/require"
 )
@@ -109,30 +108,23 @@ func TestInsertCopiesOnRandomModules(t *testing.T) {
 // and for a module whose computation has two sequential callers (not a
 // forest: the walk answers).
 func TestSequentialTreeMatchesWalk(t *testing.T) {
-	files := append(corpus.Glob(t, "paired-jax*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
 	pairs := 0
-	for _, f := range files {
-		mods, err := hlo.ParseFile(f)
-		if err != nil {
-			continue
+	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+		if hlo.Verify(m) != nil || len(m.Computations) < 2 {
+			return
 		}
-		for _, m := range mods {
-			if hlo.Verify(m) != nil || len(m.Computations) < 2 {
-				continue
-			}
-			_, err = hlo.FlattenCallGraph(m)
-			require.NoError(t, err, "%s", f)
-			tree := newSequentialTree(m)
-			require.True(t, tree.tree, "%s: flattened module is not a call forest", f)
-			for _, c := range m.Computations {
-				w := within(c)
-				for _, x := range m.Computations {
-					require.Equal(t, w[x], tree.within(c, x), "%s: within(%s, %s)", f, c.Name, x.Name)
-					pairs++
-				}
+		_, err := hlo.FlattenCallGraph(m)
+		require.NoError(t, err, "%s", f)
+		tree := newSequentialTree(m)
+		require.True(t, tree.tree, "%s: flattened module is not a call forest", f)
+		for _, c := range m.Computations {
+			w := within(c)
+			for _, x := range m.Computations {
+				require.Equal(t, w[x], tree.within(c, x), "%s: within(%s, %s)", f, c.Name, x.Name)
+				pairs++
 			}
 		}
-	}
+	})
 	require.NotZero(t, pairs, "no computations compared")
 	m, err := hlo.Parse("two.hlo", []byte(`HloModule two
 f {

@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 )
+
+// preparedCorpus is what the preparation tests run on: the hand-written
+// modules and every paired dump.
+var preparedCorpus = []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}
 
 // TestPipelineVerifyEach runs the preparation pipeline on every corpus
 // module with hlo.Verify after each pass, and holds every pass to what it
@@ -18,57 +21,49 @@ import (
 // as it was. Modules over 5,000 instructions keep their order (the
 // schedulers have tests of their own) and are not printed between passes.
 func TestPipelineVerifyEach(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
 	n := 0
-	for _, f := range files {
-		mods, err := hlo.ParseFile(f)
-		if err != nil {
-			continue
+	forCorpusModules(t, preparedCorpus, func(f string, m *hlo.Module) {
+		small := m.NumInstructions() <= 5000
+		if testing.Short() && !small {
+			return
 		}
-		for _, m := range mods {
-			small := m.NumInstructions() <= 5000
-			if testing.Short() && !small {
-				continue
-			}
-			opts := PrepareOptions{VerifyEach: true}
-			if !small {
-				opts.Scheduler = SchedKeep
-			}
-			var passes []Pass
-			for _, p := range Passes {
-				p := p
-				run := p.Run
-				p.Run = func(m *hlo.Module, o PrepareOptions) (bool, error) {
-					var before string
-					if small {
-						before = m.String()
-					}
-					changed, err := run(m, o)
-					if err == nil && !changed && small {
-						require.Equal(t, before, m.String(), "%s: pass %s reported no change", filepath.Base(f), p.Name)
-					}
-					return changed, err
+		opts := PrepareOptions{VerifyEach: true}
+		if !small {
+			opts.Scheduler = SchedKeep
+		}
+		var passes []Pass
+		for _, p := range Passes {
+			p := p
+			run := p.Run
+			p.Run = func(m *hlo.Module, o PrepareOptions) (bool, error) {
+				var before string
+				if small {
+					before = m.String()
 				}
-				passes = append(passes, p)
+				changed, err := run(m, o)
+				if err == nil && !changed && small {
+					require.Equal(t, before, m.String(), "%s: pass %s reported no change", filepath.Base(f), p.Name)
+				}
+				return changed, err
 			}
-			a, err := RunPasses(m, passes, opts)
-			if err != nil {
-				// Modules the analysis refuses (unknown opcodes, unsized
-				// shapes) must be refused for that, not by verification.
-				require.False(t, errors.Is(err, ErrInvalidAfterPass), "%s: %v", f, err)
-				require.False(t, errors.Is(err, ErrPassPanicked), "%s: %v", f, err)
-				continue
-			}
-			require.NotNil(t, a)
-			require.Len(t, a.Kinds, len(m.Computations))
-			require.Len(t, a.Spans, len(m.Computations))
-			for i, c := range m.Computations {
-				require.Equal(t, i, c.ID)
-			}
-			n++
+			passes = append(passes, p)
 		}
-	}
+		a, err := RunPasses(m, passes, opts)
+		if err != nil {
+			// Modules the analysis refuses (unknown opcodes, unsized
+			// shapes) must be refused for that, not by verification.
+			require.False(t, errors.Is(err, ErrInvalidAfterPass), "%s: %v", f, err)
+			require.False(t, errors.Is(err, ErrPassPanicked), "%s: %v", f, err)
+			return
+		}
+		require.NotNil(t, a)
+		require.Len(t, a.Kinds, len(m.Computations))
+		require.Len(t, a.Spans, len(m.Computations))
+		for i, c := range m.Computations {
+			require.Equal(t, i, c.ID)
+		}
+		n++
+	})
 	require.Greater(t, n, 300)
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 )
 
 // TestPrepareMatchesSteps: Prepare gives the analysis of flattening,
@@ -17,10 +16,8 @@ import (
 // to 5,000 instructions and the paired dumps; and it refuses what they
 // refuse, with the same error.
 func TestPrepareMatchesSteps(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
 	n := 0
-	for _, f := range files {
+	for _, f := range corpusFiles(t, preparedCorpus...) {
 		one, err := hlo.ParseFile(f)
 		if err != nil {
 			continue

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 )
 
@@ -285,8 +284,6 @@ func refListSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 // for computation, the orders of the reference implementations, on every
 // corpus module (Mixtral included) and on random modules.
 func TestSchedulersMatchReference(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	files = append(files, corpus.Glob(t, "paired-jax/*/*after_optimizations.txt")...)
 	check := func(name string, m *hlo.Module) {
 		a, err := Analyze(m, Options{})
 		require.NoError(t, err, name)
@@ -304,18 +301,12 @@ func TestSchedulersMatchReference(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, f := range files {
-		mods, err := hlo.ParseFile(f)
-		if err != nil {
-			continue
-		}
-		for _, m := range mods {
-			_, err := hlo.FlattenCallGraph(m)
-			require.NoError(t, err)
-			check(filepath.Base(f), m)
-			n++
-		}
-	}
+	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired-jax/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
+		_, err := hlo.FlattenCallGraph(m)
+		require.NoError(t, err)
+		check(filepath.Base(f), m)
+		n++
+	})
 	for seed := uint64(0); seed < 300; seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%120)}))
 		require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/stretchr/testify/require"
 )
@@ -101,28 +100,20 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 // TestSchedulersOnCorpus schedules every corpus module (call graph
 // flattened) with each scheduler and checks the result is a valid order.
 func TestSchedulersOnCorpus(t *testing.T) {
-	files := corpus.Glob(t, "hlo/*/*.hlo")
-	files = append(files, corpus.Glob(t, "paired/*/*after_optimizations.txt")...)
-	for _, f := range files {
-		mods, err := hlo.ParseFile(f)
-		if err != nil {
-			continue // the file without a module
+	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
+		if testing.Short() && m.NumInstructions() > 5000 {
+			return
 		}
-		for _, m := range mods {
-			if testing.Short() && m.NumInstructions() > 5000 {
-				continue
-			}
-			_, err := hlo.FlattenCallGraph(m)
+		_, err := hlo.FlattenCallGraph(m)
+		require.NoError(t, err)
+		a, err := Analyze(m, Options{})
+		require.NoError(t, err, "%s", filepath.Base(f))
+		for _, name := range []string{SchedPostOrder, SchedDFS, SchedList} {
+			s, err := ScheduleByName(a, name)
 			require.NoError(t, err)
-			a, err := Analyze(m, Options{})
-			require.NoError(t, err, "%s", filepath.Base(f))
-			for _, name := range []string{SchedPostOrder, SchedDFS, SchedList} {
-				s, err := ScheduleByName(a, name)
-				require.NoError(t, err)
-				checkSchedule(t, a, s)
-			}
+			checkSchedule(t, a, s)
 		}
-	}
+	})
 }
 
 // TestListSchedulerSavesMemory: two independent chains that each shrink a
