@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -74,7 +75,7 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 		if !o.Shape.IsArray() {
 			return Literal{}, fmt.Errorf("operand %d is not an array", i)
 		}
-		if w := (o.Shape.Elem.BitWidth() + 7) / 8; len(o.Data) != w*elemCount(o.Shape) {
+		if w := o.Shape.Elem.ByteWidth(); len(o.Data) != w*elemCount(o.Shape) {
 			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), w*elemCount(o.Shape))
 		}
 	}
@@ -138,54 +139,110 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 
 // --- helpers ---
 
+func cannotEval(in *hlo.Instruction, t hlo.ElementType) error {
+	return fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
+}
+
 func checkNumeric(in *hlo.Instruction, ts ...hlo.ElementType) error {
 	for _, t := range ts {
 		if !numericType(t) {
-			return fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
+			return cannotEval(in, t)
 		}
 	}
 	return nil
 }
 
-func sameDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // operandDims checks that an element-wise operand has the result's dims.
 func operandDims(in *hlo.Instruction, o Literal, scalarOK bool) error {
-	if sameDims(o.Shape.Dims, in.Shape.Dims) || (scalarOK && len(o.Shape.Dims) == 0) {
+	if hlo.SameDims(o.Shape, in.Shape) || (scalarOK && len(o.Shape.Dims) == 0) {
 		return nil
 	}
 	return fmt.Errorf("operand dims %v do not match result dims %v", o.Shape.Dims, in.Shape.Dims)
 }
 
-// logicalF decodes an operand as float64 values in logical order.
-func logicalF(o Literal) ([]float64, error) {
-	b, _, err := o.logical()
-	if err != nil {
-		return nil, err
+// operandsDims checks that each operand has exactly the result's dims.
+func operandsDims(in *hlo.Instruction, ops ...Literal) error {
+	for _, o := range ops {
+		if err := operandDims(in, o, false); err != nil {
+			return err
+		}
 	}
-	return decodeF(o.Shape.Elem, b), nil
+	return nil
 }
 
-func logicalI(o Literal) ([]int64, error) {
+// logicalAs decodes an operand's elements, in logical order, with dec.
+func logicalAs[T any](o Literal, dec func(hlo.ElementType, []byte) []T) ([]T, error) {
 	b, _, err := o.logical()
 	if err != nil {
 		return nil, err
 	}
-	return decodeI(o.Shape.Elem, b), nil
+	return dec(o.Shape.Elem, b), nil
+}
+
+// logicalF decodes an operand as float64 values in logical order.
+func logicalF(o Literal) ([]float64, error) { return logicalAs(o, decodeF) }
+func logicalI(o Literal) ([]int64, error)   { return logicalAs(o, decodeI) }
+
+// logicalAll decodes each operand with dec.
+func logicalAll[T any](dec func(Literal) ([]T, error), ops ...Literal) ([][]T, error) {
+	out := make([][]T, len(ops))
+	for i, o := range ops {
+		v, err := dec(o)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 func outF(s hlo.Shape, v []float64) (Literal, error) { return fromLogical(s, encodeF(s.Elem, v)) }
 func outI(s hlo.Shape, v []int64) (Literal, error)   { return fromLogical(s, encodeI(s.Elem, v)) }
+
+// mapInPlace sets v[i] = f(v[i]) and returns v.
+func mapInPlace[T any](v []T, f func(T) T) []T {
+	for i, x := range v {
+		v[i] = f(x)
+	}
+	return v
+}
+
+// zipInPlace sets a[i] = f(a[i], b[i]) and returns a.
+func zipInPlace[T any](a, b []T, f func(a, b T) T) []T {
+	b = b[:len(a)]
+	for i, x := range a {
+		a[i] = f(x, b[i])
+	}
+	return a
+}
+
+// zipPred returns the pred elements (0 or 1) of f(a[i], b[i]).
+func zipPred[T any](a, b []T, f func(a, b T) bool) []int64 {
+	b = b[:len(a)]
+	out := make([]int64, len(a))
+	for i, x := range a {
+		if f(x, b[i]) {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// intsToFloats converts integers decoded from type t (u64 bit for bit) to
+// float64.
+func intsToFloats(t hlo.ElementType, v []int64) []float64 {
+	out := make([]float64, len(v))
+	if t == hlo.U64 {
+		for i, a := range v {
+			out[i] = float64(uint64(a))
+		}
+		return out
+	}
+	for i, a := range v {
+		out[i] = float64(a)
+	}
+	return out
+}
 
 func strides(dims []int64) []int64 {
 	st := make([]int64, len(dims))
@@ -195,6 +252,17 @@ func strides(dims []int64) []int64 {
 		s *= dims[i]
 	}
 	return st
+}
+
+// nextIndex advances the row-major multi-index idx within dims.
+func nextIndex(idx, dims []int64) {
+	for d := len(idx) - 1; d >= 0; d-- {
+		idx[d]++
+		if idx[d] < dims[d] {
+			return
+		}
+		idx[d] = 0
+	}
 }
 
 // gather builds a result of shape s whose element at logical multi-index idx
@@ -211,13 +279,7 @@ func gather(s hlo.Shape, srcB []byte, w int, fill []byte, src func(idx []int64) 
 		} else {
 			copy(out[i*w:(i+1)*w], srcB[j*int64(w):(j+1)*int64(w)])
 		}
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < s.Dims[d] {
-				break
-			}
-			idx[d] = 0
-		}
+		nextIndex(idx, s.Dims)
 	}
 	return fromLogical(s, out)
 }
@@ -229,19 +291,6 @@ func sameElem(in *hlo.Instruction, ops ...Literal) error {
 		}
 	}
 	return nil
-}
-
-func parseIntList(s string) ([]int64, error) {
-	s = strings.Trim(strings.TrimSpace(s), "{}")
-	var out []int64
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		v, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad integer %q", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // --- constant, iota ---
@@ -284,123 +333,104 @@ func evalIota(in *hlo.Instruction) (Literal, error) {
 	if dim < 0 || int(dim) >= len(s.Dims) {
 		return Literal{}, fmt.Errorf("iota_dimension %d out of range", dim)
 	}
-	n := elemCount(s)
 	st := strides(s.Dims)
-	if isFloat(s.Elem) {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = float64((int64(i) / st[dim]) % s.Dims[dim])
-		}
-		return outF(s, v)
-	}
-	v := make([]int64, n)
+	v := make([]int64, elemCount(s))
 	for i := range v {
 		v[i] = (int64(i) / st[dim]) % s.Dims[dim]
+	}
+	if isFloat(s.Elem) {
+		return outF(s, intsToFloats(hlo.S64, v))
 	}
 	return outI(s, v)
 }
 
 // --- element-wise ---
 
-func unaryF(op hlo.Opcode, x float64) (float64, bool) {
-	switch op {
-	case hlo.OpNegate:
-		return -x, true
-	case hlo.OpAbs:
-		return math.Abs(x), true
-	case hlo.OpExp:
-		return math.Exp(x), true
-	case hlo.OpLog:
-		return math.Log(x), true
-	case hlo.OpSqrt:
-		return math.Sqrt(x), true
-	case hlo.OpRsqrt:
-		return 1 / math.Sqrt(x), true
-	case hlo.OpTanh:
-		return math.Tanh(x), true
-	case hlo.OpSin:
-		return math.Sin(x), true
-	case hlo.OpCos:
-		return math.Cos(x), true
-	case hlo.OpTan:
-		return math.Tan(x), true
-	case hlo.OpFloor:
-		return math.Floor(x), true
-	case hlo.OpCeil:
-		return math.Ceil(x), true
-	case hlo.OpRoundNearestAfz:
-		return math.Round(x), true
-	case hlo.OpRoundNearestEven:
-		return math.RoundToEven(x), true
-	case hlo.OpSign:
-		switch {
-		case math.IsNaN(x) || x == 0:
-			return x, true
-		case x > 0:
-			return 1, true
-		}
-		return -1, true
-	case hlo.OpLogistic:
-		return 1 / (1 + math.Exp(-x)), true
-	case hlo.OpExpm1:
-		return math.Expm1(x), true
-	case hlo.OpLog1p:
-		return math.Log1p(x), true
-	case hlo.OpCbrt:
-		return math.Cbrt(x), true
-	case hlo.OpAtanh:
-		return math.Atanh(x), true
-	case hlo.OpSinh:
-		return math.Sinh(x), true
-	case hlo.OpCosh:
-		return math.Cosh(x), true
-	case hlo.OpAsin:
-		return math.Asin(x), true
-	case hlo.OpAcos:
-		return math.Acos(x), true
-	case hlo.OpAsinh:
-		return math.Asinh(x), true
-	case hlo.OpAcosh:
-		return math.Acosh(x), true
-	case hlo.OpErf:
-		return math.Erf(x), true
+func signF(x float64) float64 {
+	switch {
+	case math.IsNaN(x) || x == 0:
+		return x
+	case x > 0:
+		return 1
 	}
-	return 0, false
+	return -1
 }
 
-func unaryI(op hlo.Opcode, t hlo.ElementType, x int64) (int64, bool) {
+// unaryFloat holds the floating-point unary ops.
+var unaryFloat = map[hlo.Opcode]func(float64) float64{
+	hlo.OpNegate:           func(x float64) float64 { return -x },
+	hlo.OpAbs:              math.Abs,
+	hlo.OpExp:              math.Exp,
+	hlo.OpLog:              math.Log,
+	hlo.OpSqrt:             math.Sqrt,
+	hlo.OpRsqrt:            func(x float64) float64 { return 1 / math.Sqrt(x) },
+	hlo.OpTanh:             math.Tanh,
+	hlo.OpSin:              math.Sin,
+	hlo.OpCos:              math.Cos,
+	hlo.OpTan:              math.Tan,
+	hlo.OpFloor:            math.Floor,
+	hlo.OpCeil:             math.Ceil,
+	hlo.OpRoundNearestAfz:  math.Round,
+	hlo.OpRoundNearestEven: math.RoundToEven,
+	hlo.OpSign:             signF,
+	hlo.OpLogistic:         func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	hlo.OpExpm1:            math.Expm1,
+	hlo.OpLog1p:            math.Log1p,
+	hlo.OpCbrt:             math.Cbrt,
+	hlo.OpAtanh:            math.Atanh,
+	hlo.OpSinh:             math.Sinh,
+	hlo.OpCosh:             math.Cosh,
+	hlo.OpAsin:             math.Asin,
+	hlo.OpAcos:             math.Acos,
+	hlo.OpAsinh:            math.Asinh,
+	hlo.OpAcosh:            math.Acosh,
+	hlo.OpErf:              math.Erf,
+}
+
+// unaryInt returns op on integers (or preds) of type t, or nil.
+func unaryInt(op hlo.Opcode, t hlo.ElementType) func(int64) int64 {
 	bw := t.BitWidth()
-	ux := uint64(x)
+	mask := ^uint64(0)
 	if bw < 64 {
-		ux &= 1<<uint(bw) - 1
+		mask = 1<<uint(bw) - 1
+	}
+	if t == hlo.PRED && op != hlo.OpNot {
+		return nil
 	}
 	switch op {
 	case hlo.OpNegate:
-		return -x, true
+		return func(x int64) int64 { return -x }
 	case hlo.OpAbs:
-		if x < 0 {
-			return -x, true
+		if t.IsUnsigned() {
+			return func(x int64) int64 { return x }
 		}
-		return x, true
+		return func(x int64) int64 {
+			if x < 0 {
+				return -x
+			}
+			return x
+		}
 	case hlo.OpSign:
-		switch {
-		case x > 0:
-			return 1, true
-		case x < 0:
-			return -1, true
+		return func(x int64) int64 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return 0
 		}
-		return 0, true
 	case hlo.OpNot:
 		if t == hlo.PRED {
-			return 1 - x, true
+			return func(x int64) int64 { return 1 - x }
 		}
-		return ^x, true
+		return func(x int64) int64 { return ^x }
 	case hlo.OpPopcnt:
-		return int64(bits.OnesCount64(ux)), true
+		return func(x int64) int64 { return int64(bits.OnesCount64(uint64(x) & mask)) }
 	case hlo.OpClz:
-		return int64(bits.LeadingZeros64(ux) - (64 - bw)), true
+		return func(x int64) int64 { return int64(bits.LeadingZeros64(uint64(x)&mask) - (64 - bw)) }
 	}
-	return 0, false
+	return nil
 }
 
 func evalUnary(in *hlo.Instruction, x Literal) (Literal, error) {
@@ -431,147 +461,146 @@ func evalUnary(in *hlo.Instruction, x Literal) (Literal, error) {
 		return Literal{}, err
 	}
 	if isFloat(t) {
+		f := unaryFloat[in.Opcode]
+		if f == nil {
+			return Literal{}, cannotEval(in, t)
+		}
 		v, err := logicalF(x)
 		if err != nil {
 			return Literal{}, err
 		}
-		for i, f := range v {
-			r, ok := unaryF(in.Opcode, f)
-			if !ok {
-				return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
-			}
-			v[i] = r
-		}
-		return outF(in.Shape, v)
+		return outF(in.Shape, mapInPlace(v, f))
 	}
-	if t == hlo.PRED && in.Opcode != hlo.OpNot {
-		return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
+	f := unaryInt(in.Opcode, t)
+	if f == nil {
+		return Literal{}, cannotEval(in, t)
 	}
 	v, err := logicalI(x)
 	if err != nil {
 		return Literal{}, err
 	}
-	if in.Opcode == hlo.OpAbs && t.IsUnsigned() {
-		return outI(in.Shape, v)
-	}
-	for i, a := range v {
-		r, ok := unaryI(in.Opcode, t, a)
-		if !ok {
-			return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
-		}
-		v[i] = r
-	}
-	return outI(in.Shape, v)
+	return outI(in.Shape, mapInPlace(v, f))
 }
 
-func binaryF(op hlo.Opcode, a, b float64) (float64, bool) {
-	switch op {
-	case hlo.OpAdd:
-		return a + b, true
-	case hlo.OpSubtract:
-		return a - b, true
-	case hlo.OpMultiply:
-		return a * b, true
-	case hlo.OpDivide:
-		return a / b, true
-	case hlo.OpRemainder:
-		return math.Mod(a, b), true
-	case hlo.OpMaximum:
-		if math.IsNaN(a) || math.IsNaN(b) {
-			return math.NaN(), true
-		}
-		return math.Max(a, b), true
-	case hlo.OpMinimum:
-		if math.IsNaN(a) || math.IsNaN(b) {
-			return math.NaN(), true
-		}
-		return math.Min(a, b), true
-	case hlo.OpPower:
-		return math.Pow(a, b), true
-	case hlo.OpAtan2:
-		return math.Atan2(a, b), true
+func maxF(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
 	}
-	return 0, false
+	return math.Max(a, b)
 }
 
-// binaryI computes an integer op on values extended per t (see decodeI); the
-// caller truncates the result to t.
-func binaryI(op hlo.Opcode, t hlo.ElementType, a, b int64) (int64, bool) {
+func minF(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Min(a, b)
+}
+
+// binaryFloat holds the floating-point binary ops.
+var binaryFloat = map[hlo.Opcode]func(a, b float64) float64{
+	hlo.OpAdd:       func(a, b float64) float64 { return a + b },
+	hlo.OpSubtract:  func(a, b float64) float64 { return a - b },
+	hlo.OpMultiply:  func(a, b float64) float64 { return a * b },
+	hlo.OpDivide:    func(a, b float64) float64 { return a / b },
+	hlo.OpRemainder: math.Mod,
+	hlo.OpMaximum:   maxF,
+	hlo.OpMinimum:   minF,
+	hlo.OpPower:     math.Pow,
+	hlo.OpAtan2:     math.Atan2,
+}
+
+// binaryInt returns op on values extended per t (see decodeI), or nil; the
+// caller truncates the results to t.
+func binaryInt(op hlo.Opcode, t hlo.ElementType) func(a, b int64) int64 {
 	unsigned := t.IsUnsigned() || t == hlo.PRED
 	bw := uint64(t.BitWidth())
 	switch op {
 	case hlo.OpAdd:
-		return a + b, true
+		return func(a, b int64) int64 { return a + b }
 	case hlo.OpSubtract:
-		return a - b, true
+		return func(a, b int64) int64 { return a - b }
 	case hlo.OpMultiply:
-		return a * b, true
+		return func(a, b int64) int64 { return a * b }
 	case hlo.OpDivide:
-		if b == 0 {
-			return -1, true
+		return func(a, b int64) int64 {
+			if b == 0 {
+				return -1
+			}
+			if unsigned {
+				return int64(uint64(a) / uint64(b))
+			}
+			return a / b // Go: MinInt64 / -1 == MinInt64
 		}
-		if unsigned {
-			return int64(uint64(a) / uint64(b)), true
-		}
-		return a / b, true // Go: MinInt64 / -1 == MinInt64
 	case hlo.OpRemainder:
-		if b == 0 {
-			return a, true
+		return func(a, b int64) int64 {
+			if b == 0 {
+				return a
+			}
+			if unsigned {
+				return int64(uint64(a) % uint64(b))
+			}
+			return a % b
 		}
-		if unsigned {
-			return int64(uint64(a) % uint64(b)), true
-		}
-		return a % b, true
 	case hlo.OpMaximum:
-		if unsigned && uint64(a) < uint64(b) || !unsigned && a < b {
-			return b, true
+		return func(a, b int64) int64 {
+			if unsigned && uint64(a) < uint64(b) || !unsigned && a < b {
+				return b
+			}
+			return a
 		}
-		return a, true
 	case hlo.OpMinimum:
-		if unsigned && uint64(a) > uint64(b) || !unsigned && a > b {
-			return b, true
+		return func(a, b int64) int64 {
+			if unsigned && uint64(a) > uint64(b) || !unsigned && a > b {
+				return b
+			}
+			return a
 		}
-		return a, true
 	case hlo.OpAnd:
-		return a & b, true
+		return func(a, b int64) int64 { return a & b }
 	case hlo.OpOr:
-		return a | b, true
+		return func(a, b int64) int64 { return a | b }
 	case hlo.OpXor:
-		return a ^ b, true
+		return func(a, b int64) int64 { return a ^ b }
 	case hlo.OpShiftLeft:
-		if uint64(b) >= bw {
-			return 0, true
+		return func(a, b int64) int64 {
+			if uint64(b) >= bw {
+				return 0
+			}
+			return a << uint64(b)
 		}
-		return a << uint64(b), true
 	case hlo.OpShiftRightLogical:
-		if uint64(b) >= bw {
-			return 0, true
+		return func(a, b int64) int64 {
+			if uint64(b) >= bw {
+				return 0
+			}
+			ua := uint64(a)
+			if bw < 64 {
+				ua &= 1<<bw - 1
+			}
+			return int64(ua >> uint64(b))
 		}
-		ua := uint64(a)
-		if bw < 64 {
-			ua &= 1<<bw - 1
-		}
-		return int64(ua >> uint64(b)), true
 	case hlo.OpShiftRightArithmetic:
-		if uint64(b) >= bw {
-			if normI(t, a) < 0 && !unsigned {
-				return -1, true
+		return func(a, b int64) int64 {
+			if uint64(b) >= bw {
+				if normI(t, a) < 0 && !unsigned {
+					return -1
+				}
+				if unsigned && bw < 64 && a>>(bw-1)&1 != 0 || unsigned && bw == 64 && a < 0 {
+					return -1
+				}
+				return 0
 			}
-			if unsigned && bw < 64 && a>>(bw-1)&1 != 0 || unsigned && bw == 64 && a < 0 {
-				return -1, true
+			if unsigned && bw < 64 {
+				// Sign-extend from the type's width first.
+				sh := 64 - bw
+				a = a << sh >> sh
 			}
-			return 0, true
+			return a >> uint64(b)
 		}
-		if unsigned && bw < 64 {
-			// Sign-extend from the type's width first.
-			sh := 64 - bw
-			a = a << sh >> sh
-		}
-		return a >> uint64(b), true
 	case hlo.OpPower:
-		return ipow(a, b, unsigned), true
+		return func(a, b int64) int64 { return ipow(a, b, unsigned) }
 	}
-	return 0, false
+	return nil
 }
 
 func ipow(base, exp int64, unsigned bool) int64 {
@@ -607,56 +636,59 @@ func evalBinary(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	if err := sameElem(in, x, y); err != nil {
 		return Literal{}, err
 	}
-	if err := operandDims(in, x, false); err != nil {
-		return Literal{}, err
-	}
-	if err := operandDims(in, y, false); err != nil {
+	if err := operandsDims(in, x, y); err != nil {
 		return Literal{}, err
 	}
 	if out, ok := fastF32Binary(in, x, y); ok {
 		return out, nil
 	}
 	if isFloat(t) {
-		a, err := logicalF(x)
+		f := binaryFloat[in.Opcode]
+		if f == nil {
+			return Literal{}, cannotEval(in, t)
+		}
+		v, err := logicalAll(logicalF, x, y)
 		if err != nil {
 			return Literal{}, err
 		}
-		b, err := logicalF(y)
-		if err != nil {
-			return Literal{}, err
-		}
-		for i := range a {
-			r, ok := binaryF(in.Opcode, a[i], b[i])
-			if !ok {
-				return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
-			}
-			a[i] = r
-		}
-		return outF(in.Shape, a)
+		return outF(in.Shape, zipInPlace(v[0], v[1], f))
 	}
+	f := binaryInt(in.Opcode, t)
 	if t == hlo.PRED {
 		switch in.Opcode {
 		case hlo.OpAnd, hlo.OpOr, hlo.OpXor, hlo.OpMaximum, hlo.OpMinimum:
 		default:
-			return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
+			f = nil
 		}
 	}
-	a, err := logicalI(x)
+	if f == nil {
+		return Literal{}, cannotEval(in, t)
+	}
+	v, err := logicalAll(logicalI, x, y)
 	if err != nil {
 		return Literal{}, err
 	}
-	b, err := logicalI(y)
-	if err != nil {
-		return Literal{}, err
+	return outI(in.Shape, zipInPlace(v[0], v[1], f))
+}
+
+// compareDirection returns the test of a compare direction on the sign c
+// (-1, 0, 1) of a - b.
+func compareDirection(dir string) func(c int) bool {
+	switch dir {
+	case "EQ":
+		return func(c int) bool { return c == 0 }
+	case "NE":
+		return func(c int) bool { return c != 0 }
+	case "LT":
+		return func(c int) bool { return c < 0 }
+	case "LE":
+		return func(c int) bool { return c <= 0 }
+	case "GT":
+		return func(c int) bool { return c > 0 }
+	case "GE":
+		return func(c int) bool { return c >= 0 }
 	}
-	for i := range a {
-		r, ok := binaryI(in.Opcode, t, a[i], b[i])
-		if !ok {
-			return Literal{}, fmt.Errorf("cannot evaluate opcode %s on element type %s", in.OpName(), t)
-		}
-		a[i] = r
-	}
-	return outI(in.Shape, a)
+	return nil
 }
 
 func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
@@ -667,86 +699,49 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	if in.Shape.Elem != hlo.PRED || y.Shape.Elem != t {
 		return Literal{}, fmt.Errorf("compare types %s, %s -> %s", t, y.Shape.Elem, in.Shape.Elem)
 	}
-	if err := operandDims(in, x, false); err != nil {
-		return Literal{}, err
-	}
-	if err := operandDims(in, y, false); err != nil {
+	if err := operandsDims(in, x, y); err != nil {
 		return Literal{}, err
 	}
 	if ty, ok := in.Attr("type"); ok && ty != "FLOAT" && ty != "SIGNED" && ty != "UNSIGNED" {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with comparison type %s", in.OpName(), ty)
 	}
 	dir, _ := in.Attr("direction")
-	var cmp func(c int) bool // c: -1, 0, 1
-	switch dir {
-	case "EQ":
-		cmp = func(c int) bool { return c == 0 }
-	case "NE":
-		cmp = func(c int) bool { return c != 0 }
-	case "LT":
-		cmp = func(c int) bool { return c < 0 }
-	case "LE":
-		cmp = func(c int) bool { return c <= 0 }
-	case "GT":
-		cmp = func(c int) bool { return c > 0 }
-	case "GE":
-		cmp = func(c int) bool { return c >= 0 }
-	default:
+	cmp := compareDirection(dir)
+	if cmp == nil {
 		return Literal{}, fmt.Errorf("bad compare direction %q", dir)
 	}
-	out := make([]int64, elemCount(in.Shape))
-	if out, ok := fastF32Binary(in, x, y); ok {
-		return out, nil
-	}
 	if isFloat(t) {
-		a, err := logicalF(x)
+		v, err := logicalAll(logicalF, x, y)
 		if err != nil {
 			return Literal{}, err
 		}
-		b, err := logicalF(y)
-		if err != nil {
-			return Literal{}, err
-		}
-		for i := range a {
-			var r bool
+		unordered := dir == "NE"
+		return outI(in.Shape, zipPred(v[0], v[1], func(a, b float64) bool {
 			switch {
-			case math.IsNaN(a[i]) || math.IsNaN(b[i]):
-				r = dir == "NE"
-			case a[i] < b[i]:
-				r = cmp(-1)
-			case a[i] > b[i]:
-				r = cmp(1)
-			default:
-				r = cmp(0)
+			case math.IsNaN(a) || math.IsNaN(b):
+				return unordered
+			case a < b:
+				return cmp(-1)
+			case a > b:
+				return cmp(1)
 			}
-			if r {
-				out[i] = 1
-			}
-		}
-		return outI(in.Shape, out)
+			return cmp(0)
+		}))
 	}
-	a, err := logicalI(x)
-	if err != nil {
-		return Literal{}, err
-	}
-	b, err := logicalI(y)
+	v, err := logicalAll(logicalI, x, y)
 	if err != nil {
 		return Literal{}, err
 	}
 	unsigned := t.IsUnsigned() || t == hlo.PRED
-	for i := range a {
-		c := 0
+	return outI(in.Shape, zipPred(v[0], v[1], func(a, b int64) bool {
 		switch {
-		case unsigned && uint64(a[i]) < uint64(b[i]) || !unsigned && a[i] < b[i]:
-			c = -1
-		case a[i] != b[i]:
-			c = 1
+		case unsigned && uint64(a) < uint64(b) || !unsigned && a < b:
+			return cmp(-1)
+		case a != b:
+			return cmp(1)
 		}
-		if cmp(c) {
-			out[i] = 1
-		}
-	}
-	return outI(in.Shape, out)
+		return cmp(0)
+	}))
 }
 
 func evalSelect(in *hlo.Instruction, ops []Literal) (Literal, error) {
@@ -775,19 +770,35 @@ func evalSelect(in *hlo.Instruction, ops []Literal) (Literal, error) {
 		return Literal{}, err
 	}
 	n := elemCount(in.Shape)
+	ps := step(len(pb))
 	out := make([]byte, n*w)
 	for i := 0; i < n; i++ {
-		pi := i
-		if len(pb) == 1 {
-			pi = 0
-		}
 		src := yb
-		if pb[pi] != 0 {
+		if pb[i*ps] != 0 {
 			src = xb
 		}
 		copy(out[i*w:(i+1)*w], src[i*w:(i+1)*w])
 	}
 	return fromLogical(in.Shape, out)
+}
+
+// step is the index step of an operand of n elements that may be a scalar
+// standing for every element: 0 for a scalar, else 1.
+func step(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return 1
+}
+
+// clampInPlace sets v[i] = min(max(v[i], lo[i]), hi[i]) and returns v; lo
+// and hi may be scalars.
+func clampInPlace[T any](lo, v, hi []T, maxOf, minOf func(a, b T) T) []T {
+	ls, hs := step(len(lo)), step(len(hi))
+	for i, x := range v {
+		v[i] = minOf(maxOf(x, lo[i*ls]), hi[i*hs])
+	}
+	return v
 }
 
 func evalClamp(in *hlo.Instruction, ops []Literal) (Literal, error) {
@@ -807,48 +818,18 @@ func evalClamp(in *hlo.Instruction, ops []Literal) (Literal, error) {
 			return Literal{}, err
 		}
 	}
-	pick := func(n int, i int) int {
-		if n == 1 {
-			return 0
-		}
-		return i
-	}
 	if isFloat(t) {
-		l, err := logicalF(lo)
+		v, err := logicalAll(logicalF, lo, x, hi)
 		if err != nil {
 			return Literal{}, err
 		}
-		v, err := logicalF(x)
-		if err != nil {
-			return Literal{}, err
-		}
-		h, err := logicalF(hi)
-		if err != nil {
-			return Literal{}, err
-		}
-		for i := range v {
-			r, _ := binaryF(hlo.OpMaximum, v[i], l[pick(len(l), i)])
-			v[i], _ = binaryF(hlo.OpMinimum, r, h[pick(len(h), i)])
-		}
-		return outF(in.Shape, v)
+		return outF(in.Shape, clampInPlace(v[0], v[1], v[2], maxF, minF))
 	}
-	l, err := logicalI(lo)
+	v, err := logicalAll(logicalI, lo, x, hi)
 	if err != nil {
 		return Literal{}, err
 	}
-	v, err := logicalI(x)
-	if err != nil {
-		return Literal{}, err
-	}
-	h, err := logicalI(hi)
-	if err != nil {
-		return Literal{}, err
-	}
-	for i := range v {
-		r, _ := binaryI(hlo.OpMaximum, t, v[i], l[pick(len(l), i)])
-		v[i], _ = binaryI(hlo.OpMinimum, t, r, h[pick(len(h), i)])
-	}
-	return outI(in.Shape, v)
+	return outI(in.Shape, clampInPlace(v[0], v[1], v[2], binaryInt(hlo.OpMaximum, t), binaryInt(hlo.OpMinimum, t)))
 }
 
 // --- conversions ---
@@ -923,23 +904,9 @@ func evalConvert(in *hlo.Instruction, x Literal) (Literal, error) {
 		return Literal{}, err
 	}
 	if isFloat(to) {
-		out := make([]float64, len(v))
-		for i, a := range v {
-			if from == hlo.U64 {
-				out[i] = float64(uint64(a))
-			} else {
-				out[i] = float64(a)
-			}
-		}
-		return outF(in.Shape, out)
+		return outF(in.Shape, intsToFloats(from, v))
 	}
-	if to == hlo.PRED {
-		for i, a := range v {
-			if a != 0 {
-				v[i] = 1
-			}
-		}
-	}
+	// encodeI truncates to the result's width and makes a pred 0 or 1.
 	return outI(in.Shape, v)
 }
 
@@ -951,14 +918,20 @@ func evalBitcastConvert(in *hlo.Instruction, x Literal) (Literal, error) {
 	if err := operandDims(in, x, false); err != nil {
 		return Literal{}, err
 	}
+	return relayout(in.Shape, x)
+}
+
+// --- data movement ---
+
+// relayout copies x's elements, in logical order, into a literal of shape s
+// (of the same element count and width).
+func relayout(s hlo.Shape, x Literal) (Literal, error) {
 	b, _, err := x.logical()
 	if err != nil {
 		return Literal{}, err
 	}
-	return fromLogical(in.Shape, append([]byte(nil), b...))
+	return fromLogical(s, append([]byte(nil), b...))
 }
-
-// --- data movement ---
 
 func evalReshape(in *hlo.Instruction, x Literal) (Literal, error) {
 	if err := sameElem(in, x); err != nil {
@@ -972,11 +945,7 @@ func evalReshape(in *hlo.Instruction, x Literal) (Literal, error) {
 			return Literal{}, err
 		}
 	}
-	b, _, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	return fromLogical(in.Shape, append([]byte(nil), b...))
+	return relayout(in.Shape, x)
 }
 
 // evalBitcast copies the bytes when both shapes carry explicit layouts (a
@@ -1026,33 +995,16 @@ func evalBroadcast(in *hlo.Instruction, x Literal) (Literal, error) {
 	})
 }
 
-func transposeIndex(dims []int64, perm []int64) []int64 {
-	// out dim i = in dim perm[i]
+// transposeIndex maps each row-major index of the transposed dims (out dim
+// i = in dim perm[i]) to its row-major index in dims.
+func transposeIndex(dims []int64, perm []int64) []int {
 	st := strides(dims)
 	od := make([]int64, len(perm))
+	ost := make([]int64, len(perm))
 	for i, p := range perm {
-		od[i] = dims[p]
+		od[i], ost[i] = dims[p], st[p]
 	}
-	n := int64(1)
-	for _, d := range od {
-		n *= d
-	}
-	out := make([]int64, n)
-	idx := make([]int64, len(od))
-	j := int64(0)
-	for i := int64(0); i < n; i++ {
-		out[i] = j
-		for d := len(od) - 1; d >= 0; d-- {
-			idx[d]++
-			j += st[perm[d]]
-			if idx[d] < od[d] {
-				break
-			}
-			j -= st[perm[d]] * idx[d]
-			idx[d] = 0
-		}
-	}
-	return out
+	return physIndex(od, ost)
 }
 
 func validPerm(p []int64, r int) bool {
@@ -1088,7 +1040,7 @@ func evalTranspose(in *hlo.Instruction, x Literal) (Literal, error) {
 	}
 	out := make([]byte, len(b))
 	for i, j := range transposeIndex(x.Shape.Dims, perm) {
-		copy(out[i*w:(i+1)*w], b[int(j)*w:(int(j)+1)*w])
+		copy(out[i*w:(i+1)*w], b[j*w:(j+1)*w])
 	}
 	return fromLogical(in.Shape, out)
 }
@@ -1182,13 +1134,7 @@ func evalConcatenate(in *hlo.Instruction, ops []Literal) (Literal, error) {
 			j += v * sts[k][d]
 		}
 		copy(out[i*w:(i+1)*w], bs[k][int(j)*w:(int(j)+1)*w])
-		for d := r - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < in.Shape.Dims[d] {
-				break
-			}
-			idx[d] = 0
-		}
+		nextIndex(idx, in.Shape.Dims)
 	}
 	return fromLogical(in.Shape, out)
 }
@@ -1296,9 +1242,18 @@ func evalReverse(in *hlo.Instruction, x Literal) (Literal, error) {
 	})
 }
 
-// startIndices reads scalar start-index operands and clamps each to
-// [0, dim - size] as XLA does.
-func startIndices(ops []Literal, dims, sizes []int64) ([]int64, error) {
+// startIndices checks that a window of sizes fits in dims (tooLarge is the
+// error when it does not), reads the scalar start-index operands and clamps
+// each to [0, dim - size] as XLA does.
+func startIndices(ops []Literal, dims, sizes []int64, tooLarge string) ([]int64, error) {
+	if len(sizes) != len(dims) {
+		return nil, fmt.Errorf("rank mismatch")
+	}
+	for d := range sizes {
+		if sizes[d] > dims[d] {
+			return nil, errors.New(tooLarge)
+		}
+	}
 	if len(ops) != len(dims) {
 		return nil, fmt.Errorf("%d start indices for rank %d", len(ops), len(dims))
 	}
@@ -1323,15 +1278,7 @@ func evalDynamicSlice(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if err := sameElem(in, x); err != nil {
 		return Literal{}, err
 	}
-	if len(in.Shape.Dims) != len(x.Shape.Dims) {
-		return Literal{}, fmt.Errorf("rank mismatch")
-	}
-	for d := range in.Shape.Dims {
-		if in.Shape.Dims[d] > x.Shape.Dims[d] {
-			return Literal{}, fmt.Errorf("slice size exceeds operand")
-		}
-	}
-	starts, err := startIndices(ops[1:], x.Shape.Dims, in.Shape.Dims)
+	starts, err := startIndices(ops[1:], x.Shape.Dims, in.Shape.Dims, "slice size exceeds operand")
 	if err != nil {
 		return Literal{}, err
 	}
@@ -1360,15 +1307,7 @@ func evalDynamicUpdateSlice(in *hlo.Instruction, ops []Literal) (Literal, error)
 	if err := operandDims(in, x, false); err != nil {
 		return Literal{}, err
 	}
-	if len(u.Shape.Dims) != len(x.Shape.Dims) {
-		return Literal{}, fmt.Errorf("rank mismatch")
-	}
-	for d := range u.Shape.Dims {
-		if u.Shape.Dims[d] > x.Shape.Dims[d] {
-			return Literal{}, fmt.Errorf("update larger than operand")
-		}
-	}
-	starts, err := startIndices(ops[2:], x.Shape.Dims, u.Shape.Dims)
+	starts, err := startIndices(ops[2:], x.Shape.Dims, u.Shape.Dims, "update larger than operand")
 	if err != nil {
 		return Literal{}, err
 	}
@@ -1390,13 +1329,7 @@ func evalDynamicUpdateSlice(in *hlo.Instruction, ops []Literal) (Literal, error)
 			j += (v + starts[d]) * st[d]
 		}
 		copy(out[int(j)*w:(int(j)+1)*w], ub[i*w:(i+1)*w])
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < u.Shape.Dims[d] {
-				break
-			}
-			idx[d] = 0
-		}
+		nextIndex(idx, u.Shape.Dims)
 	}
 	return fromLogical(in.Shape, out)
 }

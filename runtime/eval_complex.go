@@ -19,202 +19,194 @@ func involvesComplex(in *hlo.Instruction, ops []Literal) bool {
 	return false
 }
 
-func logicalC(o Literal) ([]complex128, error) {
-	b, _, err := o.logical()
-	if err != nil {
-		return nil, err
-	}
-	return decodeC(o.Shape.Elem, b), nil
+func logicalC(o Literal) ([]complex128, error) { return logicalAs(o, decodeC) }
+
+func outC(s hlo.Shape, v []complex128) (Literal, error) { return fromLogical(s, encodeC(s.Elem, v)) }
+
+// complexEvals holds the evaluators of the numeric opcodes on c64/c128.
+var complexEvals = map[hlo.Opcode]func(*hlo.Instruction, []Literal) (Literal, error){
+	hlo.OpConstant: complexConstant,
+	hlo.OpNegate:   complexUnary,
+	hlo.OpExp:      complexUnary,
+	hlo.OpLog:      complexUnary,
+	hlo.OpSqrt:     complexUnary,
+	hlo.OpAdd:      complexBinary,
+	hlo.OpSubtract: complexBinary,
+	hlo.OpMultiply: complexBinary,
+	hlo.OpDivide:   complexBinary,
+	hlo.OpCompare:  complexCompare,
+	hlo.OpReal:     complexPart,
+	hlo.OpImag:     complexPart,
+	hlo.OpAbs:      complexPart,
+	hlo.OpComplex:  complexFromParts,
+	hlo.OpConvert:  complexConvert,
 }
 
 // evalComplex handles the numeric opcodes on c64/c128; ok is false for
 // opcodes it leaves to the generic (byte-moving) code.
 func evalComplex(in *hlo.Instruction, ops []Literal) (out Literal, ok bool, err error) {
+	eval, ok := complexEvals[in.Opcode]
+	if !ok {
+		return Literal{}, false, nil
+	}
+	out, err = eval(in, ops)
+	return out, true, err
+}
+
+func complexConstant(in *hlo.Instruction, _ []Literal) (Literal, error) {
+	lit := in.Literal()
+	n := elemCount(in.Shape)
+	if lit == nil || lit.Elided || len(lit.Floats) != 2*n {
+		return Literal{}, fmt.Errorf("constant has no complex values")
+	}
+	v := make([]complex128, n)
+	for i := range v {
+		v[i] = complex(lit.Floats[2*i], lit.Floats[2*i+1])
+	}
+	return outC(in.Shape, v)
+}
+
+var complexUnaryOps = map[hlo.Opcode]func(complex128) complex128{
+	hlo.OpNegate: func(c complex128) complex128 { return -c },
+	hlo.OpExp:    cmplx.Exp,
+	hlo.OpLog:    cmplx.Log,
+	hlo.OpSqrt:   cmplx.Sqrt,
+}
+
+func complexUnary(in *hlo.Instruction, ops []Literal) (Literal, error) {
+	if err := sameElem(in, ops[0]); err != nil {
+		return Literal{}, err
+	}
+	if err := operandDims(in, ops[0], false); err != nil {
+		return Literal{}, err
+	}
+	v, err := logicalC(ops[0])
+	if err != nil {
+		return Literal{}, err
+	}
+	return outC(in.Shape, mapInPlace(v, complexUnaryOps[in.Opcode]))
+}
+
+var complexBinaryOps = map[hlo.Opcode]func(a, b complex128) complex128{
+	hlo.OpAdd:      func(a, b complex128) complex128 { return a + b },
+	hlo.OpSubtract: func(a, b complex128) complex128 { return a - b },
+	hlo.OpMultiply: func(a, b complex128) complex128 { return a * b },
+	hlo.OpDivide:   func(a, b complex128) complex128 { return a / b },
+}
+
+func complexBinary(in *hlo.Instruction, ops []Literal) (Literal, error) {
+	if err := sameElem(in, ops...); err != nil {
+		return Literal{}, err
+	}
+	if err := operandsDims(in, ops...); err != nil {
+		return Literal{}, err
+	}
+	v, err := logicalAll(logicalC, ops...)
+	if err != nil {
+		return Literal{}, err
+	}
+	return outC(in.Shape, zipInPlace(v[0], v[1], complexBinaryOps[in.Opcode]))
+}
+
+func complexCompare(in *hlo.Instruction, ops []Literal) (Literal, error) {
+	dir, _ := in.Attr("direction")
+	if (dir != "EQ" && dir != "NE") || in.Shape.Elem != hlo.PRED || ops[0].Shape.Elem != ops[1].Shape.Elem {
+		return Literal{}, fmt.Errorf("cannot evaluate opcode %s on complex with direction %s", in.OpName(), dir)
+	}
+	if err := operandsDims(in, ops...); err != nil {
+		return Literal{}, err
+	}
+	v, err := logicalAll(logicalC, ops...)
+	if err != nil {
+		return Literal{}, err
+	}
+	eq := dir == "EQ"
+	return outI(in.Shape, zipPred(v[0], v[1], func(a, b complex128) bool { return (a == b) == eq }))
+}
+
+var complexParts = map[hlo.Opcode]func(complex128) float64{
+	hlo.OpReal: func(c complex128) float64 { return real(c) },
+	hlo.OpImag: func(c complex128) float64 { return imag(c) },
+	hlo.OpAbs:  cmplx.Abs,
+}
+
+func complexPart(in *hlo.Instruction, ops []Literal) (Literal, error) {
+	x, t := ops[0], in.Shape.Elem
+	if !isComplex(x.Shape.Elem) || !isFloat(t) {
+		return Literal{}, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
+	}
+	if err := operandDims(in, x, false); err != nil {
+		return Literal{}, err
+	}
+	v, err := logicalC(x)
+	if err != nil {
+		return Literal{}, err
+	}
+	part := complexParts[in.Opcode]
+	r := make([]float64, len(v))
+	for i, c := range v {
+		r[i] = part(c)
+	}
+	return outF(in.Shape, r)
+}
+
+// toComplex returns the complex numbers with real parts re and imaginary
+// parts im (nil: all zero).
+func toComplex(re, im []float64) []complex128 {
+	v := make([]complex128, len(re))
+	for i, x := range re {
+		var y float64
+		if im != nil {
+			y = im[i]
+		}
+		v[i] = complex(x, y)
+	}
+	return v
+}
+
+func complexFromParts(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	t := in.Shape.Elem
-	switch in.Opcode {
-	case hlo.OpConstant:
-		lit := in.Literal()
-		n := elemCount(in.Shape)
-		if lit == nil || lit.Elided || len(lit.Floats) != 2*n {
-			return Literal{}, true, fmt.Errorf("constant has no complex values")
-		}
-		v := make([]complex128, n)
-		for i := range v {
-			v[i] = complex(lit.Floats[2*i], lit.Floats[2*i+1])
-		}
-		out, err = fromLogical(in.Shape, encodeC(t, v))
-		return out, true, err
-	case hlo.OpNegate, hlo.OpExp, hlo.OpLog, hlo.OpSqrt:
-		if err := sameElem(in, ops[0]); err != nil {
-			return Literal{}, true, err
-		}
-		if err := operandDims(in, ops[0], false); err != nil {
-			return Literal{}, true, err
-		}
-		v, err := logicalC(ops[0])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		for i, c := range v {
-			switch in.Opcode {
-			case hlo.OpNegate:
-				v[i] = -c
-			case hlo.OpExp:
-				v[i] = cmplx.Exp(c)
-			case hlo.OpLog:
-				v[i] = cmplx.Log(c)
-			case hlo.OpSqrt:
-				v[i] = cmplx.Sqrt(c)
-			}
-		}
-		out, err = fromLogical(in.Shape, encodeC(t, v))
-		return out, true, err
-	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide:
-		if err := sameElem(in, ops...); err != nil {
-			return Literal{}, true, err
-		}
-		for _, o := range ops {
-			if err := operandDims(in, o, false); err != nil {
-				return Literal{}, true, err
-			}
-		}
-		a, err := logicalC(ops[0])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		b, err := logicalC(ops[1])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		for i := range a {
-			switch in.Opcode {
-			case hlo.OpAdd:
-				a[i] += b[i]
-			case hlo.OpSubtract:
-				a[i] -= b[i]
-			case hlo.OpMultiply:
-				a[i] *= b[i]
-			case hlo.OpDivide:
-				a[i] /= b[i]
-			}
-		}
-		out, err = fromLogical(in.Shape, encodeC(t, a))
-		return out, true, err
-	case hlo.OpCompare:
-		dir, _ := in.Attr("direction")
-		if (dir != "EQ" && dir != "NE") || t != hlo.PRED || ops[0].Shape.Elem != ops[1].Shape.Elem {
-			return Literal{}, true, fmt.Errorf("cannot evaluate opcode %s on complex with direction %s", in.OpName(), dir)
-		}
-		for _, o := range ops {
-			if err := operandDims(in, o, false); err != nil {
-				return Literal{}, true, err
-			}
-		}
-		a, err := logicalC(ops[0])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		b, err := logicalC(ops[1])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		r := make([]int64, len(a))
-		for i := range a {
-			if (a[i] == b[i]) == (dir == "EQ") {
-				r[i] = 1
-			}
-		}
-		out, err = outI(in.Shape, r)
-		return out, true, err
-	case hlo.OpReal, hlo.OpImag, hlo.OpAbs:
-		x := ops[0]
-		if !isComplex(x.Shape.Elem) || !isFloat(t) {
-			return Literal{}, true, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
-		}
-		if err := operandDims(in, x, false); err != nil {
-			return Literal{}, true, err
-		}
+	if !isComplex(t) || !isFloat(ops[0].Shape.Elem) || ops[0].Shape.Elem != ops[1].Shape.Elem {
+		return Literal{}, fmt.Errorf("cannot evaluate opcode %s to %s", in.OpName(), t)
+	}
+	if err := operandsDims(in, ops...); err != nil {
+		return Literal{}, err
+	}
+	v, err := logicalAll(logicalF, ops...)
+	if err != nil {
+		return Literal{}, err
+	}
+	return outC(in.Shape, toComplex(v[0], v[1]))
+}
+
+func complexConvert(in *hlo.Instruction, ops []Literal) (Literal, error) {
+	x, t := ops[0], in.Shape.Elem
+	if err := operandDims(in, x, false); err != nil {
+		return Literal{}, err
+	}
+	if !isComplex(t) {
+		return Literal{}, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
+	}
+	var re []float64
+	var err error
+	switch f := x.Shape.Elem; {
+	case isComplex(f):
 		v, err := logicalC(x)
 		if err != nil {
-			return Literal{}, true, err
+			return Literal{}, err
 		}
-		r := make([]float64, len(v))
-		for i, c := range v {
-			switch in.Opcode {
-			case hlo.OpReal:
-				r[i] = real(c)
-			case hlo.OpImag:
-				r[i] = imag(c)
-			default:
-				r[i] = cmplx.Abs(c)
-			}
-		}
-		out, err = outF(in.Shape, r)
-		return out, true, err
-	case hlo.OpComplex:
-		if !isComplex(t) || !isFloat(ops[0].Shape.Elem) || ops[0].Shape.Elem != ops[1].Shape.Elem {
-			return Literal{}, true, fmt.Errorf("cannot evaluate opcode %s to %s", in.OpName(), t)
-		}
-		for _, o := range ops {
-			if err := operandDims(in, o, false); err != nil {
-				return Literal{}, true, err
-			}
-		}
-		re, err := logicalF(ops[0])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		im, err := logicalF(ops[1])
-		if err != nil {
-			return Literal{}, true, err
-		}
-		v := make([]complex128, len(re))
-		for i := range v {
-			v[i] = complex(re[i], im[i])
-		}
-		out, err = fromLogical(in.Shape, encodeC(t, v))
-		return out, true, err
-	case hlo.OpConvert:
-		x := ops[0]
-		if err := operandDims(in, x, false); err != nil {
-			return Literal{}, true, err
-		}
-		if !isComplex(t) {
-			return Literal{}, true, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
-		}
-		var v []complex128
-		switch f := x.Shape.Elem; {
-		case isComplex(f):
-			if v, err = logicalC(x); err != nil {
-				return Literal{}, true, err
-			}
-		case isFloat(f):
-			r, err := logicalF(x)
-			if err != nil {
-				return Literal{}, true, err
-			}
-			v = make([]complex128, len(r))
-			for i, x := range r {
-				v[i] = complex(x, 0)
-			}
-		case numericType(f):
-			r, err := logicalI(x)
-			if err != nil {
-				return Literal{}, true, err
-			}
-			v = make([]complex128, len(r))
-			for i, x := range r {
-				if f == hlo.U64 {
-					v[i] = complex(float64(uint64(x)), 0)
-				} else {
-					v[i] = complex(float64(x), 0)
-				}
-			}
-		default:
-			return Literal{}, true, fmt.Errorf("cannot evaluate opcode %s from %s", in.OpName(), f)
-		}
-		out, err = fromLogical(in.Shape, encodeC(t, v))
-		return out, true, err
+		return outC(in.Shape, v)
+	case isFloat(f):
+		re, err = logicalF(x)
+	case numericType(f):
+		var v []int64
+		v, err = logicalI(x)
+		re = intsToFloats(f, v)
+	default:
+		return Literal{}, fmt.Errorf("cannot evaluate opcode %s from %s", in.OpName(), f)
 	}
-	return Literal{}, false, nil
+	if err != nil {
+		return Literal{}, err
+	}
+	return outC(in.Shape, toComplex(re, nil))
 }

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// dotLayout arranges an operand as [batch, free, contracting] (lhs) or
+// dotPerm arranges an operand as [batch, free, contracting] (lhs) or
 // [batch, contracting, free] (rhs) and returns the permutation plus sizes.
 func dotPerm(dims []int64, batch, contract []int64, contractLast bool) (perm []int64, b, f, k int64, free []int64, err error) {
 	used := make([]bool, len(dims))
@@ -50,35 +51,70 @@ func isIdentity(p []int64) bool {
 	return true
 }
 
-func permuteF32(v []float32, dims, perm []int64) []float32 {
+// permute returns v (of row-major dims) transposed by perm.
+func permute[T any](v []T, dims, perm []int64) []T {
 	if isIdentity(perm) {
 		return v
 	}
-	out := make([]float32, len(v))
+	out := make([]T, len(v))
 	for i, j := range transposeIndex(dims, perm) {
 		out[i] = v[j]
 	}
 	return out
 }
 
-func permuteF64(v []float64, dims, perm []int64) []float64 {
-	if isIdentity(perm) {
-		return v
+// matmul returns the B products of [M,K] and [K,N] row-major matrices,
+// batch-major, accumulating in T.
+func matmul[T float32 | float64 | int64](a, b []T, B, M, K, N int64) []T {
+	c := make([]T, B*M*N)
+	for bi := int64(0); bi < B; bi++ {
+		A := a[bi*M*K : (bi+1)*M*K]
+		Bm := b[bi*K*N : (bi+1)*K*N]
+		C := c[bi*M*N : (bi+1)*M*N]
+		for i := int64(0); i < M; i++ {
+			crow := C[i*N : (i+1)*N]
+			arow := A[i*K : (i+1)*K]
+			for k := int64(0); k < K; k++ {
+				av := arow[k]
+				brow := Bm[k*N : (k+1)*N]
+				brow = brow[:len(crow)]
+				for j := range crow {
+					crow[j] += av * brow[j]
+				}
+			}
+		}
 	}
-	out := make([]float64, len(v))
-	for i, j := range transposeIndex(dims, perm) {
-		out[i] = v[j]
-	}
-	return out
+	return c
 }
 
-func permuteI64(v []int64, dims, perm []int64) []int64 {
-	if isIdentity(perm) {
-		return v
+// matmulF32 is matmul for float32, written out: the generic instantiation
+// measured 1.7x slower on BenchmarkDotF32_256.
+func matmulF32(a, b []float32, B, M, K, N int64) []float32 {
+	c := make([]float32, B*M*N)
+	for bi := int64(0); bi < B; bi++ {
+		A := a[bi*M*K : (bi+1)*M*K]
+		Bm := b[bi*K*N : (bi+1)*K*N]
+		C := c[bi*M*N : (bi+1)*M*N]
+		for i := int64(0); i < M; i++ {
+			crow := C[i*N : (i+1)*N]
+			arow := A[i*K : (i+1)*K]
+			for k := int64(0); k < K; k++ {
+				av := arow[k]
+				brow := Bm[k*N : (k+1)*N]
+				brow = brow[:len(crow)]
+				for j := range crow {
+					crow[j] += av * brow[j]
+				}
+			}
+		}
 	}
-	out := make([]int64, len(v))
-	for i, j := range transposeIndex(dims, perm) {
-		out[i] = v[j]
+	return c
+}
+
+func convertSlice[T, U float32 | float64](v []T) []U {
+	out := make([]U, len(v))
+	for i, x := range v {
+		out[i] = U(x)
 	}
 	return out
 }
@@ -133,107 +169,24 @@ func evalDot(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	for _, d := range rfree {
 		want = append(want, y.Shape.Dims[d])
 	}
-	if !sameDims(want, in.Shape.Dims) {
+	if !slices.Equal(want, in.Shape.Dims) {
 		return Literal{}, fmt.Errorf("result dims %v, want %v", in.Shape.Dims, want)
 	}
-	switch {
-	case isFloat(t) && t != hlo.F64:
-		a64, err := logicalF(x)
+	if !isFloat(t) {
+		v, err := logicalAll(logicalI, x, y)
 		if err != nil {
 			return Literal{}, err
 		}
-		b64, err := logicalF(y)
-		if err != nil {
-			return Literal{}, err
-		}
-		a := make([]float32, len(a64))
-		for i, v := range a64 {
-			a[i] = float32(v)
-		}
-		b := make([]float32, len(b64))
-		for i, v := range b64 {
-			b[i] = float32(v)
-		}
-		a = permuteF32(a, x.Shape.Dims, lp)
-		b = permuteF32(b, y.Shape.Dims, rp)
-		c := make([]float32, B*M*N)
-		for bi := int64(0); bi < B; bi++ {
-			A := a[bi*M*K : (bi+1)*M*K]
-			Bm := b[bi*K*N : (bi+1)*K*N]
-			C := c[bi*M*N : (bi+1)*M*N]
-			for i := int64(0); i < M; i++ {
-				crow := C[i*N : (i+1)*N]
-				arow := A[i*K : (i+1)*K]
-				for k := int64(0); k < K; k++ {
-					av := arow[k]
-					brow := Bm[k*N : (k+1)*N]
-					brow = brow[:len(crow)]
-					for j := range crow {
-						crow[j] += av * brow[j]
-					}
-				}
-			}
-		}
-		if t == hlo.F32 {
-			out := make([]byte, 4*len(c))
-			for i, v := range c {
-				putF32(out[4*i:], v)
-			}
-			return fromLogical(in.Shape, out)
-		}
-		r := make([]float64, len(c))
-		for i, v := range c {
-			r[i] = float64(v)
-		}
-		return outF(in.Shape, r)
-	case t == hlo.F64:
-		a, err := logicalF(x)
-		if err != nil {
-			return Literal{}, err
-		}
-		b, err := logicalF(y)
-		if err != nil {
-			return Literal{}, err
-		}
-		a = permuteF64(a, x.Shape.Dims, lp)
-		b = permuteF64(b, y.Shape.Dims, rp)
-		c := make([]float64, B*M*N)
-		for bi := int64(0); bi < B; bi++ {
-			for i := int64(0); i < M; i++ {
-				crow := c[bi*M*N+i*N : bi*M*N+(i+1)*N]
-				for k := int64(0); k < K; k++ {
-					av := a[bi*M*K+i*K+k]
-					brow := b[bi*K*N+k*N : bi*K*N+(k+1)*N]
-					for j := range crow {
-						crow[j] += av * brow[j]
-					}
-				}
-			}
-		}
-		return outF(in.Shape, c)
+		return outI(in.Shape, matmul(permute(v[0], x.Shape.Dims, lp), permute(v[1], y.Shape.Dims, rp), B, M, K, N))
 	}
-	a, err := logicalI(x)
+	v, err := logicalAll(logicalF, x, y)
 	if err != nil {
 		return Literal{}, err
 	}
-	b, err := logicalI(y)
-	if err != nil {
-		return Literal{}, err
+	a, b := permute(v[0], x.Shape.Dims, lp), permute(v[1], y.Shape.Dims, rp)
+	if t == hlo.F64 {
+		return outF(in.Shape, matmul(a, b, B, M, K, N))
 	}
-	a = permuteI64(a, x.Shape.Dims, lp)
-	b = permuteI64(b, y.Shape.Dims, rp)
-	c := make([]int64, B*M*N)
-	for bi := int64(0); bi < B; bi++ {
-		for i := int64(0); i < M; i++ {
-			crow := c[bi*M*N+i*N : bi*M*N+(i+1)*N]
-			for k := int64(0); k < K; k++ {
-				av := a[bi*M*K+i*K+k]
-				brow := b[bi*K*N+k*N : bi*K*N+(k+1)*N]
-				for j := range crow {
-					crow[j] += av * brow[j]
-				}
-			}
-		}
-	}
-	return outI(in.Shape, c)
+	c := matmulF32(convertSlice[float64, float32](a), convertSlice[float64, float32](b), B, M, K, N)
+	return outF(in.Shape, convertSlice[float32, float64](c))
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -18,7 +19,7 @@ func sameLayout(a, b hlo.Shape) bool {
 	if err != nil || ca != cb {
 		return false
 	}
-	return !ca || sameDims(sa, sb)
+	return !ca || slices.Equal(sa, sb)
 }
 
 // fastF32Binary computes f32 add, subtract, multiply, divide, maximum and
@@ -26,7 +27,7 @@ func sameLayout(a, b hlo.Shape) bool {
 // layout. float32 arithmetic is correctly rounded, as XLA's is.
 func fastF32Binary(in *hlo.Instruction, x, y Literal) (Literal, bool) {
 	if in.Shape.Elem != hlo.F32 || x.Shape.Elem != hlo.F32 || y.Shape.Elem != hlo.F32 ||
-		!sameDims(x.Shape.Dims, in.Shape.Dims) || !sameDims(y.Shape.Dims, in.Shape.Dims) ||
+		!hlo.SameDims(x.Shape, in.Shape) || !hlo.SameDims(y.Shape, in.Shape) ||
 		!sameLayout(x.Shape, in.Shape) || !sameLayout(y.Shape, in.Shape) {
 		return Literal{}, false
 	}
@@ -56,9 +57,9 @@ func fastF32Binary(in *hlo.Instruction, x, y Literal) (Literal, bool) {
 			put(i, get(a, i)/get(b, i))
 		}
 	case hlo.OpMaximum, hlo.OpMinimum:
+		f := binaryFloat[in.Opcode]
 		for i := 0; i < n; i++ {
-			r, _ := binaryF(in.Opcode, float64(get(a, i)), float64(get(b, i)))
-			put(i, float32(r))
+			put(i, float32(f(float64(get(a, i)), float64(get(b, i)))))
 		}
 	default:
 		return Literal{}, false

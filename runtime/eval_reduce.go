@@ -33,6 +33,28 @@ func simpleReducer(c *hlo.Computation, t hlo.ElementType) (hlo.Opcode, bool) {
 	return r.Opcode, true
 }
 
+// reduceSimple folds each element i of x into accumulator outIdx[i] (of m,
+// starting at init's value) with f.
+func reduceSimple[T any](x, init Literal, m int, outIdx []int, dec func(Literal) ([]T, error), f func(a, b T) T) ([]T, error) {
+	v, err := dec(x)
+	if err != nil {
+		return nil, err
+	}
+	iv, err := dec(init)
+	if err != nil {
+		return nil, err
+	}
+	acc := make([]T, m)
+	for i := range acc {
+		acc[i] = iv[0]
+	}
+	for i, e := range v {
+		o := outIdx[i]
+		acc[o] = f(acc[o], e)
+	}
+	return acc, nil
+}
+
 func evalReduce(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if len(ops) != 2 {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with %d operands (variadic reduce)", in.OpName(), len(ops))
@@ -81,47 +103,26 @@ func evalReduce(in *hlo.Instruction, ops []Literal) (Literal, error) {
 			o += idx[d] * ost[k]
 		}
 		outIdx[i] = int(o)
-		for d := r - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < x.Shape.Dims[d] {
-				break
-			}
-			idx[d] = 0
-		}
+		nextIndex(idx, x.Shape.Dims)
 	}
 	m := elemCount(in.Shape)
 	op, simple := simpleReducer(in.ToApply(), t)
+	if isFloat(t) && binaryFloat[op] == nil {
+		simple = false // and/or/xor on floats: let the computation refuse them
+	}
 	if simple && isFloat(t) {
-		v, err := logicalF(x)
+		f := binaryFloat[op]
+		acc, err := reduceSimple(x, init, m, outIdx, logicalF, func(a, b float64) float64 { return roundF(t, f(a, b)) })
 		if err != nil {
 			return Literal{}, err
-		}
-		iv := decodeF(t, init.Data)[0]
-		acc := make([]float64, m)
-		for i := range acc {
-			acc[i] = iv
-		}
-		for i, f := range v {
-			o := outIdx[i]
-			r, _ := binaryF(op, acc[o], f)
-			acc[o] = roundF(t, r)
 		}
 		return outF(in.Shape, acc)
 	}
 	if simple {
-		v, err := logicalI(x)
+		f := binaryInt(op, t)
+		acc, err := reduceSimple(x, init, m, outIdx, logicalI, func(a, b int64) int64 { return normI(t, f(a, b)) })
 		if err != nil {
 			return Literal{}, err
-		}
-		iv := decodeI(t, init.Data)[0]
-		acc := make([]int64, m)
-		for i := range acc {
-			acc[i] = iv
-		}
-		for i, a := range v {
-			o := outIdx[i]
-			r, _ := binaryI(op, t, acc[o], a)
-			acc[o] = normI(t, r)
 		}
 		return outI(in.Shape, acc)
 	}

@@ -48,6 +48,16 @@ func check(t *testing.T, want, src string, args ...string) {
 	require.Equal(t, want, got)
 }
 
+// unarySrc is a module body applying op to a parameter of type ty.
+func unarySrc(ty, op string) string {
+	return "p = " + ty + " parameter(0)\nROOT r = " + ty + " " + op + "(p)"
+}
+
+// binarySrc is a module body applying op to two parameters of type ty.
+func binarySrc(ty, op string) string {
+	return "a = " + ty + " parameter(0)\nb = " + ty + " parameter(1)\nROOT r = " + ty + " " + op + "(a, b)"
+}
+
 func TestConstantIota(t *testing.T) {
 	check(t, "f32[2,2] {{1, 2.5}, {-3, inf}}", `ROOT c = f32[2,2] constant({{1, 2.5}, {-3, inf}})`)
 	check(t, "pred[3] {true, false, true}", `ROOT c = pred[3] constant({true, false, true})`)
@@ -63,9 +73,7 @@ func TestConstantIota(t *testing.T) {
 }
 
 func TestUnary(t *testing.T) {
-	p := func(ty, op string) string {
-		return "p = " + ty + " parameter(0)\nROOT r = " + ty + " " + op + "(p)"
-	}
+	p := unarySrc
 	check(t, "f32[4] {-1, 2, -0, nan}", p("f32[4]", "negate"), "{1, -2, 0, nan}")
 	check(t, "f32[3] {1, 2, 0}", p("f32[3]", "abs"), "{-1, 2, -0}")
 	check(t, "f64[2] {1, 2.718281828459045}", p("f64[2]", "exponential"), "{0, 1}")
@@ -96,9 +104,7 @@ func TestUnary(t *testing.T) {
 }
 
 func TestBinary(t *testing.T) {
-	p := func(ty, op string) string {
-		return "a = " + ty + " parameter(0)\nb = " + ty + " parameter(1)\nROOT r = " + ty + " " + op + "(a, b)"
-	}
+	p := binarySrc
 	check(t, "f32[3] {5, 0, inf}", p("f32[3]", "add"), "{2, 1, inf}", "{3, -1, 1}")
 	check(t, "s8[2] {-128, 2}", p("s8[2]", "add"), "{127, 1}", "{1, 1}") // wraps
 	check(t, "u8[1] {255}", p("u8[1]", "subtract"), "{0}", "{1}")
@@ -122,9 +128,7 @@ func TestBinary(t *testing.T) {
 }
 
 func TestIntegerDivision(t *testing.T) {
-	p := func(ty, op string) string {
-		return "a = " + ty + " parameter(0)\nb = " + ty + " parameter(1)\nROOT r = " + ty + " " + op + "(a, b)"
-	}
+	p := binarySrc
 	check(t, "s32[4] {-1, -2147483648, -3, 3}", p("s32[4]", "divide"), "{5, -2147483648, -7, -7}", "{0, -1, 2, -2}")
 	check(t, "s64[1] {-9223372036854775808}", p("s64[1]", "divide"), "{-9223372036854775808}", "{-1}")
 	check(t, "u32[2] {4294967295, 2147483647}", p("u32[2]", "divide"), "{5, 4294967295}", "{0, 2}")
@@ -409,9 +413,7 @@ func TestBadOperands(t *testing.T) {
 }
 
 func TestComplex(t *testing.T) {
-	bin := func(ty, op string) string {
-		return "a = " + ty + " parameter(0)\nb = " + ty + " parameter(1)\nROOT r = " + ty + " " + op + "(a, b)"
-	}
+	bin := binarySrc
 	check(t, "c64[2] {(4, 6), (0, 0)}", bin("c64[2]", "add"), "{(1, 2), (1, -1)}", "{(3, 4), (-1, 1)}")
 	check(t, "c64[1] {(-5, 10)}", bin("c64[1]", "multiply"), "{(1, 2)}", "{(3, 4)}")
 	check(t, "c128[1] {(0.44, 0.08)}", bin("c128[1]", "divide"), "{(1, 2)}", "{(3, 4)}")

@@ -348,15 +348,12 @@ func encodeF(t hlo.ElementType, v []float64) []byte {
 func decodeI(t hlo.ElementType, b []byte) []int64 {
 	w := t.BitWidth() / 8
 	out := make([]int64, len(b)/w)
-	signed := !t.IsUnsigned() && t != hlo.PRED
+	var sh uint // shifting left then arithmetically right sign-extends
+	if !t.IsUnsigned() && t != hlo.PRED {
+		sh = 64 - 8*uint(w)
+	}
 	for i := range out {
-		r := readRaw(b[i*w:], w)
-		if signed && w < 8 {
-			sh := 64 - 8*uint(w)
-			out[i] = int64(r<<sh) >> sh
-		} else {
-			out[i] = int64(r)
-		}
+		out[i] = int64(readRaw(b[i*w:], w)<<sh) >> sh
 	}
 	return out
 }
@@ -419,7 +416,6 @@ func literalFromWords(shape hlo.Shape, words []string) (Literal, error) {
 	if len(words) != n {
 		return Literal{}, errCount(shape, n, len(words))
 	}
-	var b []byte
 	if isFloat(shape.Elem) {
 		v := make([]float64, n)
 		for i, w := range words {
@@ -429,32 +425,30 @@ func literalFromWords(shape hlo.Shape, words []string) (Literal, error) {
 			}
 			v[i] = f
 		}
-		b = encodeF(shape.Elem, v)
-	} else {
-		v := make([]int64, n)
-		for i, w := range words {
-			switch {
-			case w == "true":
-				v[i] = 1
-			case w == "false":
-				v[i] = 0
-			case shape.Elem.IsUnsigned():
-				u, err := strconv.ParseUint(w, 0, 64)
-				if err != nil {
-					return Literal{}, fmt.Errorf("bad integer value %q", w)
-				}
-				v[i] = int64(u)
-			default:
-				s, err := strconv.ParseInt(w, 0, 64)
-				if err != nil {
-					return Literal{}, fmt.Errorf("bad integer value %q", w)
-				}
-				v[i] = s
-			}
-		}
-		b = encodeI(shape.Elem, v)
+		return outF(shape, v)
 	}
-	return fromLogical(shape, b)
+	v := make([]int64, n)
+	for i, w := range words {
+		switch {
+		case w == "true":
+			v[i] = 1
+		case w == "false":
+			v[i] = 0
+		case shape.Elem.IsUnsigned():
+			u, err := strconv.ParseUint(w, 0, 64)
+			if err != nil {
+				return Literal{}, fmt.Errorf("bad integer value %q", w)
+			}
+			v[i] = int64(u)
+		default:
+			s, err := strconv.ParseInt(w, 0, 64)
+			if err != nil {
+				return Literal{}, fmt.Errorf("bad integer value %q", w)
+			}
+			v[i] = s
+		}
+	}
+	return outI(shape, v)
 }
 
 func errCount(shape hlo.Shape, want, got int) error {
@@ -583,8 +577,7 @@ func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
 		}
 		b = encodeI(t, v)
 	default:
-		w := (t.BitWidth() + 7) / 8
-		b = make([]byte, w*n)
+		b = make([]byte, t.ByteWidth()*n)
 		for i := range b {
 			b[i] = byte(rng.Uint32())
 		}
@@ -596,5 +589,3 @@ func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
 	}
 	return l
 }
-
-func putF32(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }
