@@ -68,6 +68,9 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if _, err := elemWidth(in.Shape.Elem); err != nil {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s: %v", in.OpName(), err)
 	}
+	if _, err := arrayBytes(in.Shape); err != nil {
+		return Literal{}, err
+	}
 	if a := in.Opcode.Arity(); a >= 0 && a != len(ops) && in.Opcode != hlo.OpUnknown {
 		return Literal{}, fmt.Errorf("has %d operands, want %d", len(ops), a)
 	}
@@ -75,8 +78,12 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 		if !o.Shape.IsArray() {
 			return Literal{}, fmt.Errorf("operand %d is not an array", i)
 		}
-		if w := o.Shape.Elem.ByteWidth(); len(o.Data) != w*elemCount(o.Shape) {
-			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), w*elemCount(o.Shape))
+		n, err := arrayBytes(o.Shape)
+		if err != nil {
+			return Literal{}, fmt.Errorf("operand %d: %v", i, err)
+		}
+		if len(o.Data) != n {
+			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), n)
 		}
 	}
 	if involvesComplex(in, ops) {

@@ -8,11 +8,11 @@ import (
 )
 
 func involvesComplex(in *hlo.Instruction, ops []Literal) bool {
-	if isComplex(in.Shape.Elem) {
+	if in.Shape.Elem.IsComplex() {
 		return true
 	}
 	for _, o := range ops {
-		if isComplex(o.Shape.Elem) {
+		if o.Shape.Elem.IsComplex() {
 			return true
 		}
 	}
@@ -132,7 +132,7 @@ var complexParts = map[hlo.Opcode]func(complex128) float64{
 
 func complexPart(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	x, t := ops[0], in.Shape.Elem
-	if !isComplex(x.Shape.Elem) || !isFloat(t) {
+	if !x.Shape.Elem.IsComplex() || !isFloat(t) {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
 	}
 	if err := operandDims(in, x, false); err != nil {
@@ -166,7 +166,7 @@ func toComplex(re, im []float64) []complex128 {
 
 func complexFromParts(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	t := in.Shape.Elem
-	if !isComplex(t) || !isFloat(ops[0].Shape.Elem) || ops[0].Shape.Elem != ops[1].Shape.Elem {
+	if !t.IsComplex() || !isFloat(ops[0].Shape.Elem) || ops[0].Shape.Elem != ops[1].Shape.Elem {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s to %s", in.OpName(), t)
 	}
 	if err := operandsDims(in, ops...); err != nil {
@@ -184,13 +184,13 @@ func complexConvert(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if err := operandDims(in, x, false); err != nil {
 		return Literal{}, err
 	}
-	if !isComplex(t) {
+	if !t.IsComplex() {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s from %s to %s", in.OpName(), x.Shape.Elem, t)
 	}
 	var re []float64
 	var err error
 	switch f := x.Shape.Elem; {
-	case isComplex(f):
+	case f.IsComplex():
 		v, err := logicalC(x)
 		if err != nil {
 			return Literal{}, err

@@ -410,6 +410,19 @@ func TestBadOperands(t *testing.T) {
 	_, err = EvalInstruction(root, ops)
 	require.Error(t, err)
 	check(t, "s32[2] {1, 20}", "p = pred[] parameter(0)\na = s32[2] parameter(1)\nb = s32[2] parameter(2)\nROOT r = s32[2] select(p, a, b)", "true", "{1, 20}", "{10, 20}")
+
+	// A shape whose element count overflows is an error, not a panic in
+	// make: the library takes unverified instructions and shapes.
+	huge := hlo.Shape{Elem: hlo.F32, Dims: []int64{1 << 62, 4}}
+	_, err = NewLiteral(huge)
+	require.ErrorContains(t, err, "no computable size")
+	root = rootOf(t, "a = f32[2] parameter(0)\nROOT r = f32[2] negate(a)")
+	bad := *root
+	bad.Shape = huge
+	_, err = EvalInstruction(&bad, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 8)}})
+	require.ErrorContains(t, err, "no computable size")
+	_, err = EvalInstruction(root, []Literal{{Shape: huge}})
+	require.ErrorContains(t, err, "no computable size")
 }
 
 func TestComplex(t *testing.T) {

@@ -59,13 +59,29 @@ func isFloat(t hlo.ElementType) bool {
 	return t == hlo.F16 || t == hlo.BF16 || t == hlo.F32 || t == hlo.F64
 }
 
+// arrayBytes is the byte length of a literal of array shape s, or an
+// error when its element type is not evaluable or its element count does
+// not compute (an unbounded dimension, an overflow). Checked once at the
+// entry points, it lets elemCount trust the shapes it is given.
+func arrayBytes(s hlo.Shape) (int, error) {
+	w, err := elemWidth(s.Elem)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := s.Elements()
+	if !ok || n > int64(math.MaxInt/w) {
+		return 0, fmt.Errorf("shape %s has no computable size", s)
+	}
+	return w * int(n), nil
+}
+
 // NewLiteral returns a zero literal of array shape s.
 func NewLiteral(s hlo.Shape) (Literal, error) {
-	w, err := elemWidth(s.Elem)
+	n, err := arrayBytes(s)
 	if err != nil {
 		return Literal{}, err
 	}
-	return Literal{Shape: s, Data: make([]byte, w*elemCount(s))}, nil
+	return Literal{Shape: s, Data: make([]byte, n)}, nil
 }
 
 // physStrides returns, for each logical dimension, its stride in elements in
@@ -394,13 +410,13 @@ func normI(t hlo.ElementType, x int64) int64 {
 // ParseLiteral parses an array literal in XLA syntax ({1, 2}, nested braces
 // for rank > 1, true/false, nan/inf; a single value fills the array).
 func ParseLiteral(shape hlo.Shape, text string) (Literal, error) {
-	if !numericType(shape.Elem) && !isComplex(shape.Elem) {
+	if !numericType(shape.Elem) && !shape.Elem.IsComplex() {
 		return Literal{}, fmt.Errorf("literal of type %s is not supported", shape.Elem)
 	}
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return strings.ContainsRune("{}, \t\n\r()", r)
 	})
-	if isComplex(shape.Elem) {
+	if shape.Elem.IsComplex() {
 		return complexLiteral(shape, words)
 	}
 	return literalFromWords(shape, words)
@@ -481,14 +497,14 @@ func (l Literal) String() string {
 	sb.WriteString(l.Shape.StringNoLayout())
 	sb.WriteByte(' ')
 	b, _, err := l.logical()
-	if err != nil || !numericType(l.Shape.Elem) && !isComplex(l.Shape.Elem) {
+	if err != nil || !numericType(l.Shape.Elem) && !l.Shape.Elem.IsComplex() {
 		fmt.Fprintf(&sb, "<%d bytes>", len(l.Data))
 		return sb.String()
 	}
 	var words []string
 	t := l.Shape.Elem
 	switch {
-	case isComplex(t):
+	case t.IsComplex():
 		for _, c := range decodeC(t, b) {
 			words = append(words, formatComplex(t, c))
 		}
@@ -551,7 +567,7 @@ func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
 	var b []byte
 	t := shape.Elem
 	switch {
-	case isComplex(t):
+	case t.IsComplex():
 		v := make([]complex128, n)
 		for i := range v {
 			v[i] = complex(rng.Float64()*2-1, rng.Float64()*2-1)

@@ -8,8 +8,6 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-func isComplex(t hlo.ElementType) bool { return t == hlo.C64 || t == hlo.C128 }
-
 // decodeC reads logical c64 or c128 elements.
 func decodeC(t hlo.ElementType, b []byte) []complex128 {
 	if t == hlo.C64 {
