@@ -11,57 +11,8 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// EvalInstruction computes the array result of in from its operands'
-// literals. Unsupported opcodes or element types give an error, never a
-// wrong answer.
-func EvalInstruction(in *hlo.Instruction, operands []Literal) (Literal, error) {
-	out, err := evalInstruction(in, operands)
-	if err != nil {
-		return Literal{}, fmt.Errorf("%s: %s: %w", in.Name, in.OpName(), err)
-	}
-	return out, nil
-}
-
-type unsupportedError struct{ in *hlo.Instruction }
-
-func (e unsupportedError) Error() string {
-	return fmt.Sprintf("cannot evaluate opcode %s", e.in.OpName())
-}
-
-// EvalComputation evaluates computation c on args (one literal per
-// parameter) by walking its instructions in order; the root must be an array.
-func EvalComputation(c *hlo.Computation, args []Literal) (Literal, error) {
-	vals := make(map[*hlo.Instruction]Literal, len(c.Instructions))
-	for _, in := range c.Instructions {
-		if in.Opcode == hlo.OpParameter {
-			if in.ParameterNumber < 0 || int(in.ParameterNumber) >= len(args) {
-				return Literal{}, fmt.Errorf("%s: parameter %d of %d", in.Name, in.ParameterNumber, len(args))
-			}
-			vals[in] = args[in.ParameterNumber]
-			continue
-		}
-		ops := make([]Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			v, ok := vals[o]
-			if !ok {
-				return Literal{}, fmt.Errorf("%s: operand %s has no value", in.Name, o.Name)
-			}
-			ops[i] = v
-		}
-		v, err := EvalInstruction(in, ops)
-		if err != nil {
-			return Literal{}, err
-		}
-		vals[in] = v
-	}
-	v, ok := vals[c.Root]
-	if !ok {
-		return Literal{}, fmt.Errorf("computation %s: root has no value", c.Name)
-	}
-	return v, nil
-}
-
-func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
+// array evaluates an instruction whose result and operands are arrays.
+func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if !in.Shape.IsArray() {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with non-array shape %s", in.OpName(), in.Shape)
 	}
@@ -137,7 +88,17 @@ func evalInstruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	case hlo.OpDynamicUpdateSlice:
 		return evalDynamicUpdateSlice(in, ops)
 	case hlo.OpReduce:
-		return evalReduce(in, ops)
+		return ev.reduce(in, ops)
+	case hlo.OpReduceWindow:
+		return ev.reduceWindow(in, ops)
+	case hlo.OpConvolution:
+		return evalConvolution(in, ops)
+	case hlo.OpGather:
+		return evalGather(in, ops)
+	case hlo.OpRng:
+		return ev.rng(in, ops)
+	case hlo.OpMap:
+		return ev.mapOp(in, ops)
 	case hlo.OpDot:
 		return evalDot(in, ops[0], ops[1])
 	}

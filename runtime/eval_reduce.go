@@ -55,7 +55,7 @@ func reduceSimple[T any](x, init Literal, m int, outIdx []int, dec func(Literal)
 	return acc, nil
 }
 
-func evalReduce(in *hlo.Instruction, ops []Literal) (Literal, error) {
+func (ev *Evaluator) reduce(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if len(ops) != 2 {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with %d operands (variadic reduce)", in.OpName(), len(ops))
 	}
@@ -142,7 +142,7 @@ func evalReduce(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	for i := 0; i < n; i++ {
 		o := outIdx[i]
 		e := Literal{Shape: scalar, Data: xb[i*w : (i+1)*w]}
-		v, err := EvalComputation(c, []Literal{acc[o], e})
+		v, err := ev.Computation(c, []Literal{acc[o], e})
 		if err != nil {
 			return Literal{}, err
 		}

@@ -12,19 +12,80 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// Literal is an array value: Data holds the elements in the shape's physical
-// layout (minor_to_major; a missing layout is row-major), little-endian, pred
-// one byte (0/1), f16 and bf16 two bytes, c64 two f32 and c128 two f64.
+// Literal is a value: an array or a tuple. An array's Data holds its
+// elements in the shape's physical layout (minor_to_major; a missing layout
+// is row-major), little-endian, pred one byte (0/1), f16 and bf16 two bytes,
+// c64 two f32 and c128 two f64. A tuple's Elems holds one literal per
+// element of its shape, and Data is nil.
 type Literal struct {
 	Shape hlo.Shape
 	Data  []byte
+	Elems []Literal
 }
 
-// Checksum is the FNV-1a hash of the literal's bytes.
+// TupleLiteral returns the tuple of elems, its shape made of theirs.
+func TupleLiteral(elems ...Literal) Literal {
+	s := hlo.Shape{Elem: hlo.Tuple, Tuple: make([]hlo.Shape, len(elems))}
+	for i, e := range elems {
+		s.Tuple[i] = e.Shape
+	}
+	return Literal{Shape: s, Elems: elems}
+}
+
+// IsTuple reports whether l is a tuple.
+func (l Literal) IsTuple() bool { return l.Shape.IsTuple() }
+
+// Leaves returns the arrays of l in shape-index pre-order (l itself for an
+// array).
+func (l Literal) Leaves() []Literal {
+	if !l.IsTuple() {
+		return []Literal{l}
+	}
+	var out []Literal
+	for _, e := range l.Elems {
+		out = append(out, e.Leaves()...)
+	}
+	return out
+}
+
+// Checksum is the FNV-1a hash of the literal's bytes (of its leaves in
+// pre-order for a tuple).
 func (l Literal) Checksum() uint64 {
 	h := fnv.New64a()
-	h.Write(l.Data)
+	for _, x := range l.Leaves() {
+		h.Write(x.Data)
+	}
 	return h.Sum64()
+}
+
+// checkLiteral checks that l holds exactly the bytes its shape needs (every
+// leaf of a tuple).
+func checkLiteral(l Literal) error {
+	if l.IsTuple() {
+		if len(l.Elems) != len(l.Shape.Tuple) {
+			return fmt.Errorf("tuple %s has %d elements", l.Shape, len(l.Elems))
+		}
+		for i, e := range l.Elems {
+			if e.Shape.StringNoLayout() != l.Shape.Tuple[i].StringNoLayout() {
+				return fmt.Errorf("tuple element %d is %s, its shape says %s", i, e.Shape, l.Shape.Tuple[i])
+			}
+			if err := checkLiteral(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !l.Shape.IsArray() {
+		return fmt.Errorf("%s is not an array", l.Shape)
+	}
+	n, err := arrayBytes(l.Shape)
+	if err != nil {
+		return err
+	}
+	if len(l.Data) != n {
+		return fmt.Errorf("%s has %d bytes, want %d", l.Shape, len(l.Data), n)
+	}
+	return nil
 }
 
 // elemCount returns the number of elements of an array shape.
