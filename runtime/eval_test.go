@@ -307,9 +307,20 @@ ROOT d = s32[2,2] dot(a, b)`, "{1, 2}", "{3, 4}")
 
 func TestUnsupported(t *testing.T) {
 	_, err := evalText(t, `p = f32[4] parameter(0)
-ROOT r = f32[4] sort(p), dimensions={0}`, "{1, 2, 3, 4}")
+ROOT r = f32[4] custom-call(p), custom_call_target="cublas_gemm"`, "{1, 2, 3, 4}")
 	require.ErrorContains(t, err, "r: ")
-	require.ErrorContains(t, err, "cannot evaluate opcode sort")
+	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
+	_, err = evalText(t, `HloModule t
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+}`, "{1, 2, 3, 4}")
+	require.ErrorContains(t, err, "cannot evaluate opcode all-reduce")
 	_, err = evalText(t, `p = pred[2] parameter(0)
 ROOT r = pred[2] exponential(p)`, "{true, false}")
 	require.Error(t, err)
