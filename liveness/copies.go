@@ -143,6 +143,12 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 						if pv := a.ValueAt(body.Params[0], ix); pv == v {
 							return false
 						}
+						// Moving it to another index (a rotation of the
+						// state) joins the two indices' buffers, whose
+						// values are live at once: XLA keeps a copy.
+						if v.Inst == body.Params[0] {
+							return true
+						}
 						return !inside.within(body, v.Inst.Parent)
 					}})
 				}

@@ -228,6 +228,10 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	a, changed, err := repairInterference(m, a)
+	if err != nil {
+		return changed, err
+	}
 	st.a, st.laid = a, a
-	return false, nil
+	return changed, nil
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPrepareMatchesSteps: Prepare gives the analysis of flattening,
-// copy insertion (unscheduled modules), Analyze and the scheduler done one
-// by one (keep, the default, list in turn), on every corpus module of up
+// copy insertion (unscheduled modules), Analyze, the scheduler and the
+// interference repair done one by one (keep, the default, list in turn), on every corpus module of up
 // to 5,000 instructions and the paired dumps; and it refuses what they
 // refuse, with the same error.
 func TestPrepareMatchesSteps(t *testing.T) {
@@ -48,6 +48,8 @@ func TestPrepareMatchesSteps(t *testing.T) {
 				_, _, err = Best(b)
 				require.NoError(t, err)
 			}
+			b, _, err = repairInterference(m2, b)
+			require.NoError(t, err, f)
 			var x, y bytes.Buffer
 			require.NoError(t, a.WriteJSON(&x))
 			require.NoError(t, b.WriteJSON(&y))

@@ -172,6 +172,27 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 		out = ops[0]
 	case hlo.OpAddDependency:
 		out = ops[0]
+	case hlo.OpAfterAll:
+		out = Literal{Shape: in.Shape}
+	case hlo.OpCopyStart:
+		// (destination, source, context): the copy is made at once.
+		if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+			return Literal{}, fmt.Errorf("copy-start of shape %s", in.Shape)
+		}
+		elems := []Literal{{Shape: ops[0].Shape, Data: append([]byte(nil), ops[0].Data...), Elems: ops[0].Elems}, ops[0]}
+		for _, s := range in.Shape.Tuple[2:] {
+			z, err := zeroLiteral(s)
+			if err != nil {
+				return Literal{}, err
+			}
+			elems = append(elems, z)
+		}
+		out = TupleLiteral(elems...)
+	case hlo.OpCopyDone:
+		if !ops[0].IsTuple() || len(ops[0].Elems) == 0 {
+			return Literal{}, fmt.Errorf("copy-done of %s", ops[0].Shape)
+		}
+		out = ops[0].Elems[0]
 	case hlo.OpCall:
 		out, err = ev.Computation(in.ToApply(), ops)
 	case hlo.OpFusion:
@@ -213,6 +234,27 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 		out.Shape = in.Shape
 	}
 	return out, nil
+}
+
+// zeroLiteral is a literal of shape s with every byte zero.
+func zeroLiteral(s hlo.Shape) (Literal, error) {
+	switch {
+	case s.IsTuple():
+		elems := make([]Literal, len(s.Tuple))
+		for i, e := range s.Tuple {
+			z, err := zeroLiteral(e)
+			if err != nil {
+				return Literal{}, err
+			}
+			elems[i] = z
+		}
+		l := TupleLiteral(elems...)
+		l.Shape = s
+		return l, nil
+	case s.Elem == hlo.Token:
+		return Literal{Shape: s}, nil
+	}
+	return NewLiteral(s)
 }
 
 // while runs the body while the condition holds, on a state that starts as

@@ -13,117 +13,196 @@ import (
 
 // ExecOptions configures Execute.
 type ExecOptions struct {
-	// Reference gives every value a region of its own instead of the
-	// plan's slot: the run to compare a planned run with.
+	// Reference runs the module with every value in a fresh buffer of its
+	// own (the plan-free Evaluator: no two values share bytes, whatever
+	// the analysis or the plan say), the run to compare a planned run with.
 	Reference bool
+	// Seed seeds rng (0: DefaultSeed).
+	Seed uint64
+	// MaxSteps bounds the instructions run, loop iterations included
+	// (0: DefaultMaxSteps), so that a loop that never ends is an error.
+	MaxSteps int64
 }
+
+// DefaultMaxSteps is the instruction budget of a run when ExecOptions says
+// none.
+const DefaultMaxSteps = 1 << 30
 
 // ExecResult is what a run computed.
 type ExecResult struct {
 	// Outputs are the array leaves of the entry's result, in shape-index
 	// pre-order.
 	Outputs []Literal
-	// Steps is the number of instructions run.
-	Steps int
+	// Steps is the number of instructions run, each loop iteration's
+	// counted again.
+	Steps int64
 }
 
-// ErrControlFlow is returned for a module whose entry runs while,
-// conditional, call or asynchronous instructions, which Execute does not
-// evaluate yet.
-var ErrControlFlow = errors.New("runtime: control flow is not evaluated yet")
-
-// Execute evaluates the entry computation of as's module for real on the
-// bytes of mem: each value is read from and written to the address its
-// slot names (allocation base + offset), so a plan that puts two live
-// values on the same bytes computes wrong numbers. args holds one literal
-// per array leaf of the entry parameters, parameter by parameter in
-// shape-index pre-order. An instruction it cannot evaluate is an error
-// naming it; never a guess.
+// Execute evaluates as's module for real on the bytes of mem: each value is
+// read from and written to the address its slot names (allocation base +
+// offset), so a plan that puts two live values on the same bytes computes
+// wrong numbers. It walks each computation in its schedule: a while runs
+// its condition and body computations over and over, a conditional the
+// branch its selector picks, a call its callee, each on the slots the plan
+// gives their values; no bytes are copied between a caller and a callee
+// (the analysis puts a loop's state, a callee's parameters and results in
+// the caller's buffers, as XLA's runtime relies on). Fusions and the
+// computations of reduce, sort, scatter and the like are evaluated whole,
+// their operands read from and their results written to the arena.
+//
+// args holds one literal per array leaf of the entry parameters, parameter
+// by parameter in shape-index pre-order. An instruction it cannot evaluate
+// is an error naming it; never a guess.
 func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
 	if as == nil || as.Analysis == nil || as.Module == nil || as.Module.Entry == nil {
 		return nil, errors.New("runtime: no assignment")
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	if mem == nil {
 		mem = NewHostArena()
 	}
 	a := as.Analysis
-	addr := make([]int64, len(a.Values))
-	placed := make([]bool, len(a.Values))
+	seed := opts.Seed
+	if seed == 0 {
+		seed = DefaultSeed
+	}
+	x := &executor{
+		ctx:  ctx,
+		a:    a,
+		mem:  mem,
+		addr: make([]int64, len(a.Values)),
+		ev:   NewEvaluator(seed),
+	}
+	x.ev.Ctx = ctx
+	x.ev.MaxSteps = opts.MaxSteps
+	if x.ev.MaxSteps <= 0 {
+		x.ev.MaxSteps = DefaultMaxSteps
+	}
+	entry := as.Module.Entry
+	if err := x.bindArgs(entry, args); err != nil {
+		return nil, err
+	}
 	if opts.Reference {
-		// A region per buffer: its values alias one another, as the
-		// analysis says they must, and nothing else.
-		for _, b := range a.Buffers {
-			var size int64
-			for _, v := range b.Values {
-				size = max(size, v.Size)
-			}
-			if size == 0 {
-				continue
-			}
-			p, err := mem.Allocate(size, 64)
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range b.Values {
-				addr[v.ID], placed[v.ID] = p, true
-			}
+		return x.reference(entry)
+	}
+	if err := x.place(as); err != nil {
+		return nil, err
+	}
+	if err := x.run(entry); err != nil {
+		return nil, err
+	}
+	res := &ExecResult{Steps: x.ev.Steps}
+	var err error
+	entry.Root.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		if sub.IsTuple() || err != nil {
+			return
 		}
-	} else {
-		for _, al := range as.Allocations {
-			base, err := mem.Allocate(max(al.Size, 1), 256)
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range al.Slots {
-				if s.Value != nil && s.Value.ID < len(addr) {
-					addr[s.Value.ID], placed[s.Value.ID] = base+s.Offset, true
-				}
-			}
+		var l Literal
+		l, err = x.loadArray(entry.Root, ix, sub)
+		res.Outputs = append(res.Outputs, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// executor is one run of Execute.
+type executor struct {
+	ctx    context.Context
+	a      *liveness.Analysis
+	mem    Memory
+	addr   []int64 // by value ID
+	placed []bool  // by value ID
+	ev     *Evaluator
+	argFor map[*hlo.Instruction][]Literal
+}
+
+// reference evaluates the entry with the plan-free Evaluator.
+func (x *executor) reference(entry *hlo.Computation) (*ExecResult, error) {
+	params := make([]Literal, len(entry.Params))
+	for i, p := range entry.Params {
+		leaves := x.argFor[p]
+		l, rest, err := assemble(p.Shape, leaves)
+		if err != nil || len(rest) != 0 {
+			return nil, fmt.Errorf("runtime: arguments of %s do not make its shape", p.Name)
+		}
+		params[i] = l
+	}
+	out, err := x.ev.Computation(entry, params)
+	if err != nil {
+		return nil, err
+	}
+	return &ExecResult{Outputs: out.Leaves(), Steps: x.ev.Steps}, nil
+}
+
+// assemble builds a literal of shape s from leaves in pre-order and
+// returns the leaves it did not take.
+func assemble(s hlo.Shape, leaves []Literal) (Literal, []Literal, error) {
+	if !s.IsTuple() {
+		if !s.IsArray() {
+			return Literal{Shape: s}, leaves, nil
+		}
+		if len(leaves) == 0 {
+			return Literal{}, nil, errors.New("too few leaves")
+		}
+		return leaves[0], leaves[1:], nil
+	}
+	elems := make([]Literal, len(s.Tuple))
+	for i, e := range s.Tuple {
+		var err error
+		if elems[i], leaves, err = assemble(e, leaves); err != nil {
+			return Literal{}, nil, err
 		}
 	}
-	valueOf := func(in *hlo.Instruction, ix hlo.ShapeIndex) (*liveness.Value, error) {
-		v := a.ValueAt(in, ix)
-		if v == nil || !placed[v.ID] {
-			return nil, fmt.Errorf("runtime: %s%v has no place in the plan", in.Name, ix)
-		}
-		return v, nil
-	}
-	read := func(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (Literal, error) {
-		l, err := NewLiteral(shape)
-		if err != nil {
-			return Literal{}, err
-		}
-		if len(l.Data) == 0 {
-			return l, nil
-		}
-		v, err := valueOf(in, ix)
-		if err != nil {
-			return Literal{}, err
-		}
-		return l, mem.ReadAt(l.Data, addr[v.ID])
-	}
-	write := func(in *hlo.Instruction, ix hlo.ShapeIndex, l Literal) error {
-		if len(l.Data) == 0 {
-			return nil
-		}
-		v, err := valueOf(in, ix)
+	l := TupleLiteral(elems...)
+	l.Shape = s
+	return l, leaves, nil
+}
+
+// place gives every value its address: its slot in the plan. A value
+// without a slot of its own (a phi) takes its buffer's.
+func (x *executor) place(as *assign.Assignment) error {
+	a := x.a
+	x.placed = make([]bool, len(a.Values))
+	for _, al := range as.Allocations {
+		base, err := x.mem.Allocate(max(al.Size, 1), 256)
 		if err != nil {
 			return err
 		}
-		if int64(len(l.Data)) > v.Size {
-			return fmt.Errorf("runtime: %s%v: %d bytes computed for a %d-byte value", in.Name, ix, len(l.Data), v.Size)
+		for _, s := range al.Slots {
+			if s.Value != nil && s.Value.ID >= 0 && s.Value.ID < len(x.addr) {
+				x.addr[s.Value.ID], x.placed[s.Value.ID] = base+s.Offset, true
+			}
 		}
-		return mem.WriteAt(l.Data, addr[v.ID])
 	}
+	for _, b := range a.Buffers {
+		var at int64
+		found := false
+		for _, v := range b.Values {
+			if x.placed[v.ID] {
+				at, found = x.addr[v.ID], true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		for _, v := range b.Values {
+			if !x.placed[v.ID] {
+				x.addr[v.ID], x.placed[v.ID] = at, true
+			}
+		}
+	}
+	return nil
+}
 
-	entry := as.Module.Entry
-	seq := a.Schedule.Sequence(entry)
-	if seq == nil {
-		seq = entry.Instructions
-	}
-	// Arguments by parameter: leaves in pre-order.
+// bindArgs checks args against the entry parameters' leaves.
+func (x *executor) bindArgs(entry *hlo.Computation, args []Literal) error {
 	next := 0
-	argFor := map[*hlo.Instruction][]Literal{}
+	x.argFor = map[*hlo.Instruction][]Literal{}
 	for _, p := range entry.Params {
 		var leaves []Literal
 		var err error
@@ -139,98 +218,231 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 				err = fmt.Errorf("runtime: argument %d is %s, parameter %s%v is %s", next, args[next].Shape.StringNoLayout(), p.Name, ix, sub.StringNoLayout())
 				return
 			}
+			if cerr := checkLiteral(args[next]); cerr != nil {
+				err = fmt.Errorf("runtime: argument %d: %v", next, cerr)
+				return
+			}
 			leaves = append(leaves, args[next])
 			next++
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		argFor[p] = leaves
+		x.argFor[p] = leaves
 	}
 	if next != len(args) {
-		return nil, fmt.Errorf("runtime: %d arguments given, the entry takes %d", len(args), next)
+		return fmt.Errorf("runtime: %d arguments given, the entry takes %d", len(args), next)
 	}
+	return nil
+}
 
-	res := &ExecResult{}
-	for _, in := range seq {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res.Steps++
-		switch in.Opcode {
-		case hlo.OpParameter:
-			leaves := argFor[in]
-			k := 0
-			var err error
-			in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-				if sub.IsTuple() || err != nil {
-					return
-				}
-				err = write(in, append(hlo.ShapeIndex(nil), ix...), leaves[k])
-				k++
-			})
+// valueAt is the placed value at (in, ix).
+func (x *executor) valueAt(in *hlo.Instruction, ix hlo.ShapeIndex) (*liveness.Value, error) {
+	v := x.a.ValueAt(in, ix)
+	if v == nil || !x.placed[v.ID] {
+		return nil, fmt.Errorf("runtime: %s%v has no place in the plan", in.Name, ix)
+	}
+	return v, nil
+}
+
+// loadArray reads the array at (in, ix) from the arena.
+func (x *executor) loadArray(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (Literal, error) {
+	l, err := NewLiteral(shape)
+	if err != nil {
+		return Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
+	}
+	if len(l.Data) == 0 {
+		return l, nil
+	}
+	v, err := x.valueAt(in, ix)
+	if err != nil {
+		return Literal{}, err
+	}
+	if int64(len(l.Data)) > v.Size {
+		return Literal{}, fmt.Errorf("runtime: %s%v: %d bytes read from a %d-byte value", in.Name, ix, len(l.Data), v.Size)
+	}
+	return l, x.mem.ReadAt(l.Data, x.addr[v.ID])
+}
+
+// load reads the value of (in, ix) of shape shape: an array, or a tuple
+// assembled from its leaves.
+func (x *executor) load(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (Literal, error) {
+	switch {
+	case shape.IsTuple():
+		elems := make([]Literal, len(shape.Tuple))
+		for i, sub := range shape.Tuple {
+			e, err := x.load(in, append(ix[:len(ix):len(ix)], int64(i)), sub)
 			if err != nil {
-				return nil, err
+				return Literal{}, err
 			}
-			continue
-		case hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpBitcast:
-			// Aliases: the values are the operands' own bytes.
-			if in.Opcode != hlo.OpBitcast || a.ValueAt(in, nil) == a.ValueAt(in.Operands[0], nil) {
-				continue
-			}
-		case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpAsyncStart, hlo.OpAsyncDone:
-			return nil, fmt.Errorf("%w: %s (%s)", ErrControlFlow, in.Name, in.OpName())
+			elems[i] = e
 		}
-		if in.Shape.IsTuple() {
-			return nil, fmt.Errorf("runtime: %s: cannot evaluate opcode %s with a tuple result", in.Name, in.OpName())
-		}
-		ops := make([]Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			if o.Shape.IsTuple() {
-				return nil, fmt.Errorf("runtime: %s: cannot evaluate opcode %s on a tuple operand", in.Name, in.OpName())
+		l := TupleLiteral(elems...)
+		l.Shape = shape
+		return l, nil
+	case shape.IsArray():
+		return x.loadArray(in, ix, shape)
+	}
+	return Literal{Shape: shape}, nil // a token: no bytes
+}
+
+// store writes the leaves of out that in defines (not those it forwards
+// from an operand) to their slots.
+func (x *executor) store(in *hlo.Instruction, out Literal) error {
+	var err error
+	var walk func(l Literal, ix hlo.ShapeIndex)
+	walk = func(l Literal, ix hlo.ShapeIndex) {
+		switch {
+		case err != nil:
+		case l.IsTuple():
+			for i, e := range l.Elems {
+				walk(e, append(ix[:len(ix):len(ix)], int64(i)))
 			}
-			l, err := read(o, nil, o.Shape)
-			if err != nil {
-				return nil, err
-			}
-			ops[i] = l
-		}
-		var out Literal
-		var err error
-		if in.Opcode == hlo.OpFusion {
-			fc := in.FusedComputation()
-			if fc == nil {
-				return nil, fmt.Errorf("runtime: %s: fusion without a computation", in.Name)
-			}
-			out, err = EvalComputation(fc, ops)
-			if err != nil {
-				err = fmt.Errorf("%s: %w", in.Name, err)
-			}
-		} else {
-			out, err = EvalInstruction(in, ops)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out.Shape = in.Shape
-		if err := write(in, nil, out); err != nil {
-			return nil, err
+		default:
+			err = x.storeLeaf(in, ix, l)
 		}
 	}
-	var err error
-	root := entry.Root
-	root.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-		if sub.IsTuple() || err != nil {
+	walk(out, nil)
+	return err
+}
+
+// storeLeaf writes the array l at (in, ix) when in defines the value
+// there.
+func (x *executor) storeLeaf(in *hlo.Instruction, ix hlo.ShapeIndex, l Literal) error {
+	if len(l.Data) == 0 {
+		return nil
+	}
+	if v := x.a.ValueAt(in, ix); v != nil && v.Inst != in {
+		return nil // forwarded: the operand's own bytes
+	}
+	v, err := x.valueAt(in, ix)
+	if err != nil {
+		return err
+	}
+	if int64(len(l.Data)) > v.Size {
+		return fmt.Errorf("runtime: %s%v: %d bytes computed for a %d-byte value", in.Name, ix, len(l.Data), v.Size)
+	}
+	return x.mem.WriteAt(l.Data, x.addr[v.ID])
+}
+
+// definesArray reports whether in defines a value at some array leaf: an
+// instruction that only forwards its operands' values (tuple,
+// get-tuple-element, most bitcasts) computes nothing.
+func (x *executor) definesArray(in *hlo.Instruction) bool {
+	found := false
+	in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		if found || !sub.IsArray() {
 			return
 		}
-		var l Literal
-		l, err = read(root, append(hlo.ShapeIndex(nil), ix...), sub)
-		res.Outputs = append(res.Outputs, l)
+		if v := x.a.ValueAt(in, ix); v == nil || v.Inst == in {
+			found = true
+		}
 	})
-	if err != nil {
-		return nil, err
+	return found
+}
+
+// run runs computation c's schedule on the arena.
+func (x *executor) run(c *hlo.Computation) error {
+	seq := x.a.Schedule.Sequence(c)
+	if seq == nil {
+		seq = c.Instructions
 	}
-	return res, nil
+	for _, in := range seq {
+		if err := x.ev.tick(in); err != nil {
+			return err
+		}
+		if err := x.step(c, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step runs one instruction of c.
+func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
+	switch in.Opcode {
+	case hlo.OpParameter:
+		if c != x.a.Module.Entry {
+			return nil // the caller's bytes: the analysis aliases them
+		}
+		leaves := x.argFor[in]
+		k := 0
+		var err error
+		in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if !sub.IsArray() || err != nil {
+				return
+			}
+			if k >= len(leaves) {
+				err = fmt.Errorf("runtime: no argument for %s%v", in.Name, ix)
+				return
+			}
+			err = x.storeLeaf(in, ix, leaves[k])
+			k++
+		})
+		return err
+	case hlo.OpWhile:
+		cond, body := in.Condition(), in.Body()
+		if cond == nil || body == nil {
+			return fmt.Errorf("runtime: %s: while without condition or body", in.Name)
+		}
+		for {
+			if err := x.ctx.Err(); err != nil {
+				return err
+			}
+			if err := x.run(cond); err != nil {
+				return err
+			}
+			p, err := x.loadArray(cond.Root, nil, cond.Root.Shape)
+			if err != nil {
+				return err
+			}
+			ok, err := predicate(p)
+			if err != nil {
+				return fmt.Errorf("runtime: %s: %v", in.Name, err)
+			}
+			if !ok {
+				return nil
+			}
+			if err := x.run(body); err != nil {
+				return err
+			}
+		}
+	case hlo.OpConditional:
+		br := in.Branches()
+		if len(br) == 0 || len(in.Operands) != len(br)+1 {
+			return fmt.Errorf("runtime: %s: %d branches, %d operands", in.Name, len(br), len(in.Operands))
+		}
+		sel, err := x.load(in.Operands[0], nil, in.Operands[0].Shape)
+		if err != nil {
+			return err
+		}
+		k, err := branchIndex(sel, len(br))
+		if err != nil {
+			return fmt.Errorf("runtime: %s: %v", in.Name, err)
+		}
+		return x.run(br[k])
+	case hlo.OpCall:
+		if in.ToApply() == nil {
+			return fmt.Errorf("runtime: %s: call without a computation", in.Name)
+		}
+		return x.run(in.ToApply())
+	}
+	if !x.definesArray(in) {
+		return nil
+	}
+	ops := make([]Literal, len(in.Operands))
+	for i, o := range in.Operands {
+		l, err := x.load(o, nil, o.Shape)
+		if err != nil {
+			return err
+		}
+		ops[i] = l
+	}
+	out, err := x.ev.Instruction(in, ops)
+	if err != nil {
+		return err
+	}
+	return x.store(in, out)
 }
 
 // RandomArgs returns a random literal for every array leaf of m's entry

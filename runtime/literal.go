@@ -75,6 +75,9 @@ func checkLiteral(l Literal) error {
 		}
 		return nil
 	}
+	if l.Shape.Elem == hlo.Token && len(l.Data) == 0 {
+		return nil
+	}
 	if !l.Shape.IsArray() {
 		return fmt.Errorf("%s is not an array", l.Shape)
 	}

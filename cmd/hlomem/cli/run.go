@@ -20,8 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "--verify | --inputs=random [--seed=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
-		summary: "run the plan: --verify checks byte ownership at every step; --inputs=random evaluates it and compares with a run of a region per buffer",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
+		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a run of a region per buffer",
 		run:     runRun,
 	})
 }
@@ -30,8 +30,15 @@ func runRun(e *env, args []string) error {
 	c := commands["run"]
 	fs := newFlagSet(c, e)
 	verify := fs.Bool("verify", false, "shadow execution: check the plan step by step")
-	inputs := fs.String("inputs", "", "evaluate the module: random (random arguments)")
-	seed := fs.Uint64("seed", 1, "seed of --inputs=random")
+	inputs := fs.String("inputs", "", "evaluate the module on arguments: random, or a file of literals (XLA syntax, one per entry parameter leaf)")
+	var argTexts []string
+	fs.Func("arg", "an argument literal in XLA syntax (repeat: one per entry parameter leaf, in order)", func(s string) error {
+		argTexts = append(argTexts, s)
+		return nil
+	})
+	seed := fs.Uint64("seed", 1, "seed of --inputs=random and of rng")
+	printOut := fs.Bool("print", false, "print the outputs as literals")
+	maxSteps := fs.Int64("max-steps", runtime.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
@@ -39,11 +46,22 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !*verify && *inputs == "" {
-		return errors.New("hlomem run: say what to run: --verify (shadow execution) or --inputs=random (evaluation)")
+	if !*verify && *inputs == "" && argTexts == nil {
+		return errors.New("hlomem run: say what to run: --verify (shadow execution), --inputs=random|FILE or --arg (evaluation)")
 	}
-	if *inputs != "" && *inputs != "random" {
-		return fmt.Errorf("hlomem run: unknown --inputs %q (want random)", *inputs)
+	if *inputs != "" && argTexts != nil {
+		return errors.New("hlomem run: give the arguments either with --inputs or with --arg, not both")
+	}
+	var argText, argName string
+	switch {
+	case argTexts != nil:
+		argText, argName = strings.Join(argTexts, "\n"), "--arg"
+	case *inputs != "" && *inputs != "random":
+		b, err := os.ReadFile(*inputs)
+		if err != nil {
+			return fmt.Errorf("hlomem run: %w", err)
+		}
+		argText, argName = string(b), *inputs
 	}
 	tgt, err := assign.TargetByName(*target)
 	if err != nil {
@@ -61,10 +79,18 @@ func runRun(e *env, args []string) error {
 				return err
 			}
 		}
-		if *inputs == "random" {
-			return compareRuns(ctx, w, as, runtime.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0))))
+		var args []runtime.Literal
+		switch {
+		case *inputs == "random":
+			args = runtime.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
+		case argName != "":
+			if args, err = runtime.ParseArgs(m, argName, argText); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
-		return nil
+		return compareRuns(ctx, w, as, args, runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
 	})
 }
 
@@ -85,23 +111,34 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 // compareRuns evaluates the entry on args twice, on the plan's bytes and
 // with a region per buffer, and fails unless every output is the same bit
 // for bit.
-func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []runtime.Literal) error {
-	ref, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true})
+func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []runtime.Literal, opts runtime.ExecOptions, printOut bool) error {
+	ref := opts
+	ref.Reference = true
+	want, err := runtime.Execute(ctx, as, args, nil, ref)
 	if err != nil {
 		return err
 	}
-	got, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{})
+	got, err := runtime.Execute(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
 	}
 	var sums []string
-	for i := range ref.Outputs {
-		r, g := ref.Outputs[i].Checksum(), got.Outputs[i].Checksum()
+	for i := range want.Outputs {
+		r, g := want.Outputs[i].Checksum(), got.Outputs[i].Checksum()
 		if r != g {
 			return fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
 		}
 		sums = append(sums, fmt.Sprintf("%016x", g))
 	}
-	_, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " "))
-	return err
+	if _, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " ")); err != nil {
+		return err
+	}
+	if printOut {
+		for i, o := range got.Outputs {
+			if _, err := fmt.Fprintf(w, "output %d: %s\n", i, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

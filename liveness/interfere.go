@@ -1,0 +1,237 @@
+package liveness
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// Interference is a value read at a step after another value of its own
+// buffer has been written over it: the module breaks the invariant XLA's
+// copy insertion establishes (a buffer's values follow one another, each
+// read only before the next is written).
+type Interference struct {
+	Value *Value // the value read
+	Use   Use    // the read
+	At    int    // the step of the read
+	Over  *Value // the value written over it, before At
+}
+
+func (i *Interference) Error() string {
+	return fmt.Sprintf("%s is read by %s at step %d after %s, of the same buffer, is written at step %d",
+		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.Over.Range.Start)
+}
+
+// passesOn reports a use that reads no bytes at the user's step: a tuple
+// or get-tuple-element forwarding the value, or a call or loop handing it
+// to a called computation (whose own instructions read it, at their own
+// steps).
+func passesOn(u Use) bool {
+	switch u.Inst.Opcode {
+	case hlo.OpCall, hlo.OpWhile, hlo.OpTuple, hlo.OpGetTupleElement:
+		return true
+	case hlo.OpConditional:
+		return u.Operand > 0
+	}
+	return false
+}
+
+// interference returns the reads of a value after a later value of its
+// buffer was defined under the current schedule. XLA's HloLiveRange cuts each value's range where the next
+// value of its buffer starts, which is safe only when no such read exists;
+// a module through XLA's copy insertion has none.
+func (a *Analysis) interference() []*Interference {
+	var found []*Interference
+	var defs []*Value
+	for _, b := range a.Buffers {
+		if len(b.Values) < 2 {
+			continue
+		}
+		defs = defs[:0]
+		for _, w := range b.Values {
+			if !w.IsPhi && w.Scheduled {
+				defs = append(defs, w)
+			}
+		}
+		if len(defs) < 2 {
+			continue
+		}
+		slices.SortFunc(defs, func(x, y *Value) int { return x.Range.Start - y.Range.Start })
+		for _, v := range b.Values {
+			if !v.Scheduled {
+				continue
+			}
+			// The first value of the buffer written after v is.
+			i := sort.Search(len(defs), func(i int) bool { return defs[i].Range.Start > v.Range.Start })
+			if i == len(defs) {
+				continue
+			}
+			w := defs[i]
+			for _, u := range v.Uses {
+				if passesOn(u) {
+					continue
+				}
+				if !v.Shape.IsArray() {
+					continue // a tuple's index table: forwarded, not read
+				}
+				if t := a.Time(u.Inst); t > w.Range.Start {
+					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w})
+				}
+			}
+		}
+	}
+	return found
+}
+
+// repairInterference gives every read that interference finds a copy of
+// the value of its own, made right after the value is defined (or, for a
+// value that comes from elsewhere, right after the operand that hands it
+// over), so that the read no longer depends on bytes the buffer's next
+// value overwrites. It repeats until none is left and returns the analysis
+// of the repaired module under the same schedule, the copies in place.
+// hlomem's copy insertion is rule-based and misses some of the copies
+// XLA's (which adds copies everywhere, then removes the ones it proves
+// unneeded under the schedule) keeps; a hand-written scheduled module may
+// lack them too. Without this, the ranges would be cut short: an unsafe
+// plan.
+func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
+	changed := false
+	var names *hlo.NameUniquer
+	for round := 0; ; round++ {
+		found := a.interference()
+		if len(found) == 0 {
+			return a, changed, nil
+		}
+		if round == 16 {
+			return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+found[0].Error()+"; copies did not repair it", nil)
+		}
+		if names == nil {
+			names = hlo.NewNameUniquer(m)
+		}
+		s := a.Schedule
+		copies := map[*Value]*hlo.Instruction{}
+		for _, f := range found {
+			u := f.Use
+			if h, ok := handOver(f); ok {
+				// The read is in a computation the value's own one calls:
+				// copy where the value is handed over.
+				u = h
+			}
+			c := u.Inst.Parent
+			op := u.Inst.Operands[u.Operand]
+			if len(u.Index) > 0 || !op.Shape.IsArray() {
+				return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; the read is through a tuple, which a copy cannot repair here", nil)
+			}
+			cp := copies[f.Value]
+			if cp == nil || cp.Parent != c {
+				seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
+				// Read the value right where it is defined: its instruction,
+				// and get-tuple-elements down to its index, when that is in
+				// c; else the operand that hands it over.
+				src, after := op, op
+				v := f.Value
+				if v.Inst.Parent == c && slices.Contains(seq, v.Inst) {
+					src, after = v.Inst, v.Inst
+					if v.Inst.Opcode == hlo.OpParameter {
+						// Defined when the computation starts, wherever
+						// the schedule lists it: list it first.
+						seq = slices.DeleteFunc(seq, func(x *hlo.Instruction) bool { return x == v.Inst })
+						seq = slices.Insert(seq, 0, v.Inst)
+					}
+				}
+				add := func(in *hlo.Instruction) error {
+					at := slices.Index(seq, after)
+					if at < 0 {
+						return newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; its operand is not scheduled", nil)
+					}
+					var next *hlo.Instruction
+					if k := slices.Index(c.Instructions, after); k >= 0 && k+1 < len(c.Instructions) {
+						next = c.Instructions[k+1]
+					}
+					c.InsertBefore(in, next)
+					seq = slices.Insert(seq, at+1, in)
+					after = in
+					return nil
+				}
+				if src == v.Inst {
+					for _, k := range v.Index {
+						if !src.Shape.IsTuple() || k < 0 || int(k) >= len(src.Shape.Tuple) {
+							break
+						}
+						g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: src.Shape.Tuple[k], Operands: []*hlo.Instruction{src}, TupleIndex: k}
+						if err := add(g); err != nil {
+							return nil, changed, err
+						}
+						src = g
+					}
+				}
+				if !src.Shape.IsArray() {
+					return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; no array to copy", nil)
+				}
+				cp = &hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: src.Shape, Operands: []*hlo.Instruction{src}}
+				if err := add(cp); err != nil {
+					return nil, changed, err
+				}
+				s.Set(c, seq)
+				copies[f.Value] = cp
+			}
+			u.Inst.ReplaceOperand(u.Operand, cp)
+			changed = true
+		}
+		m.Renumber()
+		var err error
+		if a, err = analyzeModule(m, Options{}, checkNone, false); err != nil {
+			return nil, changed, err
+		}
+		if err := a.Reschedule(s); err != nil {
+			return nil, changed, err
+		}
+	}
+}
+
+// handOver finds, for a read in another computation than the one defining
+// the value, the call or conditional in the defining computation that hands
+// the value on towards the read.
+func handOver(f *Interference) (Use, bool) {
+	home := f.Value.Inst.Parent
+	if f.Use.Inst.Parent == home {
+		return Use{}, false
+	}
+	for _, x := range f.Value.Uses {
+		if x.Inst.Parent != home || len(x.Index) > 0 {
+			continue
+		}
+		switch x.Inst.Opcode {
+		case hlo.OpCall, hlo.OpConditional:
+		default:
+			continue
+		}
+		for _, callee := range x.Inst.Callees() {
+			if reaches(callee, f.Use.Inst.Parent, 0) {
+				return x, true
+			}
+		}
+	}
+	return Use{}, false
+}
+
+// reaches reports whether computation from is target or calls it,
+// directly or not.
+func reaches(from, target *hlo.Computation, depth int) bool {
+	if from == target {
+		return true
+	}
+	if depth > hlo.MaxInlineDepth {
+		return false
+	}
+	for _, in := range from.Instructions {
+		for _, c := range in.Callees() {
+			if reaches(c, target, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
