@@ -75,18 +75,38 @@ func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
 // hooks).
 type ShareFunc func(operand *hlo.Instruction, opIx hlo.ShapeIndex, user *hlo.Instruction, userIx hlo.ShapeIndex) bool
 
-// LowerBoundWith is LowerBound for a target whose in-place reuse share
-// allows (nil allows every takeover LowerBound considers): a pair that
-// share refuses cannot save anything, so the bound is higher and holds for
-// plans of that target only. assign reports it with its target's rule.
-func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) Bound {
+// StepBound is the lower bound's figures at one step t (see LowerBound).
+type StepBound struct {
+	// Live is the bytes of the buffers with a value live at t (each
+	// buffer once), Between those of the buffers with a value live at t-1
+	// and at t, and Saved the most that takeovers at t can save. Fixed is
+	// the memory of the buffers that own an allocation for the whole run,
+	// counted in none of the others.
+	Live, Between, Saved, Fixed int64
+}
+
+// Bytes is the bound at the step: the larger of Between and Live - Saved,
+// plus Fixed.
+func (s StepBound) Bytes() int64 { return max(s.Between, s.Live-s.Saved) + s.Fixed }
+
+// LowerBoundCurve returns the lower bound's figures at every step
+// 0..EndTime() of the schedule: LowerBoundWith is their largest Bytes (the
+// buffers it lists are those of that step), and Live+Fixed is the bytes
+// held at each step before any in-place takeover.
+func (a *Analysis) LowerBoundCurve(include func(*Buffer) bool, share ShareFunc) []StepBound {
+	c, _, _ := a.boundCurve(include, share)
+	return c
+}
+
+// boundCurve computes LowerBoundCurve and the buffers it counts: those
+// owning memory, and the others with a scheduled value.
+func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curve []StepBound, own, bufs []*Buffer) {
 	end := a.EndTime()
 	// between[t] (t >= 1): buffers with a value live at t-1 and t.
 	// live[t]: buffers with a value live at t.
 	between := make([]int64, end+3)
 	live := make([]int64, end+3)
 	type span struct{ lo, hi int }
-	var bufs, own []*Buffer
 	var vals []*Value
 	var bs, ls []span
 	var fixed int64
@@ -289,13 +309,33 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 		}
 		saved[t] = min(g, k)
 	}
+	curve = make([]StepBound, end+1)
+	for t := range curve {
+		curve[t] = StepBound{Live: live[t], Saved: saved[t], Fixed: fixed}
+		if t >= 1 {
+			curve[t].Between = between[t]
+		}
+	}
+	return curve, own, bufs
+}
+
+// LowerBoundWith is LowerBound for a target whose in-place reuse share
+// allows (nil allows every takeover LowerBound considers): a pair that
+// share refuses cannot save anything, so the bound is higher and holds for
+// plans of that target only. assign reports it with its target's rule.
+func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) Bound {
+	curve, own, bufs := a.boundCurve(include, share)
+	var fixed int64
+	if len(curve) > 0 {
+		fixed = curve[0].Fixed
+	}
 	best := Bound{Time: -1}
 	during := false
-	for t := 0; t <= end; t++ {
-		if between[t] > best.Bytes && t >= 1 {
-			best.Bytes, best.Time, during = between[t], t-1, false
+	for t, c := range curve {
+		if c.Between > best.Bytes && t >= 1 {
+			best.Bytes, best.Time, during = c.Between, t-1, false
 		}
-		if d := live[t] - saved[t]; d > best.Bytes {
+		if d := c.Live - c.Saved; d > best.Bytes {
 			best.Bytes, best.Time, during = d, t, true
 		}
 	}
@@ -326,7 +366,7 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 		}
 	}
 	if during {
-		best.Saved = saved[t]
+		best.Saved = curve[t].Saved
 	}
 	sortBySize(best.Live)
 	return best

@@ -103,6 +103,8 @@ type ShadowReport struct {
 	BytesChecked int64 // bytes of those reads and writes
 	// Violation is the first rule broken, or nil when the plan held.
 	Violation *Violation
+	// Timeline is the memory held at every step (nil after a violation).
+	Timeline *Timeline
 }
 
 // Shadow runs the flattened schedule of as on ownership alone: every byte
@@ -268,6 +270,7 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 			}
 		}
 	}
+	rep.Timeline = timeline(as, reads, writes, needed)
 	return rep, nil
 }
 
@@ -342,4 +345,99 @@ func passedOn(u liveness.Use) bool {
 		return u.Operand > 0
 	}
 	return false
+}
+
+// Timeline is the memory a run holds at every step.
+type Timeline struct {
+	// Live[t] is the bytes of the buffers the run holds during step t
+	// (0 <= t <= Steps): read or written at t, within a value's live range
+	// (to its end, inclusive), holding an output already written, or kept
+	// for the whole run in an allocation of their own (a constant, an
+	// undonated entry parameter, a thread-local buffer). Each buffer
+	// counts once, at its size.
+	Live []int64
+	// Peak is the largest Live and PeakStep its first step.
+	Peak     int64
+	PeakStep int
+}
+
+// timeline builds the Timeline of a shadow run from what it saw: the
+// steps that read and wrote each buffer, the steps across which each is
+// needed, and the allocations the plan gives the whole run.
+func timeline(as *assign.Assignment, reads, writes [][]*liveness.Value, needed *needIndex) *Timeline {
+	a := as.Analysis
+	end := len(a.Sequence)
+	size := make([]int64, len(a.Buffers))
+	for _, b := range a.Buffers {
+		for _, v := range b.Values {
+			size[b.ID] = max(size[b.ID], v.Size)
+		}
+	}
+	resident := make([]bool, len(a.Buffers))
+	for _, al := range as.Allocations {
+		if al.Constant || al.ThreadLocal || al.IsParameter() && !al.ParameterAliased {
+			for _, s := range al.Slots {
+				if s.Value != nil && s.Value.Buffer != nil {
+					resident[s.Value.Buffer.ID] = true
+				}
+			}
+		}
+	}
+	// Intervals [lo, hi) of steps each buffer is held.
+	held := make([][]span, len(a.Buffers))
+	for _, v := range a.Values {
+		// Through the last step of the value's range, inclusive, as
+		// XLA's live ranges are: a loop condition's result stays until
+		// the loop's body starts, though nothing reads it there.
+		if v.Buffer != nil && v.Scheduled && v.Range.End >= v.Range.Start {
+			held[v.Buffer.ID] = append(held[v.Buffer.ID], span{v.Range.Start, v.Range.End + 1})
+		}
+	}
+	for id, o := range needed.outAt {
+		if o >= 0 {
+			held[id] = append(held[id], span{o, end + 1})
+		}
+	}
+	for _, list := range [][][]*liveness.Value{reads, writes} {
+		for t, vs := range list {
+			for _, v := range vs {
+				held[v.Buffer.ID] = append(held[v.Buffer.ID], span{t, t + 1})
+			}
+		}
+	}
+	diff := make([]int64, end+2)
+	for id, sp := range held {
+		if resident[id] {
+			diff[0] += size[id]
+			diff[end+1] -= size[id]
+			continue
+		}
+		slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+		lo, hi := -1, -1
+		flush := func() {
+			if lo >= 0 && hi > lo {
+				diff[lo] += size[id]
+				diff[min(hi, end+1)] -= size[id]
+			}
+		}
+		for _, s := range sp {
+			if s.lo <= hi {
+				hi = max(hi, s.hi)
+				continue
+			}
+			flush()
+			lo, hi = s.lo, s.hi
+		}
+		flush()
+	}
+	tl := &Timeline{Live: make([]int64, end+1), PeakStep: -1}
+	var cur int64
+	for t := 0; t <= end; t++ {
+		cur += diff[t]
+		tl.Live[t] = cur
+		if cur > tl.Peak {
+			tl.Peak, tl.PeakStep = cur, t
+		}
+	}
+	return tl
 }

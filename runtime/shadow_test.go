@@ -163,3 +163,28 @@ func findClash(as *assign.Assignment, is func(*liveness.Value, *assign.Allocatio
 	}
 	return nil, 0, nil, 0, false
 }
+
+// TestTimelineMatchesLiveness: on every paired module and every module of
+// hlo/ that assigns, the bytes the shadow run holds at each step equal the
+// liveness curve's (buffers live at the step plus the memory owned for
+// the whole run), and the peak is at least the lower bound.
+func TestTimelineMatchesLiveness(t *testing.T) {
+	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
+	n := 0
+	for _, f := range files {
+		for _, as := range plan(t, f, assign.Options{Budget: 10 * time.Millisecond}) {
+			rep, err := Shadow(context.Background(), as)
+			require.NoError(t, err)
+			require.Nil(t, rep.Violation, f)
+			tl := rep.Timeline
+			curve := as.Analysis.LowerBoundCurve(nil, nil)
+			require.Len(t, tl.Live, len(curve), f)
+			for i, c := range curve {
+				require.Equal(t, c.Live+c.Fixed, tl.Live[i], "%s: step %d", f, i)
+			}
+			require.GreaterOrEqual(t, tl.Peak, as.Analysis.LowerBound(nil).Bytes, f)
+			n++
+		}
+	}
+	require.Greater(t, n, 300)
+}

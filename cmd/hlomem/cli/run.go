@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
-		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a run of a region per buffer",
+		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run",
 		run:     runRun,
 	})
 }
