@@ -575,6 +575,26 @@ func (s Shape) writeWithLayout(b *strings.Builder) {
 	s.write(b, true)
 }
 
+// Compatible reports whether a and b are the same shape but for layouts
+// (XLA's ShapeUtil::Compatible): element types, dimensions and dynamic
+// dimensions, tuple by tuple; what StringNoLayout prints alike.
+func Compatible(a, b Shape) bool {
+	if a.Elem != b.Elem || len(a.Dims) != len(b.Dims) || len(a.Tuple) != len(b.Tuple) {
+		return false
+	}
+	for i := range a.Dims {
+		if a.Dims[i] != b.Dims[i] || a.IsDynamic(i) != b.IsDynamic(i) {
+			return false
+		}
+	}
+	for i := range a.Tuple {
+		if !Compatible(a.Tuple[i], b.Tuple[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // SameStructure reports whether a and b have the same tuple tree: tuples
 // of the same arity at the same places, non-tuples elsewhere (element
 // types, dimensions and layouts aside).

@@ -83,3 +83,18 @@ func TestByteSizeErrors(t *testing.T) {
 func TestStringWithLayout(t *testing.T) {
 	require.Equal(t, "(f32[2,3]{1,0}, s32[], bf16[4]{0:T(128)})", shapeOf(t, "(f32[2,3], s32[], bf16[4]{0:T(128)})").StringWithLayout())
 }
+
+// TestCompatible: shapes equal but for layouts are compatible, exactly when
+// they print alike without layouts.
+func TestCompatible(t *testing.T) {
+	texts := []string{"f32[2,3]", "f32[2,3]{0,1}", "f32[3,2]", "s32[2,3]", "f32[<=2,3]", "f32[2,3,1]",
+		"(f32[2,3], s32[])", "(f32[2,3]{0,1}, s32[])", "(f32[2,3], s32[], s32[])", "((f32[2,3]), s32[])", "token[]"}
+	for _, x := range texts {
+		for _, y := range texts {
+			a, b := shapeOf(t, x), shapeOf(t, y)
+			require.Equal(t, a.StringNoLayout() == b.StringNoLayout(), Compatible(a, b), "%s vs %s", x, y)
+		}
+	}
+	require.True(t, Compatible(shapeOf(t, "f32[2,3]"), shapeOf(t, "f32[2,3]{0,1}")))
+	require.False(t, Compatible(shapeOf(t, "f32[2,3]"), shapeOf(t, "f32[<=2,3]")))
+}

@@ -24,24 +24,18 @@ func (i *Interference) Error() string {
 		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.Over.Range.Start)
 }
 
-// passesOn reports a use that reads no bytes at the user's step: a tuple
-// or get-tuple-element forwarding the value, or a call or loop handing it
-// to a called computation (whose own instructions read it, at their own
-// steps).
-func passesOn(u Use) bool {
-	switch u.Inst.Opcode {
-	case hlo.OpCall, hlo.OpWhile, hlo.OpTuple, hlo.OpGetTupleElement:
-		return true
-	case hlo.OpConditional:
-		return u.Operand > 0
-	}
-	return false
+// readsNothing reports a use that reads no bytes at the user's step: a
+// tuple or get-tuple-element forwarding the value, or one that hands it to
+// a called computation.
+func readsNothing(u Use) bool {
+	return u.HandsOn() || u.Inst.Opcode == hlo.OpTuple || u.Inst.Opcode == hlo.OpGetTupleElement
 }
 
 // interference returns the reads of a value after a later value of its
-// buffer was defined under the current schedule. XLA's HloLiveRange cuts each value's range where the next
-// value of its buffer starts, which is safe only when no such read exists;
-// a module through XLA's copy insertion has none.
+// buffer was defined under the current schedule. XLA's HloLiveRange cuts
+// each value's range where the next value of its buffer starts, which is
+// safe only when no such read exists; a module through XLA's copy
+// insertion has none.
 func (a *Analysis) interference() []*Interference {
 	var found []*Interference
 	var defs []*Value
@@ -70,7 +64,7 @@ func (a *Analysis) interference() []*Interference {
 			}
 			w := defs[i]
 			for _, u := range v.Uses {
-				if passesOn(u) {
+				if readsNothing(u) {
 					continue
 				}
 				if !v.Shape.IsArray() {
@@ -105,7 +99,7 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 			return a, changed, nil
 		}
 		if round == 16 {
-			return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+found[0].Error()+"; copies did not repair it", nil)
+			return nil, changed, unrepaired(m, found[0], "copies did not repair it")
 		}
 		if names == nil {
 			names = hlo.NewNameUniquer(m)
@@ -119,62 +113,12 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 				// copy where the value is handed over.
 				u = h
 			}
-			c := u.Inst.Parent
-			op := u.Inst.Operands[u.Operand]
-			if len(u.Index) > 0 || !op.Shape.IsArray() {
-				return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; the read is through a tuple, which a copy cannot repair here", nil)
-			}
 			cp := copies[f.Value]
-			if cp == nil || cp.Parent != c {
-				seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
-				// Read the value right where it is defined: its instruction,
-				// and get-tuple-elements down to its index, when that is in
-				// c; else the operand that hands it over.
-				src, after := op, op
-				v := f.Value
-				if v.Inst.Parent == c && slices.Contains(seq, v.Inst) {
-					src, after = v.Inst, v.Inst
-					if v.Inst.Opcode == hlo.OpParameter {
-						// Defined when the computation starts, wherever
-						// the schedule lists it: list it first.
-						seq = slices.DeleteFunc(seq, func(x *hlo.Instruction) bool { return x == v.Inst })
-						seq = slices.Insert(seq, 0, v.Inst)
-					}
-				}
-				add := func(in *hlo.Instruction) error {
-					at := slices.Index(seq, after)
-					if at < 0 {
-						return newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; its operand is not scheduled", nil)
-					}
-					var next *hlo.Instruction
-					if k := slices.Index(c.Instructions, after); k >= 0 && k+1 < len(c.Instructions) {
-						next = c.Instructions[k+1]
-					}
-					c.InsertBefore(in, next)
-					seq = slices.Insert(seq, at+1, in)
-					after = in
-					return nil
-				}
-				if src == v.Inst {
-					for _, k := range v.Index {
-						if !src.Shape.IsTuple() || k < 0 || int(k) >= len(src.Shape.Tuple) {
-							break
-						}
-						g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: src.Shape.Tuple[k], Operands: []*hlo.Instruction{src}, TupleIndex: k}
-						if err := add(g); err != nil {
-							return nil, changed, err
-						}
-						src = g
-					}
-				}
-				if !src.Shape.IsArray() {
-					return nil, changed, newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; no array to copy", nil)
-				}
-				cp = &hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: src.Shape, Operands: []*hlo.Instruction{src}}
-				if err := add(cp); err != nil {
+			if cp == nil || cp.Parent != u.Inst.Parent {
+				var err error
+				if cp, err = addCopy(m, s, names, f, u); err != nil {
 					return nil, changed, err
 				}
-				s.Set(c, seq)
 				copies[f.Value] = cp
 			}
 			u.Inst.ReplaceOperand(u.Operand, cp)
@@ -189,6 +133,67 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 			return nil, changed, err
 		}
 	}
+}
+
+// unrepaired is the error for an interference the repair cannot mend.
+func unrepaired(m *hlo.Module, f *Interference, why string) error {
+	return newError(ErrCopiesUnsettled, m, m.Pos, "liveness: "+f.Error()+"; "+why, nil)
+}
+
+// addCopy adds a copy of f's value for the read u to u's computation c,
+// in the module and in schedule s, and returns it. The copy reads the
+// value right where it is defined (its instruction, then
+// get-tuple-elements down to its index) when that is in c, else right
+// after the operand that hands it to u.
+func addCopy(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference, u Use) (*hlo.Instruction, error) {
+	c := u.Inst.Parent
+	op := u.Inst.Operands[u.Operand]
+	if len(u.Index) > 0 || !op.Shape.IsArray() {
+		return nil, unrepaired(m, f, "the read is through a tuple, which a copy cannot repair here")
+	}
+	seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
+	v := f.Value
+	src := op
+	var path hlo.ShapeIndex
+	if v.Inst.Parent == c && slices.Contains(seq, v.Inst) {
+		src, path = v.Inst, v.Index
+		if v.Inst.Opcode == hlo.OpParameter {
+			// Defined when the computation starts, wherever the
+			// schedule lists it: list it first.
+			seq = slices.DeleteFunc(seq, func(x *hlo.Instruction) bool { return x == v.Inst })
+			seq = slices.Insert(seq, 0, v.Inst)
+		}
+	}
+	// Each new instruction goes right after the last, in the module and
+	// in the schedule.
+	after := src
+	add := func(in *hlo.Instruction) {
+		var next *hlo.Instruction
+		if k := slices.Index(c.Instructions, after); k >= 0 && k+1 < len(c.Instructions) {
+			next = c.Instructions[k+1]
+		}
+		c.InsertBefore(in, next)
+		seq = slices.Insert(seq, slices.Index(seq, after)+1, in)
+		after = in
+	}
+	if !slices.Contains(seq, src) {
+		return nil, unrepaired(m, f, "its operand is not scheduled")
+	}
+	for _, k := range path {
+		if !src.Shape.IsTuple() || k < 0 || int(k) >= len(src.Shape.Tuple) {
+			break
+		}
+		g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: src.Shape.Tuple[k], Operands: []*hlo.Instruction{src}, TupleIndex: k}
+		add(g)
+		src = g
+	}
+	if !src.Shape.IsArray() {
+		return nil, unrepaired(m, f, "no array to copy")
+	}
+	cp := &hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: src.Shape, Operands: []*hlo.Instruction{src}}
+	add(cp)
+	s.Set(c, seq)
+	return cp, nil
 }
 
 // handOver finds, for a read in another computation than the one defining

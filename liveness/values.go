@@ -58,6 +58,20 @@ type Use struct {
 	Index   hlo.ShapeIndex // index within the operand's shape
 }
 
+// HandsOn reports a use that reads no bytes at its instruction's step: an
+// operand handed to a called computation (call, while, a conditional's
+// branch operands), where the callee's parameter aliases it and the reads
+// happen at the callee's own steps, scheduled before the call site.
+func (u Use) HandsOn() bool {
+	switch u.Inst.Opcode {
+	case hlo.OpCall, hlo.OpWhile:
+		return true
+	case hlo.OpConditional:
+		return u.Operand > 0
+	}
+	return false
+}
+
 // Value is one defined piece of storage: an (instruction, shape index).
 type Value struct {
 	// ID is dense over the analysis: 0..len(Values)-1.

@@ -69,7 +69,7 @@ func ParseArgs(m *hlo.Module, name, text string) ([]Literal, error) {
 			if err != nil {
 				return nil, &hlo.Error{File: name, Pos: p.pos, Msg: fmt.Sprintf("literal for %s: %v", names[i], err)}
 			}
-			if given.StringNoLayout() != shape.StringNoLayout() {
+			if !hlo.Compatible(given, shape) {
 				return nil, &hlo.Error{File: name, Pos: p.pos, Msg: fmt.Sprintf("literal for %s is %s, the parameter is %s", names[i], given.StringNoLayout(), shape.StringNoLayout())}
 			}
 			body = body[len(mm[0]):]

@@ -11,7 +11,8 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// array evaluates an instruction whose result and operands are arrays.
+// array evaluates an instruction whose result and operands are arrays; it
+// is reached through instruction only.
 func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if !in.Shape.IsArray() {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with non-array shape %s", in.OpName(), in.Shape)
@@ -22,19 +23,10 @@ func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) 
 	if _, err := arrayBytes(in.Shape); err != nil {
 		return Literal{}, err
 	}
-	if a := in.Opcode.Arity(); a >= 0 && a != len(ops) && in.Opcode != hlo.OpUnknown {
-		return Literal{}, fmt.Errorf("has %d operands, want %d", len(ops), a)
-	}
+	// instruction has checked the operand count and each operand's bytes.
 	for i, o := range ops {
 		if !o.Shape.IsArray() {
 			return Literal{}, fmt.Errorf("operand %d is not an array", i)
-		}
-		n, err := arrayBytes(o.Shape)
-		if err != nil {
-			return Literal{}, fmt.Errorf("operand %d: %v", i, err)
-		}
-		if len(o.Data) != n {
-			return Literal{}, fmt.Errorf("operand %d (%s) has %d bytes, want %d", i, o.Shape, len(o.Data), n)
 		}
 	}
 	if involvesComplex(in, ops) {

@@ -555,6 +555,21 @@ func evalConvolution(in *hlo.Instruction, ops []Literal) (Literal, error) {
 
 // --- reduce-window ---
 
+// foldWindows folds, for each of the m output elements, the elements xs of
+// its window taps into init with f.
+func foldWindows[T any](m int, fold func(func(o int, ts []tap) error) error, xs []T, init T, f func(a, b T) T) []T {
+	out := make([]T, m)
+	_ = fold(func(o int, ts []tap) error {
+		acc := init
+		for _, tp := range ts {
+			acc = f(acc, xs[tp.in])
+		}
+		out[o] = acc
+		return nil
+	})
+	return out
+}
+
 // reduceWindow evaluates a single-input reduce-window. Each output element
 // starts from the init value and folds in, with to_apply(accumulator,
 // element), the input elements its window covers, in row-major window
@@ -566,20 +581,11 @@ func evalConvolution(in *hlo.Instruction, ops []Literal) (Literal, error) {
 // xla_data.proto's WindowDimension says reduce-window pads with the init
 // value; the two agree when init is the reducer's identity.
 func (ev *Evaluator) reduceWindow(in *hlo.Instruction, ops []Literal) (Literal, error) {
-	if len(ops) != 2 {
-		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with %d operands (variadic reduce-window)", in.OpName(), len(ops))
+	x, init, err := reduceOperands(in, ops)
+	if err != nil {
+		return Literal{}, err
 	}
-	x, init := ops[0], ops[1]
 	t := in.Shape.Elem
-	if err := checkNumeric(in, t); err != nil {
-		return Literal{}, err
-	}
-	if err := sameElem(in, x, init); err != nil {
-		return Literal{}, err
-	}
-	if len(init.Shape.Dims) != 0 {
-		return Literal{}, fmt.Errorf("init value is not a scalar")
-	}
 	ws, err := parseWindow(in)
 	if err != nil {
 		return Literal{}, err
@@ -604,43 +610,20 @@ func (ev *Evaluator) reduceWindow(in *hlo.Instruction, ops []Literal) (Literal, 
 		}
 		return nil
 	}
-	op, simple := simpleReducer(in.ToApply(), t)
-	if isFloat(t) && binaryFloat[op] == nil {
-		simple = false // and/or/xor on floats: let the computation refuse them
-	}
-	if simple && isFloat(t) {
-		v, err := logicalAll(logicalF, x, init)
-		if err != nil {
-			return Literal{}, err
-		}
-		f, xs, iv := binaryFloat[op], v[0], v[1][0]
-		out := make([]float64, m)
-		_ = fold(func(o int, ts []tap) error {
-			acc := iv
-			for _, tp := range ts {
-				acc = roundF(t, f(acc, xs[tp.in]))
+	if op, simple := simpleReducer(in.ToApply(), t); simple {
+		ff, fi := foldFuncs(op, t)
+		if ff != nil {
+			v, err := logicalAll(logicalF, x, init)
+			if err != nil {
+				return Literal{}, err
 			}
-			out[o] = acc
-			return nil
-		})
-		return outF(in.Shape, out)
-	}
-	if simple {
+			return outF(in.Shape, foldWindows(m, fold, v[0], v[1][0], ff))
+		}
 		v, err := logicalAll(logicalI, x, init)
 		if err != nil {
 			return Literal{}, err
 		}
-		f, xs, iv := binaryInt(op, t), v[0], v[1][0]
-		out := make([]int64, m)
-		_ = fold(func(o int, ts []tap) error {
-			acc := iv
-			for _, tp := range ts {
-				acc = normI(t, f(acc, xs[tp.in]))
-			}
-			out[o] = acc
-			return nil
-		})
-		return outI(in.Shape, out)
+		return outI(in.Shape, foldWindows(m, fold, v[0], v[1][0], fi))
 	}
 	c := in.ToApply()
 	if c == nil {
@@ -656,14 +639,10 @@ func (ev *Evaluator) reduceWindow(in *hlo.Instruction, ops []Literal) (Literal, 
 		acc := Literal{Shape: scalar, Data: init.Data}
 		for _, tp := range ts {
 			e := Literal{Shape: scalar, Data: xb[tp.in*w : (tp.in+1)*w]}
-			v, err := ev.Computation(c, []Literal{acc, e})
-			if err != nil {
+			var err error
+			if acc, err = ev.reduceStep(c, t, acc, e); err != nil {
 				return err
 			}
-			if v.IsTuple() || v.Shape.Elem != t || len(v.Data) != w {
-				return fmt.Errorf("reducer %s returned %s", c.Name, v.Shape)
-			}
-			acc = v
 		}
 		copy(out[o*w:], acc.Data)
 		return nil

@@ -627,30 +627,23 @@ func scatterSimple(c *hlo.Computation, t hlo.ElementType) bool {
 	if !numericType(t) || !scatterParamsOK(c, []hlo.ElementType{t}) {
 		return false
 	}
-	op, ok := simpleReducer(c, t)
-	if !ok {
-		return false
-	}
-	if isFloat(t) {
-		return binaryFloat[op] != nil
-	}
-	return binaryInt(op, t) != nil
+	_, ok := simpleReducer(c, t)
+	return ok
 }
 
 // scatterReduce applies a simple combiner op(current, update) in place on
 // out's elements.
 func scatterReduce(c *hlo.Computation, t hlo.ElementType, p *gsPlan, skip func([]int64) bool, out, ub []byte) {
 	op, _ := simpleReducer(c, t)
-	if isFloat(t) {
-		f := binaryFloat[op]
+	ff, fi := foldFuncs(op, t)
+	if ff != nil {
 		acc, upd := decodeF(t, out), decodeF(t, ub)
-		p.each(skip, func(o, u int) { acc[o] = roundF(t, f(acc[o], upd[u])) })
+		p.each(skip, func(o, u int) { acc[o] = ff(acc[o], upd[u]) })
 		copy(out, encodeF(t, acc))
 		return
 	}
-	f := binaryInt(op, t)
 	acc, upd := decodeI(t, out), decodeI(t, ub)
-	p.each(skip, func(o, u int) { acc[o] = normI(t, f(acc[o], upd[u])) })
+	p.each(skip, func(o, u int) { acc[o] = fi(acc[o], upd[u]) })
 	copy(out, encodeI(t, acc))
 }
 

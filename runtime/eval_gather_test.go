@@ -259,26 +259,6 @@ ENTRY main {
 `
 }
 
-func evalTuple(t *testing.T, src string, args ...string) []string {
-	t.Helper()
-	root := rootOf(t, src)
-	ops := make([]Literal, len(args))
-	for i, a := range args {
-		l, err := ParseLiteral(root.Operands[i].Shape, a)
-		require.NoError(t, err)
-		ops[i] = l
-	}
-	out, err := EvalInstruction(root, ops)
-	require.NoError(t, err)
-	require.True(t, out.IsTuple())
-	require.Equal(t, root.Shape.String(), out.Shape.String())
-	var got []string
-	for _, e := range out.Elems {
-		got = append(got, e.String())
-	}
-	return got
-}
-
 func TestScatterVariadic(t *testing.T) {
 	args := []string{"{1, 2, 3, 4}", "{1, 2, 3, 4}", "{0, 2, 0}", "{5, 6, 7}", "{0.5, 1.5, 4}"}
 	// Sum the s32s, multiply the f32s.

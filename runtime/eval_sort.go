@@ -823,19 +823,9 @@ func (ev *Evaluator) reduceVariadic(in *hlo.Instruction, ops []Literal) (Literal
 		}
 	}
 	dims := xs[0].Shape.Dims
-	r := len(dims)
-	reduced := make([]bool, r)
-	for _, d := range in.Dimensions {
-		if d < 0 || int(d) >= r || reduced[d] {
-			return Literal{}, fmt.Errorf("bad reduce dimensions %v", in.Dimensions)
-		}
-		reduced[d] = true
-	}
-	var keep []int
-	for d := 0; d < r; d++ {
-		if !reduced[d] {
-			keep = append(keep, d)
-		}
+	keep, err := keptDims(in.Dimensions, len(dims))
+	if err != nil {
+		return Literal{}, err
 	}
 	for k, s := range in.Shape.Tuple {
 		if !s.IsArray() || s.Elem != inits[k].Shape.Elem || len(s.Dims) != len(keep) {
@@ -857,17 +847,7 @@ func (ev *Evaluator) reduceVariadic(in *hlo.Instruction, ops []Literal) (Literal
 
 	n := elemCount(xs[0].Shape)
 	m := elemCount(in.Shape.Tuple[0])
-	ost := strides(in.Shape.Tuple[0].Dims)
-	outIdx := make([]int, n)
-	idx := make([]int64, r)
-	for i := 0; i < n; i++ {
-		o := int64(0)
-		for j, d := range keep {
-			o += idx[d] * ost[j]
-		}
-		outIdx[i] = int(o)
-		nextIndex(idx, dims)
-	}
+	outIdx := reduceTargets(dims, keep, in.Shape.Tuple[0].Dims)
 	src := make([][]byte, nIn)
 	xw := make([]int, nIn)
 	aw := make([]int, nIn)

@@ -14,28 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// evalSortTuple evaluates the ROOT of src on operands given as literal text and
-// prints each element of its tuple result.
-func evalSortTuple(t *testing.T, src string, args ...string) []string {
-	t.Helper()
-	root := rootOf(t, src)
-	require.Len(t, args, len(root.Operands))
-	ops := make([]Literal, len(args))
-	for i, a := range args {
-		l, err := ParseLiteral(root.Operands[i].Shape, a)
-		require.NoError(t, err)
-		ops[i] = l
-	}
-	out, err := EvalInstruction(root, ops)
-	require.NoError(t, err)
-	require.True(t, out.IsTuple(), "result %s is not a tuple", out.Shape)
-	got := make([]string, len(out.Elems))
-	for i, e := range out.Elems {
-		got[i] = e.String()
-	}
-	return got
-}
-
 // sortSrc is a module sorting one operand of type ty (dims shape) along
 // dim with a comparator ROOT compare(lhs, rhs) of the given direction and
 // extra attributes (", type=TOTALORDER").
@@ -108,15 +86,15 @@ func TestSortKeyValue(t *testing.T) {
 	lt := "ROOT c = pred[] compare(p0, p1), direction=LT"
 	// Values follow their keys; equal keys keep their order (stable).
 	require.Equal(t, []string{"f32[6] {1, 1, 2, 2, 2, 3}", "s32[6] {1, 4, 0, 3, 5, 2}"},
-		evalSortTuple(t, kvSrc("f32", "6", lt), "{2, 1, 3, 2, 1, 2}", "{0, 1, 2, 3, 4, 5}"))
+		evalTuple(t, kvSrc("f32", "6", lt), "{2, 1, 3, 2, 1, 2}", "{0, 1, 2, 3, 4, 5}"))
 	// Descending, still stable among equal keys.
 	gt := "ROOT c = pred[] compare(p0, p1), direction=GT"
 	require.Equal(t, []string{"f32[6] {3, 2, 2, 2, 1, 1}", "s32[6] {2, 0, 3, 5, 1, 4}"},
-		evalSortTuple(t, kvSrc("f32", "6", gt), "{2, 1, 3, 2, 1, 2}", "{0, 1, 2, 3, 4, 5}"))
+		evalTuple(t, kvSrc("f32", "6", gt), "{2, 1, 3, 2, 1, 2}", "{0, 1, 2, 3, 4, 5}"))
 	// Keyed on the second operand (parameters 2 and 3).
 	byValue := "ROOT c = pred[] compare(p2, p3), direction=LT"
 	require.Equal(t, []string{"f32[3] {30, 10, 20}", "s32[3] {-5, 0, 7}"},
-		evalSortTuple(t, kvSrc("f32", "3", byValue), "{10, 20, 30}", "{0, 7, -5}"))
+		evalTuple(t, kvSrc("f32", "3", byValue), "{10, 20, 30}", "{0, 7, -5}"))
 	// Many equal keys through the radix path (more than 48 elements).
 	const n = 200
 	keys, vals := make([]string, n), make([]string, n)
@@ -124,7 +102,7 @@ func TestSortKeyValue(t *testing.T) {
 		keys[i] = []string{"2", "0", "1"}[i%3]
 		vals[i] = itoa(i)
 	}
-	got := evalSortTuple(t, kvSrc("s32", itoa(n), lt), "{"+strings.Join(keys, ",")+"}", "{"+strings.Join(vals, ",")+"}")
+	got := evalTuple(t, kvSrc("s32", itoa(n), lt), "{"+strings.Join(keys, ",")+"}", "{"+strings.Join(vals, ",")+"}")
 	var want []string
 	for r := 0; r < 3; r++ {
 		for i := 0; i < n; i++ {
@@ -268,7 +246,7 @@ func TestSortComparatorComputation(t *testing.T) {
   tie = pred[] and(eq, vlt)
   ROOT c = pred[] or(gt, tie)`
 	require.Equal(t, []string{"s32[6] {3, 2, 2, 2, 1, 1}", "s32[6] {9, 1, 4, 8, 0, 6}"},
-		evalSortTuple(t, kvSrc("s32", "6", body), "{2, 1, 3, 2, 1, 2}", "{8, 6, 9, 4, 0, 1}"))
+		evalTuple(t, kvSrc("s32", "6", body), "{2, 1, 3, 2, 1, 2}", "{8, 6, 9, 4, 0, 1}"))
 	// Sort by absolute value.
 	abs := `HloModule t
 cmp {
@@ -614,19 +592,19 @@ func TestVariadicReduce(t *testing.T) {
 	iota := "{{0, 1, 2, 3}, {0, 1, 2, 3}}"
 	// Per row: the maximum and its first index (ties go to the lower index).
 	require.Equal(t, []string{"f32[2] {7, -2}", "s32[2] {1, 0}"},
-		evalSortTuple(t, src("(f32[2], s32[2])", "1"), x, iota, "-inf", "-1"))
+		evalTuple(t, src("(f32[2], s32[2])", "1"), x, iota, "-inf", "-1"))
 	// Per column.
 	require.Equal(t, []string{"f32[4] {1, 7, 3, 7}", "s32[4] {0, 1, 2, 3}"},
-		evalSortTuple(t, src("(f32[4], s32[4])", "0"), x, "{{0, 1, 2, 3}, {4, 5, 6, 7}}", "-inf", "-1"))
+		evalTuple(t, src("(f32[4], s32[4])", "0"), x, "{{0, 1, 2, 3}, {4, 5, 6, 7}}", "-inf", "-1"))
 	// Everything: the first 7 in row-major order (flat index 1).
 	require.Equal(t, []string{"f32[] 7", "s32[] 1"},
-		evalSortTuple(t, src("(f32[], s32[])", "0,1"), x, "{{0, 1, 2, 3}, {4, 5, 6, 7}}", "-inf", "-1"))
+		evalTuple(t, src("(f32[], s32[])", "0,1"), x, "{{0, 1, 2, 3}, {4, 5, 6, 7}}", "-inf", "-1"))
 	// No dimensions: the init folded with each element once.
 	require.Equal(t, []string{"f32[2,4] {{1, 7, 3, 7}, {-2, -5, -2, -9}}", "s32[2,4] {{0, 1, 2, 3}, {0, 1, 2, 3}}"},
-		evalSortTuple(t, src("(f32[2,4], s32[2,4])", ""), x, iota, "-inf", "-1"))
+		evalTuple(t, src("(f32[2,4], s32[2,4])", ""), x, iota, "-inf", "-1"))
 	// The init wins when nothing beats it.
 	require.Equal(t, []string{"f32[2] {100, 100}", "s32[2] {-1, -1}"},
-		evalSortTuple(t, src("(f32[2], s32[2])", "1"), x, iota, "100", "-1"))
+		evalTuple(t, src("(f32[2], s32[2])", "1"), x, iota, "100", "-1"))
 
 	// A reducer returning its accumulators swapped: each step swaps them,
 	// so reading all results before writing any matters.
@@ -645,7 +623,7 @@ ENTRY main {
   j = s32[] parameter(3)
   ROOT r = (s32[2], s32[2]) reduce(x, y, i, j), dimensions={1}, to_apply=f
 }`
-	require.Equal(t, []string{"s32[2] {2, 2}", "s32[2] {1, 1}"}, evalSortTuple(t, swap, "0", "0", "1", "2"))
+	require.Equal(t, []string{"s32[2] {2, 2}", "s32[2] {1, 1}"}, evalTuple(t, swap, "0", "0", "1", "2"))
 	// Different element types per input, a column-major result.
 	mixed := `HloModule t
 f {
@@ -665,7 +643,7 @@ ENTRY main {
   ROOT r = (f64[2]{0}, u8[2]) reduce(x, y, i, j), dimensions={0}, to_apply=f
 }`
 	require.Equal(t, []string{"f64[2] {9, 12}", "u8[2] {4, 3}"},
-		evalSortTuple(t, mixed, "{{1, 2}, {3, 4}, {5, 6}}", "{{200, 1}, {60, 1}, {0, 1}}", "0", "0"))
+		evalTuple(t, mixed, "{{1, 2}, {3, 4}, {5, 6}}", "{{200, 1}, {60, 1}, {0, 1}}", "0", "0"))
 }
 
 func TestVariadicReduceMalformed(t *testing.T) {

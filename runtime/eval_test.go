@@ -22,9 +22,9 @@ func rootOf(t testing.TB, src string) *hlo.Instruction {
 	return m.Entry.Root
 }
 
-// evalText evaluates the ROOT of src on operands given as literal text (one
-// per ROOT operand, parsed with that operand's shape) and prints the result.
-func evalText(t testing.TB, src string, args ...string) (string, error) {
+// evalLiteral evaluates the ROOT of src on operands given as literal text
+// (one per ROOT operand, parsed with that operand's shape).
+func evalLiteral(t testing.TB, src string, args ...string) (*hlo.Instruction, Literal, error) {
 	t.Helper()
 	root := rootOf(t, src)
 	require.Len(t, args, len(root.Operands))
@@ -35,10 +35,33 @@ func evalText(t testing.TB, src string, args ...string) (string, error) {
 		ops[i] = l
 	}
 	out, err := EvalInstruction(root, ops)
+	return root, out, err
+}
+
+// evalText evaluates the ROOT of src on operands given as literal text and
+// prints the result.
+func evalText(t testing.TB, src string, args ...string) (string, error) {
+	t.Helper()
+	_, out, err := evalLiteral(t, src, args...)
 	if err != nil {
 		return "", err
 	}
 	return out.String(), nil
+}
+
+// evalTuple evaluates the ROOT of src, whose result must be a tuple of the
+// ROOT's shape, and prints each of its elements.
+func evalTuple(t *testing.T, src string, args ...string) []string {
+	t.Helper()
+	root, out, err := evalLiteral(t, src, args...)
+	require.NoError(t, err)
+	require.True(t, out.IsTuple(), "result %s is not a tuple", out.Shape)
+	require.Equal(t, root.Shape.String(), out.Shape.String())
+	got := make([]string, len(out.Elems))
+	for i, e := range out.Elems {
+		got[i] = e.String()
+	}
+	return got
 }
 
 func check(t *testing.T, want, src string, args ...string) {

@@ -36,7 +36,11 @@ type Evaluator struct {
 
 // NewEvaluator returns an evaluator whose rng draws from seed.
 func NewEvaluator(seed uint64) *Evaluator {
-	return &Evaluator{state: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return &Evaluator{state: newRand(seed)}
+}
+
+func newRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
 // EvalInstruction computes the result of in from its operands' literals
@@ -95,7 +99,7 @@ func (ev *Evaluator) tick(in *hlo.Instruction) error {
 
 func (ev *Evaluator) random() *rand.Rand {
 	if ev.state == nil {
-		ev.state = NewEvaluator(DefaultSeed).state
+		ev.state = newRand(DefaultSeed)
 	}
 	return ev.state
 }
@@ -116,7 +120,7 @@ func (ev *Evaluator) Computation(c *hlo.Computation, args []Literal) (Literal, e
 				return Literal{}, fmt.Errorf("%s: parameter %d of %d", in.Name, in.ParameterNumber, len(args))
 			}
 			a := args[in.ParameterNumber]
-			if a.Shape.StringNoLayout() != in.Shape.StringNoLayout() {
+			if !hlo.Compatible(a.Shape, in.Shape) {
 				return Literal{}, fmt.Errorf("%s: argument is %s, parameter is %s", in.Name, a.Shape.StringNoLayout(), in.Shape.StringNoLayout())
 			}
 			vals[in] = a
@@ -221,7 +225,7 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 	if err != nil {
 		return Literal{}, err
 	}
-	if out.Shape.StringNoLayout() != in.Shape.StringNoLayout() {
+	if !hlo.Compatible(out.Shape, in.Shape) {
 		return Literal{}, fmt.Errorf("computed %s, the instruction's shape is %s", out.Shape.StringNoLayout(), in.Shape.StringNoLayout())
 	}
 	if !out.IsTuple() && out.Shape.Layout != nil && in.Shape.Layout != nil && !sameLayout(out.Shape, in.Shape) {
@@ -248,9 +252,7 @@ func zeroLiteral(s hlo.Shape) (Literal, error) {
 			}
 			elems[i] = z
 		}
-		l := TupleLiteral(elems...)
-		l.Shape = s
-		return l, nil
+		return Literal{Shape: s, Elems: elems}, nil
 	case s.Elem == hlo.Token:
 		return Literal{Shape: s}, nil
 	}
@@ -265,25 +267,44 @@ func (ev *Evaluator) while(in *hlo.Instruction, init Literal) (Literal, error) {
 		return Literal{}, errors.New("while without condition or body")
 	}
 	state := init
-	for {
-		if ev.Ctx != nil {
-			if err := ev.Ctx.Err(); err != nil {
-				return Literal{}, &stepError{err}
-			}
-		}
+	err := loop(ev.Ctx, func() (bool, error) {
 		p, err := ev.Computation(cond, []Literal{state})
 		if err != nil {
-			return Literal{}, err
+			return false, err
 		}
-		go_, err := predicate(p)
+		ok, err := predicate(p)
 		if err != nil {
-			return Literal{}, fmt.Errorf("condition %s: %v", cond.Name, err)
+			return false, fmt.Errorf("condition %s: %v", cond.Name, err)
 		}
-		if !go_ {
-			return state, nil
+		return ok, nil
+	}, func() (err error) {
+		state, err = ev.Computation(body, []Literal{state})
+		return err
+	})
+	if err != nil {
+		return Literal{}, err
+	}
+	return state, nil
+}
+
+// loop runs body while cond gives true, polling ctx (when not nil) before
+// every test of the condition.
+func loop(ctx context.Context, cond func() (bool, error), body func() error) error {
+	for {
+		if ctx != nil {
+			if err := ctx.Err(); err != nil {
+				return &stepError{err}
+			}
 		}
-		if state, err = ev.Computation(body, []Literal{state}); err != nil {
-			return Literal{}, err
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if err := body(); err != nil {
+			return err
 		}
 	}
 }

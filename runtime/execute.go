@@ -117,49 +117,16 @@ type executor struct {
 	addr   []int64 // by value ID
 	placed []bool  // by value ID
 	ev     *Evaluator
-	argFor map[*hlo.Instruction][]Literal
+	params []Literal // the entry's arguments, a literal per parameter
 }
 
 // reference evaluates the entry with the plan-free Evaluator.
 func (x *executor) reference(entry *hlo.Computation) (*ExecResult, error) {
-	params := make([]Literal, len(entry.Params))
-	for i, p := range entry.Params {
-		leaves := x.argFor[p]
-		l, rest, err := assemble(p.Shape, leaves)
-		if err != nil || len(rest) != 0 {
-			return nil, fmt.Errorf("runtime: arguments of %s do not make its shape", p.Name)
-		}
-		params[i] = l
-	}
-	out, err := x.ev.Computation(entry, params)
+	out, err := x.ev.Computation(entry, x.params)
 	if err != nil {
 		return nil, err
 	}
 	return &ExecResult{Outputs: out.Leaves(), Steps: x.ev.Steps}, nil
-}
-
-// assemble builds a literal of shape s from leaves in pre-order and
-// returns the leaves it did not take.
-func assemble(s hlo.Shape, leaves []Literal) (Literal, []Literal, error) {
-	if !s.IsTuple() {
-		if !s.IsArray() {
-			return Literal{Shape: s}, leaves, nil
-		}
-		if len(leaves) == 0 {
-			return Literal{}, nil, errors.New("too few leaves")
-		}
-		return leaves[0], leaves[1:], nil
-	}
-	elems := make([]Literal, len(s.Tuple))
-	for i, e := range s.Tuple {
-		var err error
-		if elems[i], leaves, err = assemble(e, leaves); err != nil {
-			return Literal{}, nil, err
-		}
-	}
-	l := TupleLiteral(elems...)
-	l.Shape = s
-	return l, leaves, nil
 }
 
 // place gives every value its address: its slot in the plan. A value
@@ -199,36 +166,42 @@ func (x *executor) place(as *assign.Assignment) error {
 	return nil
 }
 
-// bindArgs checks args against the entry parameters' leaves.
+// bindArgs checks args against the entry parameters' leaves and puts
+// each parameter's literal together from them.
 func (x *executor) bindArgs(entry *hlo.Computation, args []Literal) error {
 	next := 0
-	x.argFor = map[*hlo.Instruction][]Literal{}
-	for _, p := range entry.Params {
-		var leaves []Literal
-		var err error
-		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if sub.IsTuple() || err != nil {
-				return
+	var build func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (Literal, error)
+	build = func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (Literal, error) {
+		if s.IsTuple() {
+			elems := make([]Literal, len(s.Tuple))
+			for i, e := range s.Tuple {
+				var err error
+				if elems[i], err = build(p, e, append(ix[:len(ix):len(ix)], int64(i))); err != nil {
+					return Literal{}, err
+				}
 			}
-			if next >= len(args) {
-				err = fmt.Errorf("runtime: %d arguments given, the entry takes more", len(args))
-				return
-			}
-			if args[next].Shape.StringNoLayout() != sub.StringNoLayout() {
-				err = fmt.Errorf("runtime: argument %d is %s, parameter %s%v is %s", next, args[next].Shape.StringNoLayout(), p.Name, ix, sub.StringNoLayout())
-				return
-			}
-			if cerr := checkLiteral(args[next]); cerr != nil {
-				err = fmt.Errorf("runtime: argument %d: %v", next, cerr)
-				return
-			}
-			leaves = append(leaves, args[next])
-			next++
-		})
+			return Literal{Shape: s, Elems: elems}, nil
+		}
+		if next >= len(args) {
+			return Literal{}, fmt.Errorf("runtime: %d arguments given, the entry takes more", len(args))
+		}
+		a := args[next]
+		if !hlo.Compatible(a.Shape, s) {
+			return Literal{}, fmt.Errorf("runtime: argument %d is %s, parameter %s%v is %s", next, a.Shape.StringNoLayout(), p.Name, ix, s.StringNoLayout())
+		}
+		if err := checkLiteral(a); err != nil {
+			return Literal{}, fmt.Errorf("runtime: argument %d: %v", next, err)
+		}
+		next++
+		return a, nil
+	}
+	x.params = make([]Literal, len(entry.Params))
+	for i, p := range entry.Params {
+		l, err := build(p, p.Shape, nil)
 		if err != nil {
 			return err
 		}
-		x.argFor[p] = leaves
+		x.params[i] = l
 	}
 	if next != len(args) {
 		return fmt.Errorf("runtime: %d arguments given, the entry takes %d", len(args), next)
@@ -277,9 +250,7 @@ func (x *executor) load(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape)
 			}
 			elems[i] = e
 		}
-		l := TupleLiteral(elems...)
-		l.Shape = shape
-		return l, nil
+		return Literal{Shape: shape, Elems: elems}, nil
 	case shape.IsArray():
 		return x.loadArray(in, ix, shape)
 	}
@@ -365,48 +336,29 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 		if c != x.a.Module.Entry {
 			return nil // the caller's bytes: the analysis aliases them
 		}
-		leaves := x.argFor[in]
-		k := 0
-		var err error
-		in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if !sub.IsArray() || err != nil {
-				return
-			}
-			if k >= len(leaves) {
-				err = fmt.Errorf("runtime: no argument for %s%v", in.Name, ix)
-				return
-			}
-			err = x.storeLeaf(in, ix, leaves[k])
-			k++
-		})
-		return err
+		if in.ParameterNumber < 0 || int(in.ParameterNumber) >= len(x.params) {
+			return fmt.Errorf("runtime: no argument for %s", in.Name)
+		}
+		return x.store(in, x.params[in.ParameterNumber])
 	case hlo.OpWhile:
 		cond, body := in.Condition(), in.Body()
 		if cond == nil || body == nil {
 			return fmt.Errorf("runtime: %s: while without condition or body", in.Name)
 		}
-		for {
-			if err := x.ctx.Err(); err != nil {
-				return err
-			}
+		return loop(x.ctx, func() (bool, error) {
 			if err := x.run(cond); err != nil {
-				return err
+				return false, err
 			}
 			p, err := x.loadArray(cond.Root, nil, cond.Root.Shape)
 			if err != nil {
-				return err
+				return false, err
 			}
 			ok, err := predicate(p)
 			if err != nil {
-				return fmt.Errorf("runtime: %s: %v", in.Name, err)
+				return false, fmt.Errorf("runtime: %s: %v", in.Name, err)
 			}
-			if !ok {
-				return nil
-			}
-			if err := x.run(body); err != nil {
-				return err
-			}
-		}
+			return ok, nil
+		}, func() error { return x.run(body) })
 	case hlo.OpConditional:
 		br := in.Branches()
 		if len(br) == 0 || len(in.Operands) != len(br)+1 {

@@ -66,7 +66,7 @@ func checkLiteral(l Literal) error {
 			return fmt.Errorf("tuple %s has %d elements", l.Shape, len(l.Elems))
 		}
 		for i, e := range l.Elems {
-			if e.Shape.StringNoLayout() != l.Shape.Tuple[i].StringNoLayout() {
+			if !hlo.Compatible(e.Shape, l.Shape.Tuple[i]) {
 				return fmt.Errorf("tuple element %d is %s, its shape says %s", i, e.Shape, l.Shape.Tuple[i])
 			}
 			if err := checkLiteral(e); err != nil {

@@ -155,7 +155,7 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 	addReads := func(v *liveness.Value) {
 		seen := -1
 		for _, u := range v.Uses {
-			if passedOn(u) {
+			if u.HandsOn() {
 				continue
 			}
 			if t := a.Time(u.Inst); t >= 0 && t != seen {
@@ -270,7 +270,7 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 			}
 		}
 	}
-	rep.Timeline = timeline(as, reads, writes, needed)
+	rep.Timeline = timeline(as)
 	return rep, nil
 }
 
@@ -333,38 +333,24 @@ func (n *needIndex) after(b int32, t int) bool {
 	return i < len(sp) && sp[i].lo <= t
 }
 
-// passedOn reports a use that reads no bytes at its instruction's step: an
-// operand handed to a called computation (call, while, a conditional's
-// branch operands), where the callee's parameter aliases it and the reads
-// happen at the callee's own steps, scheduled before the call site.
-func passedOn(u liveness.Use) bool {
-	switch u.Inst.Opcode {
-	case hlo.OpCall, hlo.OpWhile:
-		return true
-	case hlo.OpConditional:
-		return u.Operand > 0
-	}
-	return false
-}
-
 // Timeline is the memory a run holds at every step.
 type Timeline struct {
-	// Live[t] is the bytes of the buffers the run holds during step t
-	// (0 <= t <= Steps): read or written at t, within a value's live range
-	// (to its end, inclusive), holding an output already written, or kept
-	// for the whole run in an allocation of their own (a constant, an
-	// undonated entry parameter, a thread-local buffer). Each buffer
-	// counts once, at its size.
+	// Live[t] is the bytes of the buffers held during step t (0 <= t <=
+	// Steps): within one of their values' live ranges (to its end,
+	// inclusive, as XLA's ranges are; an output to the end of the run), or
+	// kept for the whole run in an allocation of their own by the plan (a
+	// constant, an undonated entry parameter, a thread-local buffer). Each
+	// buffer counts once, at its size.
 	Live []int64
 	// Peak is the largest Live and PeakStep its first step.
 	Peak     int64
 	PeakStep int
 }
 
-// timeline builds the Timeline of a shadow run from what it saw: the
-// steps that read and wrote each buffer, the steps across which each is
-// needed, and the allocations the plan gives the whole run.
-func timeline(as *assign.Assignment, reads, writes [][]*liveness.Value, needed *needIndex) *Timeline {
+// timeline builds the Timeline of a plan: the live ranges of the values
+// the shadow run checked, and the allocations the plan keeps for the
+// whole run.
+func timeline(as *assign.Assignment) *Timeline {
 	a := as.Analysis
 	end := len(a.Sequence)
 	size := make([]int64, len(a.Buffers))
@@ -386,24 +372,14 @@ func timeline(as *assign.Assignment, reads, writes [][]*liveness.Value, needed *
 	// Intervals [lo, hi) of steps each buffer is held.
 	held := make([][]span, len(a.Buffers))
 	for _, v := range a.Values {
-		// Through the last step of the value's range, inclusive, as
-		// XLA's live ranges are: a loop condition's result stays until
-		// the loop's body starts, though nothing reads it there.
-		if v.Buffer != nil && v.Scheduled && v.Range.End >= v.Range.Start {
-			held[v.Buffer.ID] = append(held[v.Buffer.ID], span{v.Range.Start, v.Range.End + 1})
+		if v.Buffer == nil || !v.Scheduled || v.Range.End < v.Range.Start {
+			continue
 		}
-	}
-	for id, o := range needed.outAt {
-		if o >= 0 {
-			held[id] = append(held[id], span{o, end + 1})
+		hi := v.Range.End + 1
+		if v.LiveOut {
+			hi = end + 1
 		}
-	}
-	for _, list := range [][][]*liveness.Value{reads, writes} {
-		for t, vs := range list {
-			for _, v := range vs {
-				held[v.Buffer.ID] = append(held[v.Buffer.ID], span{t, t + 1})
-			}
-		}
+		held[v.Buffer.ID] = append(held[v.Buffer.ID], span{v.Range.Start, hi})
 	}
 	diff := make([]int64, end+2)
 	for id, sp := range held {
