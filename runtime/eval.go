@@ -662,13 +662,44 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	if err := operandsDims(in, x, y); err != nil {
 		return Literal{}, err
 	}
-	if ty, ok := in.Attr("type"); ok && ty != "FLOAT" && ty != "SIGNED" && ty != "UNSIGNED" {
+	ty, _ := in.Attr("type")
+	switch {
+	case ty == "" || ty == "FLOAT" || ty == "SIGNED" || ty == "UNSIGNED":
+	case ty == "TOTALORDER" && !isFloat(t):
+		return Literal{}, fmt.Errorf("comparison type TOTALORDER on %s, which is not a floating-point type", t)
+	case ty != "TOTALORDER":
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with comparison type %s", in.OpName(), ty)
 	}
 	dir, _ := in.Attr("direction")
 	cmp := compareDirection(dir)
 	if cmp == nil {
 		return Literal{}, fmt.Errorf("bad compare direction %q", dir)
+	}
+	if ty == "TOTALORDER" {
+		// XLA's total order: -NaN < -inf < ... < -0 < +0 < ... < inf <
+		// NaN, every element equal only to itself bit for bit.
+		xb, w, err := x.logical()
+		if err != nil {
+			return Literal{}, err
+		}
+		yb, _, err := y.logical()
+		if err != nil {
+			return Literal{}, err
+		}
+		out := make([]int64, len(xb)/w)
+		for i := range out {
+			a, b := orderKey(t, w, readRaw(xb[i*w:], w)), orderKey(t, w, readRaw(yb[i*w:], w))
+			c := 0
+			if a < b {
+				c = -1
+			} else if a > b {
+				c = 1
+			}
+			if cmp(c) {
+				out[i] = 1
+			}
+		}
+		return outI(in.Shape, out)
 	}
 	if isFloat(t) {
 		v, err := logicalAll(logicalF, x, y)

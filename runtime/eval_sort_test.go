@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -696,4 +697,50 @@ func BenchmarkSortF32(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
+}
+
+// TestCompareTotalOrder: a standalone compare with type=TOTALORDER orders
+// -NaN < -inf < -1 < -0 < +0 < 1 < inf < +NaN, and each element is equal
+// only to itself, bit for bit (so NaN == NaN and -0 != +0).
+func TestCompareTotalOrder(t *testing.T) {
+	const (
+		nan    = 0x7fc00000
+		negNaN = 0xffc00000
+		inf    = 0x7f800000
+		negInf = 0xff800000
+		negZ   = 0x80000000
+		one    = 0x3f800000
+		negOne = 0xbf800000
+	)
+	order := []uint32{negNaN, negInf, negOne, negZ, 0, one, inf, nan}
+	var xs, ys []uint32
+	for _, a := range order {
+		for _, b := range order {
+			xs, ys = append(xs, a), append(ys, b)
+		}
+	}
+	n := len(xs)
+	src := func(dir string) string {
+		return fmt.Sprintf("a = f32[%d] parameter(0)\nb = f32[%d] parameter(1)\nROOT r = pred[%d] compare(a, b), direction=%s, type=TOTALORDER", n, n, n, dir)
+	}
+	for _, dir := range []string{"EQ", "NE", "LT", "LE", "GT", "GE"} {
+		out, err := EvalInstruction(rootOf(t, src(dir)), []Literal{f32Literal(xs...), f32Literal(ys...)})
+		require.NoError(t, err, dir)
+		for k := range n {
+			i, j := k/len(order), k%len(order) // positions in the total order
+			want := map[string]bool{"EQ": i == j, "NE": i != j, "LT": i < j, "LE": i <= j, "GT": i > j, "GE": i >= j}[dir]
+			require.Equal(t, want, out.Data[k] == 1, "%08x %s %08x", xs[k], dir, ys[k])
+		}
+	}
+	// Half-precision types in the same order; the IEEE compare of the same
+	// operands differs on NaN and on the zeros.
+	for _, ty := range []string{"bf16", "f16", "f64"} {
+		c := func(typ string) string {
+			return "a = " + ty + "[4] parameter(0)\nb = " + ty + "[4] parameter(1)\nROOT r = pred[4] compare(a, b), direction=LT" + typ
+		}
+		check(t, "pred[4] {true, false, true, true}", c(", type=TOTALORDER"), "{-0, nan, -inf, 1}", "{0, nan, nan, inf}")
+		check(t, "pred[4] {false, false, false, true}", c(""), "{-0, nan, -inf, 1}", "{0, nan, nan, inf}")
+	}
+	_, err := EvalInstruction(rootOf(t, "a = s32[2] parameter(0)\nb = s32[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=LT, type=TOTALORDER"), []Literal{mustParse(t, hlo.S32, 2, "{1, 2}"), mustParse(t, hlo.S32, 2, "{2, 1}")})
+	require.ErrorContains(t, err, "TOTALORDER on s32")
 }

@@ -170,6 +170,19 @@ func TestCompare(t *testing.T) {
 	check(t, "pred[4] {true, false, false, true}", c("f32[4]", "LE"), a, b)
 	check(t, "pred[4] {false, false, false, false}", c("f32[4]", "GT"), a, b)
 	check(t, "pred[4] {true, false, false, false}", c("f32[4]", "GE"), a, b)
+	// NaN against NaN, and in every floating-point type.
+	c3 := func(ty, dir string) string {
+		return strings.Replace(c(ty, dir), "pred[4]", "pred[3]", 1)
+	}
+	for _, ty := range []string{"f16[3]", "bf16[3]", "f32[3]", "f64[3]"} {
+		x, y, c := "{nan, nan, 0}", "{nan, 0, -0}", c3
+		check(t, "pred[3] {false, false, true}", c(ty, "EQ"), x, y)
+		check(t, "pred[3] {true, true, false}", c(ty, "NE"), x, y)
+		check(t, "pred[3] {false, false, false}", c(ty, "LT"), x, y)
+		check(t, "pred[3] {false, false, true}", c(ty, "LE"), x, y)
+		check(t, "pred[3] {false, false, false}", c(ty, "GT"), x, y)
+		check(t, "pred[3] {false, false, true}", c(ty, "GE"), x, y)
+	}
 	check(t, "pred[4] {false, true, false, true}", c("s32[4]", "LT"), "{1, -1, 3, 0}", "{1, 0, 2, 5}")
 	check(t, "pred[4] {false, false, false, true}", c("u32[4]", "LT"), "{1, 4294967295, 3, 0}", "{1, 0, 2, 5}")
 }

@@ -52,7 +52,8 @@ type ExecResult struct {
 //
 // args holds one literal per array leaf of the entry parameters, parameter
 // by parameter in shape-index pre-order. An instruction it cannot evaluate
-// is an error naming it; never a guess.
+// is an error naming it; never a guess. A nil mem runs on a HostArena
+// filled with PoisonByte.
 func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
 	if as == nil || as.Analysis == nil || as.Module == nil || as.Module.Entry == nil {
 		return nil, errors.New("runtime: no assignment")
@@ -61,7 +62,9 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 		ctx = context.Background()
 	}
 	if mem == nil {
-		mem = NewHostArena()
+		h := NewHostArena()
+		h.Fill = PoisonByte
+		mem = h
 	}
 	a := as.Analysis
 	seed := opts.Seed

@@ -29,9 +29,14 @@ const pageSize = 64 << 10
 // HostArena is the default Memory: a bump allocator over one address
 // space whose bytes are backed by pages made on first write, so an arena
 // of 16 GB that a run touches sparsely costs what it touches. Reads of
-// bytes never written give zeros. Accesses must fall inside a live
-// region.
+// bytes never written give Fill. Accesses must fall inside a live region.
 type HostArena struct {
+	// Fill is what bytes never written read as (0 unless set). Device
+	// memory holds whatever was there before; a fill other than zero
+	// (Execute's default arena uses PoisonByte) makes a read of bytes no
+	// value wrote show in the numbers instead of passing for a zero.
+	Fill byte
+
 	next    int64
 	regions map[int64]int64 // base -> size, live regions
 	pages   map[int64][]byte
@@ -136,7 +141,7 @@ func (h *HostArena) ReadAt(p []byte, addr int64) error {
 		if page, ok := h.pages[pg]; ok {
 			copy(p[done:done+k], page[off:off+k])
 		} else {
-			clear(p[done : done+k])
+			fill(p[done:done+k], h.Fill)
 		}
 	})
 }
@@ -147,8 +152,25 @@ func (h *HostArena) WriteAt(p []byte, addr int64) error {
 		page, ok := h.pages[pg]
 		if !ok {
 			page = make([]byte, pageSize)
+			fill(page, h.Fill)
 			h.pages[pg] = page
 		}
 		copy(page[off:off+k], p[done:done+k])
 	})
+}
+
+// PoisonByte fills the bytes of Execute's default arena before any value
+// is written: 0xA5 repeated is a large negative number in every integer
+// type and a finite, unlikely value in every float type, so a read of
+// bytes no value wrote gives a wrong output rather than a plausible zero.
+const PoisonByte = 0xA5
+
+func fill(p []byte, b byte) {
+	if b == 0 {
+		clear(p)
+		return
+	}
+	for i := range p {
+		p[i] = b
+	}
 }
