@@ -32,6 +32,10 @@ type PrepareOptions struct {
 	// in); it reports whether it changed the module, which must stay
 	// valid. nil leaves the slot empty.
 	Fusion func(*hlo.Module) (changed bool, err error)
+	// Optimize are passes of their own that run in the fusion slot, after
+	// Fusion, in order (fusion.Passes gives simplification, CSE, dead-code
+	// removal and fusion); Pipeline puts them in the table.
+	Optimize []Pass
 	// VerifyEach runs hlo.Verify after every pass and fails naming the
 	// pass that left the module invalid. Tests set it; it costs one
 	// verification per pass.
@@ -99,7 +103,23 @@ func Prepare(m *hlo.Module, scheduler string) (*Analysis, error) {
 
 // PrepareWith is Prepare with options.
 func PrepareWith(m *hlo.Module, opts PrepareOptions) (*Analysis, error) {
-	return RunPasses(m, Passes, opts)
+	return RunPasses(m, Pipeline(opts), opts)
+}
+
+// Pipeline returns the pass table PrepareWith runs for opts: Passes with
+// opts.Optimize inserted after the fusion slot.
+func Pipeline(opts PrepareOptions) []Pass {
+	if len(opts.Optimize) == 0 {
+		return Passes
+	}
+	out := make([]Pass, 0, len(Passes)+len(opts.Optimize))
+	for _, p := range Passes {
+		out = append(out, p)
+		if p.Name == "fusion" {
+			out = append(out, opts.Optimize...)
+		}
+	}
+	return out
 }
 
 // RunPasses runs passes on m in order and returns the analysis the last

@@ -163,3 +163,31 @@ ENTRY e {
 	require.ErrorIs(t, a.Reschedule(nil), ErrInvalidSchedule)
 	require.False(t, errors.Is(fmt.Errorf("x"), ErrInvalidSchedule))
 }
+
+// TestPipelineOptimize: optimization passes run, named, between the
+// fusion slot and copy insertion.
+func TestPipelineOptimize(t *testing.T) {
+	var ran []string
+	pass := func(name string) Pass {
+		return Pass{Name: name, Run: func(m *hlo.Module, _ PrepareOptions) (bool, error) {
+			ran = append(ran, name)
+			if name == "bad" {
+				return false, errors.New("refused")
+			}
+			return false, nil
+		}}
+	}
+	opts := PrepareOptions{Optimize: []Pass{pass("one"), pass("two")}}
+	var names []string
+	for _, p := range Pipeline(opts) {
+		names = append(names, p.Name)
+	}
+	require.Equal(t, []string{"flatten-call-graph", "fusion", "one", "two", "copy-insertion", "schedule"}, names)
+	m, err := hlo.ParseModule("m.hlo", "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n")
+	require.NoError(t, err)
+	_, err = PrepareWith(m, opts)
+	require.NoError(t, err)
+	require.Equal(t, []string{"one", "two"}, ran)
+	_, err = PrepareWith(m, PrepareOptions{Optimize: []Pass{pass("bad")}})
+	require.ErrorContains(t, err, "refused")
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
+		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
 		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
 		run:     runAssign,
 	})
@@ -35,7 +34,7 @@ func runAssign(e *env, args []string) error {
 	gap := fs.Float64("gap", assign.DefaultGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
-	fuse := fs.Bool("fuse", false, "fuse the module first (needs the fusion package)")
+	fuse := fs.Bool("fuse", false, fuseFlag)
 	peak := fs.String("peak-format", "current", peakFormatFlag)
 	file, err := parseArgs(fs, args)
 	if err != nil {
@@ -49,9 +48,6 @@ func runAssign(e *env, args []string) error {
 	case "xla", "report", "json", "csv":
 	default:
 		return fmt.Errorf("hlomem assign: unknown format %q (want xla, report, json or csv)", *format)
-	}
-	if *fuse {
-		return errors.New("hlomem assign: --fuse is not available: the fusion pass is not part of this build yet")
 	}
 	if *align < 0 || *align&(*align-1) != 0 {
 		return fmt.Errorf("hlomem assign: --align must be a power of two (or 0 for the target's), got %d", *align)
@@ -74,7 +70,7 @@ func runAssign(e *env, args []string) error {
 	// best packing found so far.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = eachAnalysis(e, file, *sched, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	err = eachAnalysis(e, file, prepareOptions(*sched, *fuse), l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		if targetErr != nil {
 			return targetErr
 		}

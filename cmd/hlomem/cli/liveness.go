@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -11,10 +12,23 @@ import (
 func init() {
 	register(&command{
 		name:    "liveness",
-		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=keep|postorder|dfs|list|best] FILE.hlo",
+		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=keep|postorder|dfs|list|best] [--fuse] FILE.hlo",
 		summary: "live ranges of every buffer; --format=xla matches XLA's HloLiveRange dump",
 		run:     runLiveness,
 	})
+}
+
+// fuseFlag documents --fuse, shared by several commands.
+const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound from rising"
+
+// prepareOptions is the preparation pipeline of a command: the scheduler
+// and, with --fuse, the optimization passes.
+func prepareOptions(sched string, fuse bool) liveness.PrepareOptions {
+	o := liveness.PrepareOptions{Scheduler: sched}
+	if fuse {
+		o.Optimize = fusion.Passes(fusion.Options{})
+	}
+	return o
 }
 
 // scheduleFlag documents the --schedule choices shared by several commands.
@@ -26,6 +40,7 @@ func runLiveness(e *env, args []string) error {
 	format := fs.String("format", "xla", "output format: xla or json")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	peak := fs.String("peak-format", "current", peakFormatFlag)
+	fuse := fs.Bool("fuse", false, fuseFlag)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -41,7 +56,7 @@ func runLiveness(e *env, args []string) error {
 	if *format == "json" {
 		l = jsonArray
 	}
-	return eachAnalysis(e, file, *sched, l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, prepareOptions(*sched, *fuse), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
 		if *format == "json" {
 			return a.WriteJSON(w)
 		}
@@ -64,11 +79,11 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 }
 
 // eachAnalysis loads and verifies every module of file, prepares and
-// analyses each as XLA does before buffer assignment (liveness.Prepare
-// with the named scheduler; "" picks keep for a scheduled module and best
-// otherwise) and calls write for it with where to write its part of the
+// analyses each as XLA does before buffer assignment (liveness.PrepareWith
+// popts: its scheduler, "" picking keep for a scheduled module and best
+// otherwise, and the optimization passes --fuse asks for) and calls write for it with where to write its part of the
 // output, laid out as l says (moduleOutput).
-func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
+func eachAnalysis(e *env, file string, popts liveness.PrepareOptions, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
 	mods, err := loadModules(e, file, true)
 	if err != nil {
 		return err
@@ -76,7 +91,7 @@ func eachAnalysis(e *env, file, sched string, l layout, write func(io.Writer, *h
 	name := inputName(file)
 	out := newModuleOutput(e.stdout, l, len(mods))
 	for _, m := range mods {
-		a, err := liveness.Prepare(m, sched)
+		a, err := liveness.PrepareWith(m, popts)
 		if err != nil {
 			return moduleError(name, m, err)
 		}

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] FILE.hlo",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo",
 		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run",
 		run:     runRun,
 	})
@@ -42,6 +42,7 @@ func runRun(e *env, args []string) error {
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	fuse := fs.Bool("fuse", false, fuseFlag)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -69,7 +70,7 @@ func runRun(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return eachAnalysis(e, file, *sched, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, prepareOptions(*sched, *fuse), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, assign.Options{Target: tgt, Algorithm: *algo})
 		if err != nil {
 			return err

@@ -1,0 +1,259 @@
+package fusion
+
+// The mechanics of fusing: turning an instruction into a fusion of one,
+// pulling a producer into a fusion (moving it, or cloning it when other
+// users keep it), and keeping the fused computation's parameters, the
+// fusion's operands and every Users list right.
+
+import (
+	"fmt"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// builder edits one module.
+type builder struct {
+	m     *hlo.Module
+	names *hlo.NameUniquer
+}
+
+// wrap replaces in (an instruction of c) by a fusion whose fused
+// computation holds in alone, and returns the fusion. in moves into the
+// fused computation, keeping its name; the fusion takes its place, users
+// and metadata.
+func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instruction {
+	c := in.Parent
+	fc := &hlo.Computation{Name: b.names.Unique("fused_computation"), Module: b.m, Pos: in.Pos}
+	f := &hlo.Instruction{
+		Name:     b.names.Unique(fusionName(in, kind)),
+		Opcode:   hlo.OpFusion,
+		Shape:    in.Shape,
+		Parent:   c,
+		Pos:      in.Pos,
+		Metadata: in.Metadata,
+	}
+	x := f.EnsureExt()
+	x.FusionKind = kind
+	x.Calls = []*hlo.Computation{fc}
+
+	// Users of in become users of f; in leaves c's list, f takes its slot.
+	in.ReplaceAllUsesWith(f)
+	for i, y := range c.Instructions {
+		if y == in {
+			c.Instructions[i] = f
+			break
+		}
+	}
+	// f takes in's distinct operands; in reads parameters instead.
+	ops := append([]*hlo.Instruction(nil), in.Operands...)
+	for k, op := range ops {
+		in.Operands[k] = b.param(f, op)
+	}
+	for _, op := range ops {
+		removeUser(op, in)
+	}
+	in.Parent = fc
+	fc.Instructions = append(fc.Instructions, in)
+	for _, p := range in.Operands {
+		addUser(p, in)
+	}
+	fc.Root = in
+	b.m.AddComputation(fc, c)
+	return f
+}
+
+// fusionName names a new fusion as XLA does: loop_<op>_fusion or
+// input_<op>_fusion after the op it is built around.
+func fusionName(in *hlo.Instruction, kind hlo.FusionKind) string {
+	prefix := "loop"
+	if kind == hlo.FusionInput {
+		prefix = "input"
+	}
+	return prefix + "_" + in.OpName() + "_fusion"
+}
+
+// param returns the parameter of f's fused computation that stands for the
+// outside value op, adding op as f's next operand (and a parameter for it)
+// when f does not read it yet.
+func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
+	fc := f.Calls()[0]
+	for i, o := range f.Operands {
+		if o == op {
+			return fc.Params[i]
+		}
+	}
+	n := len(f.Operands)
+	p := &hlo.Instruction{
+		Name:            b.names.Unique(fmt.Sprintf("param_%d", n)),
+		Opcode:          hlo.OpParameter,
+		Shape:           op.Shape,
+		Parent:          fc,
+		ParameterNumber: int64(n),
+		Pos:             op.Pos,
+	}
+	f.Operands = append(f.Operands, op)
+	addUser(op, f)
+	fc.Params = append(fc.Params, p)
+	// Parameters go first, in number order.
+	fc.Instructions = append(fc.Instructions, nil)
+	copy(fc.Instructions[n+1:], fc.Instructions[n:])
+	fc.Instructions[n] = p
+	return p
+}
+
+// dropParam removes parameter j of f's fused computation (which nothing
+// reads any more) and f's operand j, renumbering the later ones.
+func (b *builder) dropParam(f *hlo.Instruction, j int) {
+	fc := f.Calls()[0]
+	p := fc.Params[j]
+	op := f.Operands[j]
+	fc.Params = append(fc.Params[:j], fc.Params[j+1:]...)
+	for i := j; i < len(fc.Params); i++ {
+		fc.Params[i].ParameterNumber = int64(i)
+	}
+	fc.Instructions = removeFrom(fc.Instructions, p)
+	p.Parent = nil
+	f.Operands = append(f.Operands[:j], f.Operands[j+1:]...)
+	still := false
+	for _, o := range f.Operands {
+		if o == op {
+			still = true
+		}
+	}
+	if !still {
+		removeUser(op, f)
+	}
+}
+
+// fuseInto pulls producer p, an operand of fusion f, into f's fused
+// computation. When f is p's only user, p itself moves (and leaves its
+// computation); otherwise a copy of p is fused and p stays for its other
+// users. A producer that is a fusion is inlined. p's operands become f's
+// operands where f does not read them yet.
+func (b *builder) fuseInto(f, p *hlo.Instruction) {
+	fc := f.Calls()[0]
+	j := -1
+	for i, o := range f.Operands {
+		if o == p {
+			j = i
+			break
+		}
+	}
+	if j < 0 {
+		panic(fmt.Sprintf("fusion: %s is not an operand of %s", p.Name, f.Name))
+	}
+	alone := len(p.Users) == 1
+	origOps := append([]*hlo.Instruction(nil), p.Operands...)
+	var root *hlo.Instruction
+	var added []*hlo.Instruction
+	if p.Opcode == hlo.OpFusion {
+		// Inline p's fused computation: its parameters become f's
+		// parameters for p's operands.
+		pc := p.Calls()[0]
+		remap := map[*hlo.Instruction]*hlo.Instruction{}
+		for i, pp := range pc.Params {
+			remap[pp] = b.param(f, p.Operands[i])
+		}
+		for _, in := range pc.Instructions {
+			if in.Opcode == hlo.OpParameter {
+				continue
+			}
+			cp := b.clone(in, fc)
+			for k, op := range cp.Operands {
+				cp.Operands[k] = remap[op]
+			}
+			remap[in] = cp
+			added = append(added, cp)
+		}
+		root = remap[pc.Root]
+	} else {
+		q := p
+		if !alone {
+			q = b.clone(p, fc)
+		}
+		for k, op := range p.Operands {
+			q.Operands[k] = b.param(f, op)
+		}
+		root = q
+		added = append(added, q)
+	}
+	if alone {
+		c := p.Parent
+		for _, op := range origOps {
+			removeUser(op, p)
+		}
+		c.Instructions = removeFrom(c.Instructions, p)
+		p.Users = p.Users[:0]
+		if p.Opcode == hlo.OpFusion {
+			b.m.RemoveComputation(p.Calls()[0])
+		}
+	}
+	// The new instructions go right after the parameters: they read only
+	// parameters and each other, in order.
+	np := len(fc.Params)
+	rest := append([]*hlo.Instruction(nil), fc.Instructions[np:]...)
+	fc.Instructions = append(append(fc.Instructions[:np:np], added...), rest...)
+	for _, in := range added {
+		in.Parent = fc
+		in.Users = nil
+	}
+	for _, in := range added {
+		for _, op := range in.Operands {
+			addUser(op, in)
+		}
+	}
+	// Readers of parameter j read the fused producer instead.
+	pj := fc.Params[j]
+	pj.ReplaceAllUsesWith(root)
+	b.dropParam(f, j)
+	if isInputRoot(fc.Root) || isInputRoot(root) {
+		f.EnsureExt().FusionKind = hlo.FusionInput
+	}
+}
+
+// clone copies in for computation c under a fresh name, with the same
+// operands (to be remapped by the caller) and no users.
+func (b *builder) clone(in *hlo.Instruction, c *hlo.Computation) *hlo.Instruction {
+	cp := *in
+	cp.Name = b.names.Unique(in.Name)
+	cp.Parent = c
+	cp.Users = nil
+	cp.Operands = append([]*hlo.Instruction(nil), in.Operands...)
+	cp.Dimensions = append([]int64(nil), in.Dimensions...)
+	cp.Attrs = append([]hlo.Attr(nil), in.Attrs...)
+	if in.Ext != nil {
+		x := *in.Ext
+		x.ControlPredecessors, x.ControlSuccessors = nil, nil
+		cp.Ext = &x
+	}
+	return &cp
+}
+
+// isInputRoot reports whether a fusion rooted at in is an input fusion:
+// a reduction or a scatter.
+func isInputRoot(in *hlo.Instruction) bool {
+	return in != nil && (in.Opcode == hlo.OpReduce || in.Opcode == hlo.OpScatter)
+}
+
+func addUser(op, u *hlo.Instruction) {
+	for _, x := range op.Users {
+		if x == u {
+			return
+		}
+	}
+	op.Users = append(op.Users, u)
+}
+
+func removeUser(op, u *hlo.Instruction) {
+	op.Users = removeFrom(op.Users, u)
+}
+
+func removeFrom(list []*hlo.Instruction, x *hlo.Instruction) []*hlo.Instruction {
+	out := list[:0]
+	for _, y := range list {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}

@@ -1,0 +1,431 @@
+package fusion
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// Options configures Run. The zero value fuses as XLA:GPU would, within
+// its default bounds, keeps the lower bound from rising and reports
+// nothing.
+type Options struct {
+	// MaxOperands bounds the operands of a fusion (0: DefaultMaxOperands).
+	MaxOperands int
+	// MaxInstructions bounds the instructions of a fused computation
+	// (0: DefaultMaxInstructions).
+	MaxInstructions int
+	// NoMultiOutput turns multi-output fusion off.
+	NoMultiOutput bool
+	// Scheduler is the schedule under which the lower bound is kept from
+	// rising (a liveness scheduler name; "" as liveness.Prepare: keep for
+	// a scheduled module, best otherwise).
+	Scheduler string
+	// NoGuard skips the lower-bound guard: every fusion the rules allow
+	// is made, even one that raises the peak.
+	NoGuard bool
+	// Explain, when set, receives every decision, made or declined, in
+	// the order they were taken.
+	Explain func(Decision)
+}
+
+// DefaultMaxOperands is XLA:GPU's bound on a fusion's operands and outputs
+// together (kMaxOperandsAndOutputsPerFusion).
+const DefaultMaxOperands = 96
+
+// DefaultMaxInstructions bounds a fused computation's size.
+const DefaultMaxInstructions = 500
+
+// Decision is one fusion decision and why it was taken.
+type Decision struct {
+	// Computation is where the producer and consumer live.
+	Computation string
+	// Kind is "loop", "input", "multi-output" (producer and consumer) or
+	// "sibling" (two consumers of one operand).
+	Kind string
+	// Producer and Consumer name the instructions as they were when the
+	// decision was taken (for "sibling", the two consumers).
+	Producer, Consumer string
+	// Fused says whether it was made; Fusion names the fusion that holds
+	// the result.
+	Fused  bool
+	Fusion string
+	// Reason says why, in a sentence.
+	Reason string
+}
+
+func (d Decision) String() string {
+	verdict := "fused"
+	if !d.Fused {
+		verdict = "not fused"
+	}
+	into := ""
+	if d.Fused && d.Fusion != "" {
+		into = " into " + d.Fusion
+	}
+	return fmt.Sprintf("%s: %s %s -> %s: %s%s (%s)", d.Computation, d.Kind, d.Producer, d.Consumer, verdict, into, d.Reason)
+}
+
+func (o Options) maxOperands() int {
+	if o.MaxOperands > 0 {
+		return o.MaxOperands
+	}
+	return DefaultMaxOperands
+}
+
+func (o Options) maxInstructions() int {
+	if o.MaxInstructions > 0 {
+		return o.MaxInstructions
+	}
+	return DefaultMaxInstructions
+}
+
+// sequential returns the computations of m that run in their caller's
+// thread (entry, while bodies and conditions, conditional branches, call
+// targets), the ones fusion works in, in module order.
+func sequential(m *hlo.Module) []*hlo.Computation {
+	seen := map[*hlo.Computation]bool{}
+	var walk func(c *hlo.Computation)
+	walk = func(c *hlo.Computation) {
+		if c == nil || seen[c] {
+			return
+		}
+		seen[c] = true
+		for _, in := range c.Instructions {
+			switch in.Opcode {
+			case hlo.OpWhile:
+				walk(in.Condition())
+				walk(in.Body())
+			case hlo.OpConditional:
+				for _, b := range in.Branches() {
+					walk(b)
+				}
+			case hlo.OpCall:
+				for _, x := range in.Calls() {
+					walk(x)
+				}
+				walk(in.ToApply())
+			}
+		}
+	}
+	walk(m.Entry)
+	var out []*hlo.Computation
+	for _, c := range m.Computations {
+		if seen[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fuser runs the producer-consumer and multi-output passes over a module.
+type fuser struct {
+	b      *builder
+	opts   Options
+	forbid map[[2]string]bool // (producer, consumer) pairs the guard refused
+	limit  int                // stop after this many fusions made (<0: none)
+	made   int
+	log    []Decision
+	pos    map[*hlo.Instruction]int // topological positions in the computation
+}
+
+func (f *fuser) decide(d Decision) {
+	f.log = append(f.log, d)
+}
+
+// full reports whether the fuser has made as many fusions as allowed.
+func (f *fuser) full() bool { return f.limit >= 0 && f.made >= f.limit }
+
+// run fuses every sequential computation of the module.
+func (f *fuser) run() {
+	for _, c := range sequential(f.b.m) {
+		if f.full() {
+			return
+		}
+		f.computation(c)
+	}
+}
+
+// computation fuses producers into consumers in c, walking producers
+// from the last to the first, so that each producer meets its consumers
+// already grown: XLA's fusion order (consumers before producers).
+func (f *fuser) computation(c *hlo.Computation) {
+	if !f.b.m.IsScheduled {
+		c.SortTopologically()
+	}
+	f.pos = make(map[*hlo.Instruction]int, len(c.Instructions))
+	for i, in := range c.Instructions {
+		f.pos[in] = i
+	}
+	order := slices.Clone(c.Instructions)
+	for i := len(order) - 1; i >= 0; i-- {
+		if f.full() {
+			return
+		}
+		p := order[i]
+		if p.Parent != c {
+			continue // fused already
+		}
+		f.producer(c, p)
+	}
+	if !f.opts.NoMultiOutput {
+		f.siblings(c)
+	}
+}
+
+// producer fuses p into all of its users when the rules allow it.
+func (f *fuser) producer(c *hlo.Computation, p *hlo.Instruction) {
+	if why := producerBlocked(p); why != "" {
+		return // not a candidate at all: nothing to explain
+	}
+	users := slices.Clone(p.Users)
+	consumerName := func(u *hlo.Instruction) string { return u.Name }
+	if len(users) > 1 && p.Opcode.Has(hlo.Expensive) {
+		f.decide(Decision{Computation: c.Name, Kind: kindOf(p, users[0]), Producer: p.Name, Consumer: consumerName(users[0]),
+			Reason: fmt.Sprintf("producer %s is expensive and has %d users", p.Name, len(users))})
+		return
+	}
+	if len(users) > 1 && p.Opcode == hlo.OpFusion && fusionExpensive(p) {
+		f.decide(Decision{Computation: c.Name, Kind: kindOf(p, users[0]), Producer: p.Name, Consumer: consumerName(users[0]),
+			Reason: fmt.Sprintf("producer %s computes an expensive op and has %d users", p.Name, len(users))})
+		return
+	}
+	for _, u := range users {
+		if why := f.consumerBlocked(p, u); why != "" {
+			f.decide(Decision{Computation: c.Name, Kind: kindOf(p, u), Producer: p.Name, Consumer: u.Name, Reason: why})
+			return
+		}
+	}
+	for _, u := range users {
+		if f.forbid[[2]string{p.Name, u.Name}] {
+			f.decide(Decision{Computation: c.Name, Kind: kindOf(p, u), Producer: p.Name, Consumer: u.Name,
+				Reason: "fusing it raises the lower bound"})
+			return
+		}
+	}
+	reason := "fuses into its only user"
+	if len(users) > 1 {
+		reason = fmt.Sprintf("cheap producer duplicated into its %d users", len(users))
+	}
+	for _, u := range users {
+		kind := kindOf(p, u)
+		fu := u
+		if u.Opcode != hlo.OpFusion {
+			k := hlo.FusionLoop
+			if isInputRoot(u) {
+				k = hlo.FusionInput
+			}
+			fu = f.b.wrap(u, k)
+			f.pos[fu] = f.pos[u]
+		}
+		pname := p.Name
+		f.b.fuseInto(fu, p)
+		f.made++
+		f.decide(Decision{Computation: c.Name, Kind: kind, Producer: pname, Consumer: u.Name, Fused: true, Fusion: fu.Name, Reason: reason})
+	}
+}
+
+// kindOf names the fusion a producer and consumer make.
+func kindOf(p, u *hlo.Instruction) string {
+	if isInputRoot(u) || (u.Opcode == hlo.OpFusion && u.FusionKind() == hlo.FusionInput) {
+		return "input"
+	}
+	return "loop"
+}
+
+// fusionExpensive reports whether a fusion computes an expensive op.
+func fusionExpensive(f *hlo.Instruction) bool {
+	for _, in := range f.Calls()[0].Instructions {
+		if in.Opcode.Has(hlo.Expensive) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopFusible: the ops XLA:GPU fuses into loop fusions, as producer or
+// consumer.
+func loopFusible(in *hlo.Instruction) bool {
+	if in.Opcode.Has(hlo.Elementwise) && len(in.Operands) > 0 {
+		return !in.Opcode.Has(hlo.SideEffect)
+	}
+	switch in.Opcode {
+	case hlo.OpBroadcast, hlo.OpReshape, hlo.OpBitcast, hlo.OpTranspose, hlo.OpSlice,
+		hlo.OpConcatenate, hlo.OpPad, hlo.OpReverse, hlo.OpDynamicSlice,
+		hlo.OpDynamicUpdateSlice, hlo.OpGather, hlo.OpCopy, hlo.OpConvert,
+		hlo.OpBitcastConvert, hlo.OpSelect, hlo.OpClamp, hlo.OpCompare:
+		return true
+	}
+	return false
+}
+
+// producerBlocked says why p can never be fused into a consumer ("" when
+// it can be).
+func producerBlocked(p *hlo.Instruction) string {
+	if !p.Shape.IsArray() {
+		return "its result is not an array"
+	}
+	if len(p.Users) == 0 || p.IsRoot() {
+		return "it is the computation's result"
+	}
+	if len(p.ControlSuccessors()) > 0 || len(p.ControlPredecessors()) > 0 {
+		return "it has control dependencies"
+	}
+	switch p.Opcode {
+	case hlo.OpIota:
+		return ""
+	case hlo.OpConstant:
+		if n := elements(p.Shape); n <= 1 {
+			return ""
+		}
+		return "a constant of more than one element stays a constant"
+	case hlo.OpFusion:
+		if p.FusionKind() == hlo.FusionLoop {
+			return ""
+		}
+		return "only loop fusions are fused into consumers"
+	}
+	if loopFusible(p) {
+		return ""
+	}
+	return fmt.Sprintf("%s is not fusible", p.OpName())
+}
+
+func elements(s hlo.Shape) int64 {
+	n := int64(1)
+	for _, d := range s.Dims {
+		n *= d
+	}
+	return n
+}
+
+// consumerBlocked says why p cannot be fused into its user u ("" when it
+// can).
+func (f *fuser) consumerBlocked(p, u *hlo.Instruction) string {
+	if len(u.ControlSuccessors()) > 0 || len(u.ControlPredecessors()) > 0 {
+		return fmt.Sprintf("consumer %s has control dependencies", u.Name)
+	}
+	var root *hlo.Instruction
+	switch {
+	case u.Opcode == hlo.OpFusion:
+		if k := u.FusionKind(); k != hlo.FusionLoop && k != hlo.FusionInput {
+			return fmt.Sprintf("consumer %s is a %s fusion", u.Name, k)
+		}
+		root = u.Calls()[0].Root
+		if root.Opcode == hlo.OpTuple {
+			return fmt.Sprintf("consumer %s is a multi-output fusion", u.Name)
+		}
+	case u.Opcode == hlo.OpReduce:
+		if len(u.Operands) != 2 {
+			return fmt.Sprintf("consumer %s is a variadic reduce", u.Name)
+		}
+		root = u
+	case u.Opcode == hlo.OpScatter:
+		root = u
+	case loopFusible(u):
+		root = u
+	default:
+		return fmt.Sprintf("consumer %s (%s) is not fusible", u.Name, u.OpName())
+	}
+	if p.Opcode == hlo.OpFusion || isInputRoot(root) {
+		// A reduction reads its operand's elements in its own order;
+		// only loop producers go in.
+	}
+	// In-place operands stay outside: a dynamic-update-slice or scatter
+	// updates its operand 0's buffer.
+	if inPlaceOperand(u, p) {
+		return fmt.Sprintf("%s updates %s in place", u.Name, p.Name)
+	}
+	// Bounds.
+	ops := len(u.Operands) - 1
+	for _, o := range p.Operands {
+		if !slices.Contains(u.Operands, o) {
+			ops++
+		}
+	}
+	if ops > f.opts.maxOperands() {
+		return fmt.Sprintf("the fusion would have %d operands, over the limit of %d", ops, f.opts.maxOperands())
+	}
+	size := 1
+	if u.Opcode == hlo.OpFusion {
+		size = len(u.Calls()[0].Instructions)
+	}
+	if p.Opcode == hlo.OpFusion {
+		size += len(p.Calls()[0].Instructions)
+	} else {
+		size++
+	}
+	if size > f.opts.maxInstructions() {
+		return fmt.Sprintf("the fused computation would have %d instructions, over the limit of %d", size, f.opts.maxInstructions())
+	}
+	if f.reachesOther(p, u) {
+		return fmt.Sprintf("%s also reads %s through another path: fusing would make a cycle", u.Name, p.Name)
+	}
+	return ""
+}
+
+// inPlaceOperand reports whether u updates p's buffer in place: p is
+// operand 0 of a dynamic-update-slice or scatter u, or feeds such a root
+// of fusion u through its parameter.
+func inPlaceOperand(u, p *hlo.Instruction) bool {
+	switch u.Opcode {
+	case hlo.OpDynamicUpdateSlice, hlo.OpScatter:
+		return len(u.Operands) > 0 && u.Operands[0] == p
+	case hlo.OpFusion:
+		fc := u.Calls()[0]
+		for i, o := range u.Operands {
+			if o != p {
+				continue
+			}
+			par := fc.Params[i]
+			for _, x := range fc.Instructions {
+				if (x.Opcode == hlo.OpDynamicUpdateSlice || x.Opcode == hlo.OpScatter) && len(x.Operands) > 0 && through(x.Operands[0]) == par {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// through looks through bitcasts.
+func through(in *hlo.Instruction) *hlo.Instruction {
+	for in.Opcode == hlo.OpBitcast && len(in.Operands) == 1 {
+		in = in.Operands[0]
+	}
+	return in
+}
+
+// reachesOther reports whether u reads p through another path than the
+// direct edge: one of u's other operands depends on p.
+func (f *fuser) reachesOther(p, u *hlo.Instruction) bool {
+	pp, ok := f.pos[p]
+	if !ok {
+		return true
+	}
+	seen := map[*hlo.Instruction]bool{}
+	var stack []*hlo.Instruction
+	for _, o := range u.Operands {
+		if o != p {
+			stack = append(stack, o)
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x == p {
+			return true
+		}
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		if q, ok := f.pos[x]; !ok || q <= pp {
+			continue // before p: cannot depend on it
+		}
+		stack = append(stack, x.Operands...)
+		stack = append(stack, x.ControlPredecessors()...)
+	}
+	return false
+}

@@ -1,0 +1,197 @@
+package fusion
+
+// Multi-output fusion of siblings: two fusions that read the same operand
+// become one fusion with a tuple of both results, so the operand is read
+// once. It saves memory traffic, not memory: both results now exist from
+// the same step on, which the lower-bound guard weighs.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// siblings merges pairs of loop (or pairs of input) fusions that share an
+// operand, in instruction order, each fusion at most once per round.
+func (f *fuser) siblings(c *hlo.Computation) {
+	for _, x := range slices.Clone(c.Instructions) {
+		if f.full() {
+			return
+		}
+		if x.Parent != c || x.Opcode == hlo.OpConstant || x.Opcode == hlo.OpIota {
+			continue
+		}
+		var cands []*hlo.Instruction
+		for _, u := range x.Users {
+			if u.Opcode == hlo.OpFusion && u.Parent == c && (u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
+				u.Calls()[0].Root.Opcode != hlo.OpTuple && len(u.ControlPredecessors()) == 0 && len(u.ControlSuccessors()) == 0 {
+				cands = append(cands, u)
+			}
+		}
+		for i := 0; i+1 < len(cands); i += 2 {
+			a, b := cands[i], cands[i+1]
+			if a.Parent != c || b.Parent != c {
+				continue
+			}
+			if why := f.siblingBlocked(a, b); why != "" {
+				f.decide(Decision{Computation: c.Name, Kind: "sibling", Producer: a.Name, Consumer: b.Name, Reason: why})
+				continue
+			}
+			if f.forbid[[2]string{a.Name, b.Name}] {
+				f.decide(Decision{Computation: c.Name, Kind: "sibling", Producer: a.Name, Consumer: b.Name, Reason: "fusing them raises the lower bound"})
+				continue
+			}
+			an, bn := a.Name, b.Name
+			m := f.mergeSiblings(c, a, b)
+			f.made++
+			f.decide(Decision{Computation: c.Name, Kind: "sibling", Producer: an, Consumer: bn, Fused: true, Fusion: m.Name,
+				Reason: fmt.Sprintf("both read %s: one pass over it", x.Name)})
+		}
+	}
+}
+
+// siblingBlocked says why fusions a and b cannot become one ("" when they
+// can).
+func (f *fuser) siblingBlocked(a, b *hlo.Instruction) string {
+	if a.FusionKind() != b.FusionKind() {
+		return fmt.Sprintf("%s is %s and %s is %s", a.Name, a.FusionKind(), b.Name, b.FusionKind())
+	}
+	ra, rb := a.Calls()[0].Root, b.Calls()[0].Root
+	if a.FusionKind() == hlo.FusionLoop && !hlo.SameDims(ra.Shape, rb.Shape) {
+		return fmt.Sprintf("their results %s and %s iterate over different shapes", ra.Shape.StringNoLayout(), rb.Shape.StringNoLayout())
+	}
+	if a.FusionKind() == hlo.FusionInput {
+		if ra.Opcode != hlo.OpReduce || rb.Opcode != hlo.OpReduce || !hlo.SameDims(ra.Operands[0].Shape, rb.Operands[0].Shape) ||
+			!slices.Equal(ra.Dimensions, rb.Dimensions) {
+			return "their reductions differ in input shape or dimensions"
+		}
+	}
+	if inPlaceRoot(ra) || inPlaceRoot(rb) {
+		return "one of them updates an operand in place"
+	}
+	ops := len(a.Operands) + 2
+	for _, o := range b.Operands {
+		if !slices.Contains(a.Operands, o) {
+			ops++
+		}
+	}
+	if ops > f.opts.maxOperands() {
+		return fmt.Sprintf("together they would have %d operands and outputs, over the limit of %d", ops, f.opts.maxOperands())
+	}
+	if n := len(a.Calls()[0].Instructions) + len(b.Calls()[0].Instructions) + 1; n > f.opts.maxInstructions() {
+		return fmt.Sprintf("together they would have %d instructions, over the limit of %d", n, f.opts.maxInstructions())
+	}
+	if f.dependsOn(a, b) || f.dependsOn(b, a) {
+		return "one depends on the other: fusing would make a cycle"
+	}
+	return ""
+}
+
+// inPlaceRoot reports whether a fused root updates an operand in place.
+func inPlaceRoot(r *hlo.Instruction) bool {
+	return r.Opcode == hlo.OpDynamicUpdateSlice || r.Opcode == hlo.OpScatter
+}
+
+// dependsOn reports whether x depends on y in their computation.
+func (f *fuser) dependsOn(x, y *hlo.Instruction) bool {
+	py, ok := f.pos[y]
+	if !ok {
+		return true
+	}
+	seen := map[*hlo.Instruction]bool{}
+	stack := append(slices.Clone(x.Operands), x.ControlPredecessors()...)
+	for len(stack) > 0 {
+		z := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if z == y {
+			return true
+		}
+		if seen[z] {
+			continue
+		}
+		seen[z] = true
+		if q, ok := f.pos[z]; !ok || q <= py {
+			continue
+		}
+		stack = append(stack, z.Operands...)
+		stack = append(stack, z.ControlPredecessors()...)
+	}
+	return false
+}
+
+// mergeSiblings replaces fusions a and b of c by one fusion whose root is
+// the tuple of their roots; their users read its elements.
+func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.Instruction {
+	bl := f.b
+	fc := &hlo.Computation{Name: bl.names.Unique("fused_computation"), Module: bl.m, Pos: a.Pos}
+	shape := hlo.TupleShape(a.Shape, b.Shape)
+	mf := &hlo.Instruction{Name: bl.names.Unique("multi_output_fusion"), Opcode: hlo.OpFusion, Shape: shape, Parent: c, Pos: a.Pos, Metadata: a.Metadata}
+	x := mf.EnsureExt()
+	x.FusionKind = a.FusionKind()
+	x.Calls = []*hlo.Computation{fc}
+	var roots []*hlo.Instruction
+	var body []*hlo.Instruction
+	for _, s := range []*hlo.Instruction{a, b} {
+		sc := s.Calls()[0]
+		remap := map[*hlo.Instruction]*hlo.Instruction{}
+		for i, p := range sc.Params {
+			remap[p] = bl.param(mf, s.Operands[i])
+		}
+		for _, in := range sc.Instructions {
+			if in.Opcode == hlo.OpParameter {
+				continue
+			}
+			cp := bl.clone(in, fc)
+			for k, op := range cp.Operands {
+				cp.Operands[k] = remap[op]
+			}
+			remap[in] = cp
+			body = append(body, cp)
+		}
+		roots = append(roots, remap[sc.Root])
+	}
+	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: shape, Parent: fc, Operands: roots}
+	body = append(body, tup)
+	fc.Instructions = append(fc.Instructions, body...)
+	for _, in := range body {
+		for _, op := range in.Operands {
+			addUser(op, in)
+		}
+	}
+	fc.Root = tup
+	bl.m.AddComputation(fc, c)
+
+	// The merged fusion takes the later sibling's slot; the elements
+	// follow it.
+	first, second := a, b
+	if f.pos[a] > f.pos[b] {
+		first, second = b, a
+	}
+	at := slices.Index(c.Instructions, second)
+	gtes := make([]*hlo.Instruction, 2)
+	for i, s := range []*hlo.Instruction{a, b} {
+		g := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: s.Shape, Parent: c, Operands: []*hlo.Instruction{mf}, TupleIndex: int64(i)}
+		gtes[i] = g
+	}
+	c.Instructions = slices.Insert(c.Instructions, at+1, mf, gtes[0], gtes[1])
+	for _, g := range gtes {
+		addUser(mf, g)
+	}
+	for i, s := range []*hlo.Instruction{a, b} {
+		s.ReplaceAllUsesWith(gtes[i])
+	}
+	for _, s := range []*hlo.Instruction{first, second} {
+		for _, op := range s.Operands {
+			removeUser(op, s)
+		}
+		c.Instructions = removeFrom(c.Instructions, s)
+		bl.m.RemoveComputation(s.Calls()[0])
+	}
+	// The earlier sibling's users may sit before the merged fusion.
+	c.SortTopologically()
+	for i, in := range c.Instructions {
+		f.pos[in] = i
+	}
+	return mf
+}

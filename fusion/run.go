@@ -1,0 +1,157 @@
+package fusion
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// Run fuses m in place: producers into consumers (loop fusion, and input
+// fusion into reductions and scatters), then sibling fusions that read the
+// same operand into multi-output fusions, in every computation that runs
+// in its caller's thread. Every decision carries its reason (Options.
+// Explain). Fusion must not raise the peak: unless Options.NoGuard is set,
+// Run compares the lower bound of the fused module with the unfused one's
+// (under Options.Scheduler) and declines, one by one, the fusions that
+// raise it. The result is valid HLO in XLA's form (fused computations with
+// parameters and a root, fusion instructions with kind= and calls=);
+// changed == false leaves m as it was.
+func Run(m *hlo.Module, opts Options) (changed bool, err error) {
+	if m == nil || m.Entry == nil {
+		return false, nil
+	}
+	if err := hlo.Verify(m); err != nil {
+		return false, err
+	}
+	forbid := map[[2]string]bool{}
+	var refused []Decision
+	limit := -1
+	if !opts.NoGuard {
+		base, err := lowerBound(m, opts.Scheduler)
+		if err != nil {
+			return false, fmt.Errorf("fusion: lower bound of the unfused module: %w", err)
+		}
+		limit, refused, err = guard(m, opts, base, forbid)
+		if err != nil {
+			return false, err
+		}
+	}
+	f := &fuser{b: &builder{m: m, names: hlo.NewNameUniquer(m)}, opts: opts, forbid: forbid, limit: limit}
+	f.run()
+	if opts.Explain != nil {
+		for _, d := range refused {
+			opts.Explain(d)
+		}
+		for _, d := range f.log {
+			opts.Explain(d)
+		}
+	}
+	if f.made == 0 {
+		return false, nil
+	}
+	m.Renumber()
+	if err := hlo.Verify(m); err != nil {
+		return true, fmt.Errorf("fusion: internal error: the fused module does not verify: %w", err)
+	}
+	return true, nil
+}
+
+// maxGuardRounds bounds the fusions the guard declines one by one; past
+// it, the guard keeps the longest prefix of fusions that does not raise
+// the lower bound.
+const maxGuardRounds = 16
+
+// guard finds which fusions to decline so that the lower bound stays at or
+// below base: it fuses a copy of m and, while the bound rises, finds by
+// bisection the first fusion after which it does, and forbids it. It
+// returns the number of fusions to make (-1: all the rules allow) and the
+// declined decisions with their figures.
+func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (int, []Decision, error) {
+	var refused []Decision
+	src := m.String()
+	trial := func(limit int) (*fuser, int64, error) {
+		mods, err := hlo.Parse(m.File, []byte(src))
+		if err != nil || len(mods) != 1 {
+			return nil, 0, fmt.Errorf("fusion: copying the module: %v", err)
+		}
+		c := mods[0]
+		f := &fuser{b: &builder{m: c, names: hlo.NewNameUniquer(c)}, opts: opts, forbid: forbid, limit: limit}
+		f.run()
+		c.Renumber()
+		lb, err := lowerBound(c, opts.Scheduler)
+		return f, lb, err
+	}
+	for round := 0; ; round++ {
+		f, lb, err := trial(-1)
+		if err != nil {
+			return 0, nil, err
+		}
+		if lb <= base {
+			return -1, refused, nil
+		}
+		// The smallest k whose first k fusions raise the bound.
+		var failErr error
+		k := sort.Search(f.made, func(k int) bool {
+			if failErr != nil {
+				return true
+			}
+			_, lbk, err := trial(k + 1)
+			if err != nil {
+				failErr = err
+				return true
+			}
+			return lbk > base
+		}) + 1
+		if failErr != nil {
+			return 0, nil, failErr
+		}
+		if k > f.made {
+			// No prefix raises it on its own: the sibling order or a
+			// non-monotone bound. Keep no fusion at all rather than
+			// guess.
+			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop", Reason: fmt.Sprintf("fusing raises the lower bound from %d to %d bytes and no single fusion is to blame: nothing fused", base, lb)})
+			return 0, refused, nil
+		}
+		d := nthFused(f.log, k)
+		if round >= maxGuardRounds {
+			refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
+				Reason: fmt.Sprintf("it and every later fusion are left out: after %d declined fusions the lower bound still rises above %d bytes", round, base)})
+			return k - 1, refused, nil
+		}
+		_, lbk, err := trial(k)
+		if err != nil {
+			return 0, nil, err
+		}
+		forbid[[2]string{d.Producer, d.Consumer}] = true
+		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
+			Reason: fmt.Sprintf("fusing it raises the lower bound from %d to %d bytes", base, lbk)})
+	}
+}
+
+// nthFused returns the k-th (1-based) decision that fused.
+func nthFused(log []Decision, k int) Decision {
+	for _, d := range log {
+		if d.Fused {
+			if k--; k == 0 {
+				return d
+			}
+		}
+	}
+	return Decision{}
+}
+
+// lowerBound prepares a copy of m as buffer assignment would (copies,
+// schedule) and returns its lower bound.
+func lowerBound(m *hlo.Module, scheduler string) (int64, error) {
+	mods, err := hlo.Parse(m.File, []byte(m.String()))
+	if err != nil || len(mods) != 1 {
+		return 0, fmt.Errorf("copying the module: %v", err)
+	}
+	a, err := liveness.PrepareWith(mods[0], liveness.PrepareOptions{Scheduler: scheduler})
+	if err != nil {
+		return 0, err
+	}
+	return a.LowerBound(nil).Bytes, nil
+}
