@@ -129,8 +129,9 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 // computation. When f is p's only user, p itself moves (and leaves its
 // computation); otherwise a copy of p is fused and p stays for its other
 // users. A producer that is a fusion is inlined. p's operands become f's
-// operands where f does not read them yet.
-func (b *builder) fuseInto(f, p *hlo.Instruction) {
+// operands where f does not read them yet. It returns the instruction of
+// f's fused computation that computes p's value.
+func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	fc := f.Calls()[0]
 	j := -1
 	for i, o := range f.Operands {
@@ -209,6 +210,7 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) {
 	if isInputRoot(fc.Root) || isInputRoot(root) {
 		f.EnsureExt().FusionKind = hlo.FusionInput
 	}
+	return root
 }
 
 // clone copies in for computation c under a fresh name, with the same

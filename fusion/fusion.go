@@ -170,6 +170,7 @@ func (f *fuser) computation(c *hlo.Computation) {
 		f.producer(c, p)
 	}
 	if !f.opts.NoMultiOutput {
+		f.producerConsumer(c)
 		f.siblings(c)
 	}
 }
@@ -328,10 +329,6 @@ func (f *fuser) consumerBlocked(p, u *hlo.Instruction) string {
 	default:
 		return fmt.Sprintf("consumer %s (%s) is not fusible", u.Name, u.OpName())
 	}
-	if p.Opcode == hlo.OpFusion || isInputRoot(root) {
-		// A reduction reads its operand's elements in its own order;
-		// only loop producers go in.
-	}
 	// In-place operands stay outside: a dynamic-update-slice or scatter
 	// updates its operand 0's buffer.
 	if inPlaceOperand(u, p) {
@@ -359,9 +356,8 @@ func (f *fuser) consumerBlocked(p, u *hlo.Instruction) string {
 	if size > f.opts.maxInstructions() {
 		return fmt.Sprintf("the fused computation would have %d instructions, over the limit of %d", size, f.opts.maxInstructions())
 	}
-	if f.reachesOther(p, u) {
-		return fmt.Sprintf("%s also reads %s through another path: fusing would make a cycle", u.Name, p.Name)
-	}
+	// No cycle check: a producer goes into every one of its users or
+	// into none, so it leaves the graph and no path can lead back to it.
 	return ""
 }
 
@@ -395,37 +391,4 @@ func through(in *hlo.Instruction) *hlo.Instruction {
 		in = in.Operands[0]
 	}
 	return in
-}
-
-// reachesOther reports whether u reads p through another path than the
-// direct edge: one of u's other operands depends on p.
-func (f *fuser) reachesOther(p, u *hlo.Instruction) bool {
-	pp, ok := f.pos[p]
-	if !ok {
-		return true
-	}
-	seen := map[*hlo.Instruction]bool{}
-	var stack []*hlo.Instruction
-	for _, o := range u.Operands {
-		if o != p {
-			stack = append(stack, o)
-		}
-	}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if x == p {
-			return true
-		}
-		if seen[x] {
-			continue
-		}
-		seen[x] = true
-		if q, ok := f.pos[x]; !ok || q <= pp {
-			continue // before p: cannot depend on it
-		}
-		stack = append(stack, x.Operands...)
-		stack = append(stack, x.ControlPredecessors()...)
-	}
-	return false
 }

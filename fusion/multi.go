@@ -195,3 +195,105 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	}
 	return mf
 }
+
+// producerConsumer fuses a producer that the first pass left alone,
+// because some of its users cannot take it in, into one of its fusion
+// users as a second output: the consumer computes the producer's value
+// itself instead of reading it back, and the other users read that
+// output. The value still exists in memory; the traffic of reading it
+// once is saved.
+func (f *fuser) producerConsumer(c *hlo.Computation) {
+	for i := len(c.Instructions) - 1; i >= 0; i-- {
+		if f.full() {
+			return
+		}
+		if i >= len(c.Instructions) {
+			continue
+		}
+		p := c.Instructions[i]
+		if p.Parent != c || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
+			continue
+		}
+		if p.Opcode == hlo.OpFusion && p.Calls()[0].Root.Opcode == hlo.OpTuple {
+			continue
+		}
+		var u *hlo.Instruction
+		for _, x := range p.Users {
+			if x.Opcode == hlo.OpFusion && x.Parent == c && (x.FusionKind() == hlo.FusionLoop || x.FusionKind() == hlo.FusionInput) &&
+				x.Calls()[0].Root.Opcode != hlo.OpTuple && len(x.ControlPredecessors()) == 0 && len(x.ControlSuccessors()) == 0 {
+				u = x
+				break
+			}
+		}
+		if u == nil {
+			continue
+		}
+		why := f.consumerBlocked(p, u)
+		if why == "" {
+			for _, o := range u.Operands {
+				if o != p && (f.dependsOn(o, p)) {
+					why = fmt.Sprintf("%s also reads %s through %s: fusing would make a cycle", u.Name, p.Name, o.Name)
+					break
+				}
+			}
+		}
+		if why == "" && f.forbid[[2]string{p.Name, u.Name}] {
+			why = "fusing it raises the lower bound"
+		}
+		if why != "" {
+			f.decide(Decision{Computation: c.Name, Kind: "multi-output", Producer: p.Name, Consumer: u.Name, Reason: why})
+			continue
+		}
+		pn, un := p.Name, u.Name
+		f.mergeProducer(c, p, u)
+		f.made++
+		f.decide(Decision{Computation: c.Name, Kind: "multi-output", Producer: pn, Consumer: un, Fused: true, Fusion: u.Name,
+			Reason: fmt.Sprintf("%s has users that cannot take it in; %s computes it as a second output instead of reading it", pn, un)})
+	}
+}
+
+// mergeProducer makes fusion u compute p as a second output: u's root
+// becomes tuple(old root, p's value), u's users read element 0 and p's
+// other users element 1, and p goes.
+func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
+	bl := f.b
+	pr := bl.fuseInto(u, p) // p has other users: a copy goes in
+	fc := u.Calls()[0]
+	old := fc.Root
+	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: hlo.TupleShape(old.Shape, pr.Shape), Parent: fc, Operands: []*hlo.Instruction{old, pr}}
+	fc.Instructions = append(fc.Instructions, tup)
+	addUser(old, tup)
+	addUser(pr, tup)
+	fc.Root = tup
+	outShape := u.Shape
+	u.Shape = hlo.TupleShape(outShape, p.Shape)
+	g0 := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: outShape, Parent: c, Operands: []*hlo.Instruction{u}, TupleIndex: 0}
+	g1 := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: p.Shape, Parent: c, Operands: []*hlo.Instruction{u}, TupleIndex: 1}
+	users := slices.Clone(u.Users)
+	for _, x := range users {
+		for k, op := range x.Operands {
+			if op == u {
+				x.Operands[k] = g0
+			}
+		}
+		addUser(g0, x)
+	}
+	u.Users = []*hlo.Instruction{g0, g1}
+	if c.Root == u {
+		c.Root = g0
+	}
+	at := slices.Index(c.Instructions, u)
+	c.Instructions = slices.Insert(c.Instructions, at+1, g0, g1)
+	p.ReplaceAllUsesWith(g1)
+	for _, op := range p.Operands {
+		removeUser(op, p)
+	}
+	c.Instructions = removeFrom(c.Instructions, p)
+	if p.Opcode == hlo.OpFusion {
+		bl.m.RemoveComputation(p.Calls()[0])
+	}
+	c.SortTopologically()
+	for i, in := range c.Instructions {
+		f.pos[in] = i
+	}
+}

@@ -1,0 +1,310 @@
+package fusion
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+	"github.com/stretchr/testify/require"
+)
+
+func parse(t *testing.T, src string) *hlo.Module {
+	t.Helper()
+	m, err := hlo.ParseModule("t.hlo", src)
+	require.NoError(t, err)
+	return m
+}
+
+// fuse runs Run and returns the decisions, checking that the result
+// verifies and prints to text that parses back to itself.
+func fuse(t *testing.T, m *hlo.Module, opts Options) (bool, []Decision) {
+	t.Helper()
+	var ds []Decision
+	opts.Explain = func(d Decision) { ds = append(ds, d) }
+	changed, err := Run(m, opts)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	text := m.String()
+	again, err := hlo.ParseModule("again.hlo", text)
+	require.NoError(t, err, text)
+	require.Equal(t, text, again.String())
+	return changed, ds
+}
+
+func reasons(ds []Decision) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func entryOps(m *hlo.Module) []string {
+	var out []string
+	for _, in := range m.Entry.Instructions {
+		out = append(out, in.OpName())
+	}
+	return out
+}
+
+const chain = `HloModule chain
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[64,32] parameter(1)
+  m = f32[64,32] multiply(p0, p1)
+  c = f32[] constant(2)
+  b = f32[64,32] broadcast(c), dimensions={}
+  a = f32[64,32] add(m, b)
+  z = f32[] constant(0)
+  ROOT r = f32[64] reduce(a, z), dimensions={1}, to_apply=add
+}
+`
+
+// TestInputFusion: an element-wise chain and its broadcast constant go
+// into the reduction: one kInput fusion in XLA's form.
+func TestInputFusion(t *testing.T) {
+	m := parse(t, chain)
+	changed, ds := fuse(t, m, Options{})
+	require.True(t, changed)
+	require.Equal(t, []string{"parameter", "parameter", "fusion"}, entryOps(m), m.String())
+	f := m.Entry.Root
+	require.Equal(t, hlo.FusionInput, f.FusionKind())
+	fc := f.Calls()[0]
+	require.Len(t, fc.Params, 2)
+	require.Equal(t, hlo.OpReduce, fc.Root.Opcode)
+	require.Contains(t, m.String(), "kind=kInput, calls=%fused_computation")
+	for _, d := range ds {
+		require.True(t, d.Fused, d.String())
+		require.Equal(t, "input", d.Kind)
+	}
+	require.Len(t, ds, 5) // m, b, c, a, z
+}
+
+// TestExpensiveNotDuplicated: an expensive producer with two users stays
+// as it is, with the issue's wording; a cheap one is duplicated into both.
+func TestExpensiveNotDuplicated(t *testing.T) {
+	m := parse(t, `HloModule dup
+ENTRY main {
+  p = f32[8] parameter(0)
+  exp.3 = f32[8] exponential(p)
+  n = f32[8] negate(exp.3)
+  a = f32[8] abs(exp.3)
+  neg.1 = f32[8] negate(p)
+  x = f32[8] sine(neg.1)
+  y = f32[8] cosine(neg.1)
+  ROOT t = (f32[8], f32[8], f32[8], f32[8]) tuple(n, a, x, y)
+}`)
+	_, ds := fuse(t, m, Options{NoMultiOutput: true})
+	require.Contains(t, reasons(ds), "producer exp.3 is expensive and has 2 users")
+	require.NotNil(t, m.Entry.Instruction("exp.3"), "exp.3 must stay")
+	require.Nil(t, m.Entry.Instruction("neg.1"), "the cheap negate is duplicated into both users")
+	require.Contains(t, reasons(ds), "cheap producer duplicated into its 2 users")
+}
+
+// TestNeverFused: parameters, custom-calls, dots and tuples are not fused;
+// nothing to fuse leaves the module's text as it was.
+func TestNeverFused(t *testing.T) {
+	src := `HloModule never
+ENTRY main {
+  p = f32[8,8] parameter(0)
+  cc = f32[8,8] custom-call(p), custom_call_target="foo"
+  d = f32[8,8] dot(cc, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,8], f32[8,8]) tuple(d, cc)
+}`
+	m := parse(t, src)
+	before := m.String()
+	changed, ds := fuse(t, m, Options{})
+	require.False(t, changed)
+	require.Equal(t, before, m.String())
+	require.Empty(t, ds, "parameters, custom-calls and dots are not candidates")
+}
+
+// TestSiblingCycleRefused: two fusions reading the same operand, one
+// of which reads the other, are not merged.
+func TestSiblingCycleRefused(t *testing.T) {
+	m := parse(t, `HloModule cyc
+c1 {
+  a = f32[8,8] parameter(0)
+  ROOT n = f32[8,8] negate(a)
+}
+c2 {
+  x = f32[8,8] parameter(0)
+  y = f32[8,8] parameter(1)
+  ROOT s = f32[8,8] add(x, y)
+}
+ENTRY main {
+  p = f32[8,8] parameter(0)
+  f1 = f32[8,8] fusion(p), kind=kLoop, calls=c1
+  d = f32[8,8] dot(f1, f1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f2 = f32[8,8] fusion(p, d), kind=kLoop, calls=c2
+  ROOT t = (f32[8,8], f32[8,8]) tuple(f1, f2)
+}`)
+	_, ds := fuse(t, m, Options{NoGuard: true})
+	require.Contains(t, reasons(ds), "sibling f1 -> f2: not fused (one depends on the other: fusing would make a cycle)")
+	require.NotNil(t, m.Entry.Instruction("f1"))
+	require.NotNil(t, m.Entry.Instruction("f2"))
+}
+
+// TestDuplicatedThroughTwoPaths: a cheap producer read by a consumer both
+// directly and through another of its users goes into both; no cycle.
+func TestDuplicatedThroughTwoPaths(t *testing.T) {
+	m := parse(t, `HloModule two
+ENTRY main {
+  p = f32[8] parameter(0)
+  n = f32[8] negate(p)
+  s = f32[8] sine(n)
+  c = f32[8] cosine(s)
+  a = f32[8] add(n, s)
+  ROOT t = (f32[8], f32[8]) tuple(a, c)
+}`)
+	_, ds := fuse(t, m, Options{NoGuard: true, NoMultiOutput: true})
+	require.Nil(t, m.Entry.Instruction("n"), reasons(ds))
+	require.Contains(t, reasons(ds), "producer s is expensive and has 2 users")
+}
+
+// TestInPlaceOperandStaysOutside: the buffer a dynamic-update-slice
+// updates is not fused into it; its update is.
+func TestInPlaceOperandStaysOutside(t *testing.T) {
+	m := parse(t, `HloModule dus
+ENTRY main {
+  p = f32[16] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  base = f32[16] negate(p)
+  upd = f32[4] exponential(u)
+  ROOT d = f32[16] dynamic-update-slice(base, upd, i)
+}`)
+	_, ds := fuse(t, m, Options{})
+	require.Regexp(t, `not fused \(\S+ updates base in place\)`, reasons(ds))
+	require.NotNil(t, m.Entry.Instruction("base"))
+	require.Nil(t, m.Entry.Instruction("upd"), "the update is fused")
+}
+
+// TestOperandBound: a fusion that would read more operands than allowed is
+// declined with the figures.
+func TestOperandBound(t *testing.T) {
+	m := parse(t, `HloModule ops
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  p2 = f32[8] parameter(2)
+  p3 = f32[8] parameter(3)
+  a = f32[8] add(p0, p1)
+  b = f32[8] add(p2, p3)
+  ROOT c = f32[8] multiply(a, b)
+}`)
+	_, ds := fuse(t, m, Options{MaxOperands: 3})
+	require.Contains(t, reasons(ds), "the fusion would have 4 operands, over the limit of 3")
+}
+
+// TestSiblingFusion: two loop fusions reading the same operand over the
+// same shape become one multi-output fusion whose elements feed their
+// users.
+func TestSiblingFusion(t *testing.T) {
+	m := parse(t, `HloModule sib
+ENTRY main {
+  p = f32[32] parameter(0)
+  q = f32[32] parameter(1)
+  n = f32[32] negate(p)
+  x = f32[32] multiply(n, q)
+  a = f32[32] abs(p)
+  y = f32[32] add(a, q)
+  ROOT t = (f32[32], f32[32]) tuple(x, y)
+}`)
+	_, ds := fuse(t, m, Options{NoGuard: true})
+	require.Contains(t, reasons(ds), "sibling")
+	var mof *hlo.Instruction
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpFusion && in.Shape.IsTuple() {
+			mof = in
+		}
+	}
+	require.NotNil(t, mof, m.String())
+	require.Equal(t, hlo.OpTuple, mof.Calls()[0].Root.Opcode)
+	require.Len(t, mof.Users, 2)
+}
+
+// TestGuardDeclines: fusing both slices into their consumer would keep
+// two large temps live together; the guard declines the fusion that does
+// it, saying by how much, and the lower bound does not rise.
+func TestGuardDeclines(t *testing.T) {
+	src, err := os.ReadFile("testdata/guard.hlo")
+	require.NoError(t, err)
+	lb := func(m *hlo.Module) int64 {
+		b, err := lowerBound(m, "")
+		require.NoError(t, err)
+		return b
+	}
+	m := parse(t, string(src))
+	base := lb(m)
+
+	free := parse(t, string(src))
+	fuse(t, free, Options{NoGuard: true})
+	require.Greater(t, lb(free), base, "without the guard the bound rises (the test's premise)")
+
+	_, ds := fuse(t, m, Options{})
+	require.LessOrEqual(t, lb(m), base)
+	require.Regexp(t, `not fused \(fusing it raises the lower bound from \d+ to \d+ bytes\)`, reasons(ds))
+	fusions := 0
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpFusion {
+			fusions++
+		}
+	}
+	require.Positive(t, fusions, "the harmless fusions are still made")
+}
+
+// TestPassesInPipeline: the fusion passes run in the preparation pipeline
+// and the analysis is of the fused module.
+func TestPassesInPipeline(t *testing.T) {
+	m := parse(t, chain)
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: Passes(Options{}), VerifyEach: true})
+	require.NoError(t, err)
+	require.Equal(t, hlo.OpFusion, m.Entry.Root.Opcode)
+	unfused, err := liveness.Prepare(parse(t, chain), "")
+	require.NoError(t, err)
+	require.Less(t, len(a.Values), len(unfused.Values))
+}
+
+// TestProducerConsumerMultiOutput: a producer with a user that cannot
+// take it in (a dot) becomes a second output of its fusion user, which
+// the dot then reads; a cycle through the dot is refused.
+func TestProducerConsumerMultiOutput(t *testing.T) {
+	m := parse(t, `HloModule pc
+ENTRY main {
+  p = f32[8,8] parameter(0)
+  q = f32[8,8] parameter(1)
+  n = f32[8,8] negate(p)
+  e = f32[8,8] exponential(q)
+  a = f32[8,8] add(n, e)
+  d = f32[8,8] dot(n, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,8], f32[8,8]) tuple(a, d)
+}`)
+	_, ds := fuse(t, m, Options{NoGuard: true})
+	require.Contains(t, reasons(ds), "multi-output n -> loop_add_fusion: fused into loop_add_fusion (n has users that cannot take it in")
+	d := m.Entry.Instruction("d")
+	require.Equal(t, hlo.OpGetTupleElement, d.Operands[0].Opcode)
+	require.Equal(t, int64(1), d.Operands[0].TupleIndex)
+
+	cyc := parse(t, `HloModule pc
+ENTRY main {
+  p = f32[8,8] parameter(0)
+  q = f32[8,8] parameter(1)
+  n = f32[8,8] negate(p)
+  d = f32[8,8] dot(n, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[8,8] exponential(d)
+  ROOT a = f32[8,8] add(n, e)
+}`)
+	_, ds = fuse(t, cyc, Options{NoGuard: true})
+	require.Regexp(t, `multi-output n -> \S+: not fused \(\S+ also reads n through \S+: fusing would make a cycle\)`, reasons(ds))
+}
