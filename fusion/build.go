@@ -11,10 +11,81 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// builder edits one module.
+// builder edits one module. Edits that would cost a pass over a list
+// (dropping an instruction from its computation, adding or dropping a
+// computation of the module) are recorded and made once, by finish, so
+// that fusing n producers stays linear.
 type builder struct {
 	m     *hlo.Module
 	names *hlo.NameUniquer
+	// pos gives an instruction's index in its computation's list (for
+	// wrap's replacement in place); maintained by the fuser.
+	pos map[*hlo.Instruction]int
+	// gone marks instructions taken out of their computation's list.
+	gone map[*hlo.Instruction]bool
+	// added lists new fused computations with the computation they go
+	// before; dropped marks fused computations no longer called.
+	added   []addedComp
+	dropped map[*hlo.Computation]bool
+	// after holds instructions to insert right after another one.
+	after map[*hlo.Instruction][]*hlo.Instruction
+}
+
+type addedComp struct{ c, before *hlo.Computation }
+
+func newBuilder(m *hlo.Module) *builder {
+	return &builder{m: m, names: hlo.NewNameUniquer(m), pos: map[*hlo.Instruction]int{},
+		gone: map[*hlo.Instruction]bool{}, dropped: map[*hlo.Computation]bool{}, after: map[*hlo.Instruction][]*hlo.Instruction{}}
+}
+
+// addComputation records fc to go before c in the module's list.
+func (b *builder) addComputation(fc, c *hlo.Computation) {
+	fc.Module = b.m
+	b.added = append(b.added, addedComp{fc, c})
+}
+
+// compact drops the instructions taken out of c's list and inserts the
+// ones recorded to follow another.
+func (b *builder) compact(c *hlo.Computation) {
+	if len(b.gone) == 0 && len(b.after) == 0 {
+		return
+	}
+	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	for _, in := range c.Instructions {
+		if !b.gone[in] {
+			out = append(out, in)
+		}
+		out = append(out, b.after[in]...)
+	}
+	c.Instructions = out
+	clear(b.gone)
+	clear(b.after)
+}
+
+// finish makes the recorded edits of the module's computation list: each
+// new fused computation goes just before the computation it was made for
+// (XLA prints a callee before its caller), the dropped ones go.
+func (b *builder) finish() {
+	if len(b.added) == 0 && len(b.dropped) == 0 {
+		return
+	}
+	before := map[*hlo.Computation][]*hlo.Computation{}
+	for _, a := range b.added {
+		before[a.before] = append(before[a.before], a.c)
+	}
+	out := make([]*hlo.Computation, 0, len(b.m.Computations)+len(b.added))
+	for _, c := range b.m.Computations {
+		for _, n := range before[c] {
+			if !b.dropped[n] {
+				out = append(out, n)
+			}
+		}
+		if !b.dropped[c] {
+			out = append(out, c)
+		}
+	}
+	b.m.Computations = out
+	b.added, b.dropped = nil, map[*hlo.Computation]bool{}
 }
 
 // wrap replaces in (an instruction of c) by a fusion whose fused
@@ -38,10 +109,16 @@ func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instructio
 
 	// Users of in become users of f; in leaves c's list, f takes its slot.
 	in.ReplaceAllUsesWith(f)
-	for i, y := range c.Instructions {
-		if y == in {
-			c.Instructions[i] = f
-			break
+	if i, ok := b.pos[in]; ok && i < len(c.Instructions) && c.Instructions[i] == in {
+		c.Instructions[i] = f
+		b.pos[f] = i
+	} else {
+		for i, y := range c.Instructions {
+			if y == in {
+				c.Instructions[i] = f
+				b.pos[f] = i
+				break
+			}
 		}
 	}
 	// f takes in's distinct operands; in reads parameters instead.
@@ -58,7 +135,7 @@ func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instructio
 		addUser(p, in)
 	}
 	fc.Root = in
-	b.m.AddComputation(fc, c)
+	b.addComputation(fc, c)
 	return f
 }
 
@@ -179,14 +256,13 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 		added = append(added, q)
 	}
 	if alone {
-		c := p.Parent
 		for _, op := range origOps {
 			removeUser(op, p)
 		}
-		c.Instructions = removeFrom(c.Instructions, p)
+		b.gone[p] = true
 		p.Users = p.Users[:0]
 		if p.Opcode == hlo.OpFusion {
-			b.m.RemoveComputation(p.Calls()[0])
+			b.dropped[p.Calls()[0]] = true
 		}
 	}
 	// The new instructions go right after the parameters: they read only

@@ -139,6 +139,7 @@ func (f *fuser) full() bool { return f.limit >= 0 && f.made >= f.limit }
 
 // run fuses every sequential computation of the module.
 func (f *fuser) run() {
+	defer f.b.finish()
 	for _, c := range sequential(f.b.m) {
 		if f.full() {
 			return
@@ -158,20 +159,23 @@ func (f *fuser) computation(c *hlo.Computation) {
 	for i, in := range c.Instructions {
 		f.pos[in] = i
 	}
+	f.b.pos = f.pos
 	order := slices.Clone(c.Instructions)
-	for i := len(order) - 1; i >= 0; i-- {
-		if f.full() {
-			return
-		}
+	for i := len(order) - 1; i >= 0 && !f.full(); i-- {
 		p := order[i]
 		if p.Parent != c {
 			continue // fused already
 		}
 		f.producer(c, p)
 	}
+	f.b.compact(c)
+	for i, in := range c.Instructions {
+		f.pos[in] = i
+	}
 	if !f.opts.NoMultiOutput {
 		f.producerConsumer(c)
 		f.siblings(c)
+		f.b.compact(c)
 	}
 }
 
@@ -218,7 +222,6 @@ func (f *fuser) producer(c *hlo.Computation, p *hlo.Instruction) {
 				k = hlo.FusionInput
 			}
 			fu = f.b.wrap(u, k)
-			f.pos[fu] = f.pos[u]
 		}
 		pname := p.Name
 		f.b.fuseInto(fu, p)

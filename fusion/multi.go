@@ -19,19 +19,19 @@ func (f *fuser) siblings(c *hlo.Computation) {
 		if f.full() {
 			return
 		}
-		if x.Parent != c || x.Opcode == hlo.OpConstant || x.Opcode == hlo.OpIota {
+		if x.Parent != c || f.b.gone[x] || x.Opcode == hlo.OpConstant || x.Opcode == hlo.OpIota {
 			continue
 		}
 		var cands []*hlo.Instruction
 		for _, u := range x.Users {
-			if u.Opcode == hlo.OpFusion && u.Parent == c && (u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
+			if u.Opcode == hlo.OpFusion && u.Parent == c && !f.b.gone[u] && (u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
 				u.Calls()[0].Root.Opcode != hlo.OpTuple && len(u.ControlPredecessors()) == 0 && len(u.ControlSuccessors()) == 0 {
 				cands = append(cands, u)
 			}
 		}
 		for i := 0; i+1 < len(cands); i += 2 {
 			a, b := cands[i], cands[i+1]
-			if a.Parent != c || b.Parent != c {
+			if f.b.gone[a] || f.b.gone[b] {
 				continue
 			}
 			if why := f.siblingBlocked(a, b); why != "" {
@@ -84,6 +84,15 @@ func (f *fuser) siblingBlocked(a, b *hlo.Instruction) string {
 	}
 	if f.dependsOn(a, b) || f.dependsOn(b, a) {
 		return "one depends on the other: fusing would make a cycle"
+	}
+	first, second := a, b
+	if f.pos[a] > f.pos[b] {
+		first, second = b, a
+	}
+	for _, u := range first.Users {
+		if f.pos[u] <= f.pos[second] {
+			return fmt.Sprintf("%s is read by %s before %s runs", first.Name, u.Name, second.Name)
+		}
 	}
 	return ""
 }
@@ -160,21 +169,22 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 		}
 	}
 	fc.Root = tup
-	bl.m.AddComputation(fc, c)
+	bl.addComputation(fc, c)
 
-	// The merged fusion takes the later sibling's slot; the elements
-	// follow it.
+	// The merged fusion and its elements follow the later sibling, whose
+	// slot it takes over (siblingBlocked made sure that the earlier one's
+	// users all come later still).
 	first, second := a, b
 	if f.pos[a] > f.pos[b] {
 		first, second = b, a
 	}
-	at := slices.Index(c.Instructions, second)
 	gtes := make([]*hlo.Instruction, 2)
 	for i, s := range []*hlo.Instruction{a, b} {
-		g := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: s.Shape, Parent: c, Operands: []*hlo.Instruction{mf}, TupleIndex: int64(i)}
-		gtes[i] = g
+		gtes[i] = &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: s.Shape, Parent: c, Operands: []*hlo.Instruction{mf}, TupleIndex: int64(i)}
 	}
-	c.Instructions = slices.Insert(c.Instructions, at+1, mf, gtes[0], gtes[1])
+	bl.after[second] = append(bl.after[second], mf, gtes[0], gtes[1])
+	at := f.pos[second]
+	f.pos[mf], f.pos[gtes[0]], f.pos[gtes[1]] = at, at, at
 	for _, g := range gtes {
 		addUser(mf, g)
 	}
@@ -185,13 +195,8 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 		for _, op := range s.Operands {
 			removeUser(op, s)
 		}
-		c.Instructions = removeFrom(c.Instructions, s)
-		bl.m.RemoveComputation(s.Calls()[0])
-	}
-	// The earlier sibling's users may sit before the merged fusion.
-	c.SortTopologically()
-	for i, in := range c.Instructions {
-		f.pos[in] = i
+		bl.gone[s] = true
+		bl.dropped[s.Calls()[0]] = true
 	}
 	return mf
 }
@@ -211,7 +216,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 			continue
 		}
 		p := c.Instructions[i]
-		if p.Parent != c || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
+		if p.Parent != c || f.b.gone[p] || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
 			continue
 		}
 		if p.Opcode == hlo.OpFusion && p.Calls()[0].Root.Opcode == hlo.OpTuple {
@@ -219,7 +224,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		}
 		var u *hlo.Instruction
 		for _, x := range p.Users {
-			if x.Opcode == hlo.OpFusion && x.Parent == c && (x.FusionKind() == hlo.FusionLoop || x.FusionKind() == hlo.FusionInput) &&
+			if x.Opcode == hlo.OpFusion && x.Parent == c && !f.b.gone[x] && (x.FusionKind() == hlo.FusionLoop || x.FusionKind() == hlo.FusionInput) &&
 				x.Calls()[0].Root.Opcode != hlo.OpTuple && len(x.ControlPredecessors()) == 0 && len(x.ControlSuccessors()) == 0 {
 				u = x
 				break
@@ -233,6 +238,14 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 			for _, o := range u.Operands {
 				if o != p && (f.dependsOn(o, p)) {
 					why = fmt.Sprintf("%s also reads %s through %s: fusing would make a cycle", u.Name, p.Name, o.Name)
+					break
+				}
+			}
+		}
+		if why == "" {
+			for _, x := range p.Users {
+				if x != u && f.pos[x] <= f.pos[u] {
+					why = fmt.Sprintf("%s is read by %s before %s runs", p.Name, x.Name, u.Name)
 					break
 				}
 			}
@@ -282,18 +295,14 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 	if c.Root == u {
 		c.Root = g0
 	}
-	at := slices.Index(c.Instructions, u)
-	c.Instructions = slices.Insert(c.Instructions, at+1, g0, g1)
+	bl.after[u] = append(bl.after[u], g0, g1)
+	f.pos[g0], f.pos[g1] = f.pos[u], f.pos[u]
 	p.ReplaceAllUsesWith(g1)
 	for _, op := range p.Operands {
 		removeUser(op, p)
 	}
-	c.Instructions = removeFrom(c.Instructions, p)
+	bl.gone[p] = true
 	if p.Opcode == hlo.OpFusion {
-		bl.m.RemoveComputation(p.Calls()[0])
-	}
-	c.SortTopologically()
-	for i, in := range c.Instructions {
-		f.pos[in] = i
+		bl.dropped[p.Calls()[0]] = true
 	}
 }

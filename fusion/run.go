@@ -31,14 +31,19 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	if !opts.NoGuard {
 		base, err := lowerBound(m, opts.Scheduler)
 		if err != nil {
-			return false, fmt.Errorf("fusion: lower bound of the unfused module: %w", err)
-		}
-		limit, refused, err = guard(m, opts, base, forbid)
-		if err != nil {
-			return false, err
+			// The unfused module cannot be prepared (liveness refuses
+			// it): there is no bound to keep, and buffer assignment of
+			// the fused module will say why.
+			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop",
+				Reason: fmt.Sprintf("no lower-bound guard: the unfused module has no lower bound (%v)", err)})
+		} else {
+			limit, refused, err = guard(m, opts, base, forbid)
+			if err != nil {
+				return false, err
+			}
 		}
 	}
-	f := &fuser{b: &builder{m: m, names: hlo.NewNameUniquer(m)}, opts: opts, forbid: forbid, limit: limit}
+	f := &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
 	f.run()
 	if opts.Explain != nil {
 		for _, d := range refused {
@@ -77,7 +82,7 @@ func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (
 			return nil, 0, fmt.Errorf("fusion: copying the module: %v", err)
 		}
 		c := mods[0]
-		f := &fuser{b: &builder{m: c, names: hlo.NewNameUniquer(c)}, opts: opts, forbid: forbid, limit: limit}
+		f := &fuser{b: newBuilder(c), opts: opts, forbid: forbid, limit: limit}
 		f.run()
 		c.Renumber()
 		lb, err := lowerBound(c, opts.Scheduler)
