@@ -1,0 +1,246 @@
+package fusion
+
+// Dead-code elimination, after XLA's HloDCE: an instruction whose value no
+// one reads, that is not its computation's root or a parameter and whose
+// only effect is its value, goes; so does every computation that nothing
+// live calls any more. Removing an instruction can leave its operands
+// unread, so a worklist carries them on until nothing changes; removals are
+// collected and each computation's instruction list and users lists are
+// compacted once, keeping the pass linear in the module's size.
+
+import (
+	"fmt"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// DCE removes the instructions of m whose results are never used and that
+// have no effect beyond their result, then the computations no longer
+// called from the entry. It reports whether it changed the module; when it
+// did not, the module is untouched. The order of the remaining
+// instructions is kept, so a schedule stays a schedule.
+func DCE(m *hlo.Module) (changed bool, err error) {
+	if m == nil {
+		return false, nil
+	}
+	defer recoverPass("dce", &changed, &err)
+	m.Renumber()
+	pure := newPurity()
+	n := m.NumInstructions()
+	removed := make([]bool, n)
+	users := make([]int, n)
+	for _, c := range m.Computations {
+		if dceComputation(c, removed, users, pure) {
+			changed = true
+		}
+	}
+	if removeUncalled(m) {
+		changed = true
+	}
+	if changed {
+		m.Renumber()
+	}
+	return changed, nil
+}
+
+// dceComputation removes c's dead instructions, marking them in removed
+// (by instruction ID), and reports whether it removed any. users is
+// scratch space by instruction ID: the users of each that remain.
+func dceComputation(c *hlo.Computation, removed []bool, users []int, pure *purity) bool {
+	for _, in := range c.Instructions {
+		users[in.ID] = len(in.Users)
+	}
+	work := make([]*hlo.Instruction, 0, len(c.Instructions))
+	for i := len(c.Instructions) - 1; i >= 0; i-- {
+		work = append(work, c.Instructions[i])
+	}
+	any := false
+	for len(work) > 0 {
+		in := work[0]
+		work = work[1:]
+		if removed[in.ID] || users[in.ID] > 0 || !removable(in, pure) {
+			continue
+		}
+		removed[in.ID] = true
+		any = true
+		for k, op := range in.Operands {
+			if seenBefore(in.Operands, k) {
+				continue
+			}
+			users[op.ID]--
+			if users[op.ID] == 0 {
+				work = append(work, op)
+			}
+		}
+	}
+	if !any {
+		return false
+	}
+	kept := c.Instructions[:0]
+	for _, in := range c.Instructions {
+		if removed[in.ID] {
+			continue
+		}
+		kept = append(kept, in)
+		if hasRemoved(in.Users, removed) {
+			out := in.Users[:0]
+			for _, u := range in.Users {
+				if !removed[u.ID] {
+					out = append(out, u)
+				}
+			}
+			in.Users = out
+		}
+	}
+	for i := len(kept); i < len(c.Instructions); i++ {
+		c.Instructions[i] = nil
+	}
+	c.Instructions = kept
+	return true
+}
+
+// seenBefore reports whether ops[k] already occurs in ops[:k]. Users lists
+// hold a user once however many operand slots it fills.
+func seenBefore(ops []*hlo.Instruction, k int) bool {
+	for _, o := range ops[:k] {
+		if o == ops[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func hasRemoved(list []*hlo.Instruction, removed []bool) bool {
+	for _, u := range list {
+		if removed[u.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// removable reports whether in may go once nothing uses it: not a root or
+// parameter, no control edges, and an opcode whose only effect is its value.
+func removable(in *hlo.Instruction, pure *purity) bool {
+	if in.IsRoot() || in.Opcode == hlo.OpParameter || hasControl(in) {
+		return false
+	}
+	return pureInstruction(in, pure)
+}
+
+// hasControl reports whether in takes part in a control dependency.
+func hasControl(in *hlo.Instruction) bool {
+	return len(in.ControlPredecessors()) > 0 || len(in.ControlSuccessors()) > 0
+}
+
+// pureInstruction reports whether in computes nothing but its value: its
+// opcode has no side effect, does not communicate and is not one of the
+// opcodes kept whatever their users (calls, loops, custom calls, tokens),
+// and every computation it calls is pure too.
+func pureInstruction(in *hlo.Instruction, pure *purity) bool {
+	op := in.Opcode
+	if op.Has(hlo.SideEffect) || op.Has(hlo.Collective) || op.Has(hlo.AsyncStart) || op.Has(hlo.AsyncDone) {
+		return false
+	}
+	switch op {
+	case hlo.OpUnknown, hlo.OpCustomCall, hlo.OpRng, hlo.OpRngGetAndUpdateState,
+		hlo.OpAfterAll, hlo.OpAddDependency, hlo.OpWhile, hlo.OpConditional, hlo.OpCall,
+		hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone, hlo.OpDomain,
+		hlo.OpOptimizationBarrier, hlo.OpInfeed, hlo.OpOutfeed, hlo.OpSend, hlo.OpSendDone,
+		hlo.OpRecv, hlo.OpRecvDone:
+		return false
+	}
+	for _, callee := range in.Callees() {
+		if !pure.computation(callee) {
+			return false
+		}
+	}
+	return true
+}
+
+// purity remembers which computations contain only pure instructions.
+type purity struct {
+	memo map[*hlo.Computation]uint8 // 1 visiting, 2 pure, 3 impure
+}
+
+func newPurity() *purity { return &purity{memo: map[*hlo.Computation]uint8{}} }
+
+func (p *purity) computation(c *hlo.Computation) bool {
+	switch p.memo[c] {
+	case 1, 3: // a call cycle counts as impure
+		return false
+	case 2:
+		return true
+	}
+	p.memo[c] = 1
+	ok := true
+	for _, in := range c.Instructions {
+		if in.Opcode == hlo.OpParameter {
+			continue
+		}
+		if !pureInstruction(in, p) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		p.memo[c] = 2
+	} else {
+		p.memo[c] = 3
+	}
+	return ok
+}
+
+// removeUncalled deletes the computations that the entry does not reach
+// through the computations its instructions call, and reports whether
+// there were any.
+func removeUncalled(m *hlo.Module) bool {
+	if m.Entry == nil {
+		return false
+	}
+	reached := make([]bool, len(m.Computations))
+	index := make(map[*hlo.Computation]int, len(m.Computations))
+	for i, c := range m.Computations {
+		index[c] = i
+	}
+	stack := []*hlo.Computation{m.Entry}
+	if i, ok := index[m.Entry]; ok {
+		reached[i] = true
+	}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, in := range c.Instructions {
+			for _, callee := range in.Callees() {
+				if i, ok := index[callee]; ok && !reached[i] {
+					reached[i] = true
+					stack = append(stack, callee)
+				}
+			}
+		}
+	}
+	kept := m.Computations[:0]
+	any := false
+	for i, c := range m.Computations {
+		if reached[i] {
+			kept = append(kept, c)
+		} else {
+			any = true
+		}
+	}
+	if any {
+		for i := len(kept); i < len(m.Computations); i++ {
+			m.Computations[i] = nil
+		}
+		m.Computations = kept
+	}
+	return any
+}
+
+// recoverPass turns a panic inside a pass into an error naming it.
+func recoverPass(name string, changed *bool, err *error) {
+	if r := recover(); r != nil {
+		*changed = true // the module may be half edited
+		*err = fmt.Errorf("fusion: %s panicked: %v", name, r)
+	}
+}

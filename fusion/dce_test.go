@@ -1,0 +1,165 @@
+package fusion
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDCE(t *testing.T) {
+	m := parse(t, `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+unused {
+  u = f32[] parameter(0)
+  ROOT n = f32[] negate(u)
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  q = f32[4]{0} parameter(1)
+  z = f32[] constant(0)
+  d1 = f32[4]{0} negate(p)
+  d2 = f32[4]{0} add(d1, d1)
+  d3 = f32[] reduce(d2, z), dimensions={0}, to_apply=add
+  tok = token[] after-all()
+  o = token[] outfeed(p, tok)
+  cc = f32[4]{0} custom-call(p), custom_call_target="keep"
+  c1 = f32[4]{0} negate(q)
+  c2 = f32[4]{0} negate(p), control-predecessors={c1}
+  ROOT r = f32[4]{0} multiply(p, q)
+}`)
+	require.True(t, runPass(t, pass{"dce", DCE}, m))
+	got := opcodes(m)
+	for _, gone := range []string{"z", "d1", "d2", "d3"} {
+		require.Empty(t, got[gone], "%s is dead:\n%s", gone, m)
+	}
+	for _, kept := range []string{"p", "q", "tok", "o", "cc", "c1", "c2", "r"} {
+		require.NotEmpty(t, got[kept], "%s must stay:\n%s", kept, m)
+	}
+	require.Nil(t, m.Computation("add"), "add is called by nothing live")
+	require.Nil(t, m.Computation("unused"))
+	changed, err := DCE(m)
+	require.NoError(t, err)
+	require.False(t, changed)
+}
+
+// TestDCEKeepsLoops: a while, its computations and a scheduled order stay.
+func TestDCEKeepsLoops(t *testing.T) {
+	m := parse(t, `HloModule m, is_scheduled=true
+body {
+  s = (s32[], f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4]{0} get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  dead = f32[4]{0} negate(x)
+  ROOT t = (s32[], f32[4]{0}) tuple(i1, x)
+}
+cond {
+  s = (s32[], f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]{0}) tuple(z, p)
+  w = (s32[], f32[4]{0}) while(init), condition=cond, body=body
+  ROOT n = f32[4]{0} negate(p)
+}`)
+	text0 := m.String()
+	require.True(t, runPass(t, pass{"dce", DCE}, m))
+	require.NotNil(t, m.Entry.Instruction("w"), "a while is never removed")
+	require.NotNil(t, m.Computation("body"))
+	require.Nil(t, m.Computation("body").Instruction("dead"))
+	requireSameOutputs(t, text0, m)
+}
+
+func TestNilModule(t *testing.T) {
+	for _, p := range passes {
+		changed, err := p.run(nil)
+		require.NoError(t, err)
+		require.False(t, changed)
+	}
+}
+
+var xlaTotal = regexp.MustCompile(`Total bytes used: (\d+)`)
+
+// TestPairedTotals logs, for every paired module, what hlomem assign
+// plans for the module XLA started from, before and after Simplify, CSE
+// and DCE, beside XLA's own total for its optimised module.
+func TestPairedTotals(t *testing.T) {
+	files := corpus.Glob(t, "paired/*/*before_optimizations.txt")
+	var rows []string
+	var sumBefore, sumAfter, sumXLA int64
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		total := func(m *hlo.Module) int64 {
+			as, err := plan(m, assign.Options{})
+			require.NoError(t, err, f)
+			return as.Stats.TotalBytes
+		}
+		mods, err := hlo.Parse(filepath.Base(f), src)
+		require.NoError(t, err)
+		before := total(mods[0])
+		mods, err = hlo.Parse(filepath.Base(f), src)
+		require.NoError(t, err)
+		m := mods[0]
+		n0 := m.NumInstructions()
+		simplifyAll(t, m)
+		n1 := m.NumInstructions()
+		after := total(reparse(t, m.String()))
+		var x int64 = -1
+		matches, _ := filepath.Glob(strings.Replace(f, "before_optimizations.txt", "*buffer-assignment.txt", 1))
+		if len(matches) > 0 {
+			ba, err := os.ReadFile(matches[0])
+			require.NoError(t, err)
+			if sub := xlaTotal.FindSubmatch(ba); sub != nil {
+				x, _ = strconv.ParseInt(string(sub[1]), 10, 64)
+			}
+		}
+		sumBefore, sumAfter, sumXLA = sumBefore+before, sumAfter+after, sumXLA+x
+		rows = append(rows, fmt.Sprintf("| %s | %d → %d | %d | %d | %d |", filepath.Base(filepath.Dir(f)), n0, n1, before, after, x))
+	}
+	t.Logf("\n| module | instructions | before | after | XLA |\n|---|---|---|---|---|\n%s\n| total | | %d | %d | %d |",
+		strings.Join(rows, "\n"), sumBefore, sumAfter, sumXLA)
+}
+
+// BenchmarkSimplifyLargest runs Simplify, CSE and DCE on the corpus's
+// largest module.
+func BenchmarkSimplifyLargest(b *testing.B) {
+	src, err := os.ReadFile(corpus.Path(b, "hlo/xla/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo"))
+	require.NoError(b, err)
+	mods, err := hlo.Parse("mixtral", src)
+	require.NoError(b, err)
+	text := []byte(mods[0].String())
+	n := mods[0].NumInstructions()
+	for b.Loop() {
+		b.StopTimer()
+		mods, err := hlo.Parse("mixtral", text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for _, p := range passes {
+			if _, err := p.run(mods[0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n), "instructions")
+}

@@ -1,0 +1,2 @@
+// Package fusion transforms HLO modules before buffer assignment: simplification (Simplify, CSE, DCE) and fusion.
+package fusion
