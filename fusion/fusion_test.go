@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func parse(t *testing.T, src string) *hlo.Module {
+func parseHLO(t *testing.T, src string) *hlo.Module {
 	t.Helper()
 	m, err := hlo.ParseModule("t.hlo", src)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ ENTRY main {
 // TestInputFusion: an element-wise chain and its broadcast constant go
 // into the reduction: one kInput fusion in XLA's form.
 func TestInputFusion(t *testing.T) {
-	m := parse(t, chain)
+	m := parseHLO(t, chain)
 	changed, ds := fuse(t, m, Options{})
 	require.True(t, changed)
 	require.Equal(t, []string{"parameter", "parameter", "fusion"}, entryOps(m), m.String())
@@ -93,7 +93,7 @@ func TestInputFusion(t *testing.T) {
 // TestExpensiveNotDuplicated: an expensive producer with two users stays
 // as it is, with the issue's wording; a cheap one is duplicated into both.
 func TestExpensiveNotDuplicated(t *testing.T) {
-	m := parse(t, `HloModule dup
+	m := parseHLO(t, `HloModule dup
 ENTRY main {
   p = f32[8] parameter(0)
   exp.3 = f32[8] exponential(p)
@@ -121,7 +121,7 @@ ENTRY main {
   d = f32[8,8] dot(cc, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT t = (f32[8,8], f32[8,8]) tuple(d, cc)
 }`
-	m := parse(t, src)
+	m := parseHLO(t, src)
 	before := m.String()
 	changed, ds := fuse(t, m, Options{})
 	require.False(t, changed)
@@ -132,7 +132,7 @@ ENTRY main {
 // TestSiblingCycleRefused: two fusions reading the same operand, one
 // of which reads the other, are not merged.
 func TestSiblingCycleRefused(t *testing.T) {
-	m := parse(t, `HloModule cyc
+	m := parseHLO(t, `HloModule cyc
 c1 {
   a = f32[8,8] parameter(0)
   ROOT n = f32[8,8] negate(a)
@@ -158,7 +158,7 @@ ENTRY main {
 // TestDuplicatedThroughTwoPaths: a cheap producer read by a consumer both
 // directly and through another of its users goes into both; no cycle.
 func TestDuplicatedThroughTwoPaths(t *testing.T) {
-	m := parse(t, `HloModule two
+	m := parseHLO(t, `HloModule two
 ENTRY main {
   p = f32[8] parameter(0)
   n = f32[8] negate(p)
@@ -175,7 +175,7 @@ ENTRY main {
 // TestInPlaceOperandStaysOutside: the buffer a dynamic-update-slice
 // updates is not fused into it; its update is.
 func TestInPlaceOperandStaysOutside(t *testing.T) {
-	m := parse(t, `HloModule dus
+	m := parseHLO(t, `HloModule dus
 ENTRY main {
   p = f32[16] parameter(0)
   u = f32[4] parameter(1)
@@ -193,7 +193,7 @@ ENTRY main {
 // TestOperandBound: a fusion that would read more operands than allowed is
 // declined with the figures.
 func TestOperandBound(t *testing.T) {
-	m := parse(t, `HloModule ops
+	m := parseHLO(t, `HloModule ops
 ENTRY main {
   p0 = f32[8] parameter(0)
   p1 = f32[8] parameter(1)
@@ -211,7 +211,7 @@ ENTRY main {
 // same shape become one multi-output fusion whose elements feed their
 // users.
 func TestSiblingFusion(t *testing.T) {
-	m := parse(t, `HloModule sib
+	m := parseHLO(t, `HloModule sib
 ENTRY main {
   p = f32[32] parameter(0)
   q = f32[32] parameter(1)
@@ -245,10 +245,10 @@ func TestGuardDeclines(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
-	m := parse(t, string(src))
+	m := parseHLO(t, string(src))
 	base := lb(m)
 
-	free := parse(t, string(src))
+	free := parseHLO(t, string(src))
 	fuse(t, free, Options{NoGuard: true})
 	require.Greater(t, lb(free), base, "without the guard the bound rises (the test's premise)")
 
@@ -267,11 +267,11 @@ func TestGuardDeclines(t *testing.T) {
 // TestPassesInPipeline: the fusion passes run in the preparation pipeline
 // and the analysis is of the fused module.
 func TestPassesInPipeline(t *testing.T) {
-	m := parse(t, chain)
+	m := parseHLO(t, chain)
 	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: Passes(Options{}), VerifyEach: true})
 	require.NoError(t, err)
 	require.Equal(t, hlo.OpFusion, m.Entry.Root.Opcode)
-	unfused, err := liveness.Prepare(parse(t, chain), "")
+	unfused, err := liveness.Prepare(parseHLO(t, chain), "")
 	require.NoError(t, err)
 	require.Less(t, len(a.Values), len(unfused.Values))
 }
@@ -280,7 +280,7 @@ func TestPassesInPipeline(t *testing.T) {
 // take it in (a dot) becomes a second output of its fusion user, which
 // the dot then reads; a cycle through the dot is refused.
 func TestProducerConsumerMultiOutput(t *testing.T) {
-	m := parse(t, `HloModule pc
+	m := parseHLO(t, `HloModule pc
 ENTRY main {
   p = f32[8,8] parameter(0)
   q = f32[8,8] parameter(1)
@@ -296,7 +296,7 @@ ENTRY main {
 	require.Equal(t, hlo.OpGetTupleElement, d.Operands[0].Opcode)
 	require.Equal(t, int64(1), d.Operands[0].TupleIndex)
 
-	cyc := parse(t, `HloModule pc
+	cyc := parseHLO(t, `HloModule pc
 ENTRY main {
   p = f32[8,8] parameter(0)
   q = f32[8,8] parameter(1)
