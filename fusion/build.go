@@ -335,3 +335,22 @@ func removeFrom(list []*hlo.Instruction, x *hlo.Instruction) []*hlo.Instruction 
 	}
 	return out
 }
+
+// canonicalUsers puts the Users of c's instructions in the order the
+// parser gives them (readers in instruction order, each once), the order
+// the fused module has once printed and parsed again. Fusion's edits
+// leave them in edit order, and the schedulers follow Users: without this
+// the fused module in memory is scheduled differently from its text, and
+// its lower bound is not the one the guard measured on a parsed copy.
+func canonicalUsers(c *hlo.Computation) {
+	for _, in := range c.Instructions {
+		in.Users = in.Users[:0]
+	}
+	for _, in := range c.Instructions {
+		for _, op := range in.Operands {
+			if n := len(op.Users); n == 0 || op.Users[n-1] != in {
+				op.Users = append(op.Users, in)
+			}
+		}
+	}
+}

@@ -56,6 +56,9 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	if f.made == 0 {
 		return false, nil
 	}
+	for _, c := range m.Computations {
+		canonicalUsers(c)
+	}
 	m.Renumber()
 	if err := hlo.Verify(m); err != nil {
 		return true, fmt.Errorf("fusion: internal error: the fused module does not verify: %w", err)
