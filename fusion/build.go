@@ -7,6 +7,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -127,12 +128,12 @@ func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instructio
 		in.Operands[k] = b.param(f, op)
 	}
 	for _, op := range ops {
-		removeUser(op, in)
+		op.RemoveUser(in)
 	}
 	in.Parent = fc
 	fc.Instructions = append(fc.Instructions, in)
 	for _, p := range in.Operands {
-		addUser(p, in)
+		p.AddUser(in)
 	}
 	fc.Root = in
 	b.addComputation(fc, c)
@@ -169,7 +170,7 @@ func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
 		Pos:             op.Pos,
 	}
 	f.Operands = append(f.Operands, op)
-	addUser(op, f)
+	op.AddUser(f)
 	fc.Params = append(fc.Params, p)
 	// Parameters go first, in number order.
 	fc.Instructions = append(fc.Instructions, nil)
@@ -188,7 +189,7 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 	for i := j; i < len(fc.Params); i++ {
 		fc.Params[i].ParameterNumber = int64(i)
 	}
-	fc.Instructions = removeFrom(fc.Instructions, p)
+	fc.Instructions = slices.DeleteFunc(fc.Instructions, func(x *hlo.Instruction) bool { return x == p })
 	p.Parent = nil
 	f.Operands = append(f.Operands[:j], f.Operands[j+1:]...)
 	still := false
@@ -198,7 +199,7 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 		}
 	}
 	if !still {
-		removeUser(op, f)
+		op.RemoveUser(f)
 	}
 }
 
@@ -225,25 +226,7 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	var root *hlo.Instruction
 	var added []*hlo.Instruction
 	if p.Opcode == hlo.OpFusion {
-		// Inline p's fused computation: its parameters become f's
-		// parameters for p's operands.
-		pc := p.Calls()[0]
-		remap := map[*hlo.Instruction]*hlo.Instruction{}
-		for i, pp := range pc.Params {
-			remap[pp] = b.param(f, p.Operands[i])
-		}
-		for _, in := range pc.Instructions {
-			if in.Opcode == hlo.OpParameter {
-				continue
-			}
-			cp := b.clone(in, fc)
-			for k, op := range cp.Operands {
-				cp.Operands[k] = remap[op]
-			}
-			remap[in] = cp
-			added = append(added, cp)
-		}
-		root = remap[pc.Root]
+		root, added = b.inline(f, p)
 	} else {
 		q := p
 		if !alone {
@@ -257,7 +240,7 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	}
 	if alone {
 		for _, op := range origOps {
-			removeUser(op, p)
+			op.RemoveUser(p)
 		}
 		b.gone[p] = true
 		p.Users = p.Users[:0]
@@ -276,7 +259,7 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	}
 	for _, in := range added {
 		for _, op := range in.Operands {
-			addUser(op, in)
+			op.AddUser(in)
 		}
 	}
 	// Readers of parameter j read the fused producer instead.
@@ -287,6 +270,38 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 		f.EnsureExt().FusionKind = hlo.FusionInput
 	}
 	return root
+}
+
+// inline copies the instructions of fusion src's fused computation into
+// fusion dst's, reading dst's parameters for src's operands (adding them
+// where dst does not read them yet). It returns the copy of src's root and
+// every copy, in order; the caller places them in dst's computation.
+func (b *builder) inline(dst, src *hlo.Instruction) (root *hlo.Instruction, added []*hlo.Instruction) {
+	fc, sc := dst.Calls()[0], src.Calls()[0]
+	remap := map[*hlo.Instruction]*hlo.Instruction{}
+	for i, p := range sc.Params {
+		remap[p] = b.param(dst, src.Operands[i])
+	}
+	for _, in := range sc.Instructions {
+		if in.Opcode == hlo.OpParameter {
+			continue
+		}
+		cp := b.clone(in, fc)
+		for k, op := range cp.Operands {
+			cp.Operands[k] = remap[op]
+		}
+		remap[in] = cp
+		added = append(added, cp)
+	}
+	return remap[sc.Root], added
+}
+
+// element returns get-tuple-element(t), index=i, of the given shape, for
+// computation c; the caller places it.
+func (b *builder) element(c *hlo.Computation, t *hlo.Instruction, i int, shape hlo.Shape) *hlo.Instruction {
+	g := &hlo.Instruction{Name: b.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: shape, Parent: c, Operands: []*hlo.Instruction{t}, TupleIndex: int64(i)}
+	t.AddUser(g)
+	return g
 }
 
 // clone copies in for computation c under a fresh name, with the same
@@ -311,46 +326,4 @@ func (b *builder) clone(in *hlo.Instruction, c *hlo.Computation) *hlo.Instructio
 // a reduction or a scatter.
 func isInputRoot(in *hlo.Instruction) bool {
 	return in != nil && (in.Opcode == hlo.OpReduce || in.Opcode == hlo.OpScatter)
-}
-
-func addUser(op, u *hlo.Instruction) {
-	for _, x := range op.Users {
-		if x == u {
-			return
-		}
-	}
-	op.Users = append(op.Users, u)
-}
-
-func removeUser(op, u *hlo.Instruction) {
-	op.Users = removeFrom(op.Users, u)
-}
-
-func removeFrom(list []*hlo.Instruction, x *hlo.Instruction) []*hlo.Instruction {
-	out := list[:0]
-	for _, y := range list {
-		if y != x {
-			out = append(out, y)
-		}
-	}
-	return out
-}
-
-// canonicalUsers puts the Users of c's instructions in the order the
-// parser gives them (readers in instruction order, each once), the order
-// the fused module has once printed and parsed again. Fusion's edits
-// leave them in edit order, and the schedulers follow Users: without this
-// the fused module in memory is scheduled differently from its text, and
-// its lower bound is not the one the guard measured on a parsed copy.
-func canonicalUsers(c *hlo.Computation) {
-	for _, in := range c.Instructions {
-		in.Users = in.Users[:0]
-	}
-	for _, in := range c.Instructions {
-		for _, op := range in.Operands {
-			if n := len(op.Users); n == 0 || op.Users[n-1] != in {
-				op.Users = append(op.Users, in)
-			}
-		}
-	}
 }

@@ -94,18 +94,10 @@ func sequential(m *hlo.Module) []*hlo.Computation {
 		seen[c] = true
 		for _, in := range c.Instructions {
 			switch in.Opcode {
-			case hlo.OpWhile:
-				walk(in.Condition())
-				walk(in.Body())
-			case hlo.OpConditional:
-				for _, b := range in.Branches() {
-					walk(b)
-				}
-			case hlo.OpCall:
-				for _, x := range in.Calls() {
+			case hlo.OpWhile, hlo.OpConditional, hlo.OpCall:
+				for _, x := range in.Callees() {
 					walk(x)
 				}
-				walk(in.ToApply())
 			}
 		}
 	}
@@ -280,7 +272,7 @@ func producerBlocked(p *hlo.Instruction) string {
 	case hlo.OpIota:
 		return ""
 	case hlo.OpConstant:
-		if n := elements(p.Shape); n <= 1 {
+		if n, ok := p.Shape.Elements(); ok && n <= 1 {
 			return ""
 		}
 		return "a constant of more than one element stays a constant"
@@ -294,14 +286,6 @@ func producerBlocked(p *hlo.Instruction) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is not fusible", p.OpName())
-}
-
-func elements(s hlo.Shape) int64 {
-	n := int64(1)
-	for _, d := range s.Dims {
-		n *= d
-	}
-	return n
 }
 
 // consumerBlocked says why p cannot be fused into its user u ("" when it

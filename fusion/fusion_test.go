@@ -10,13 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func parseHLO(t *testing.T, src string) *hlo.Module {
-	t.Helper()
-	m, err := hlo.ParseModule("t.hlo", src)
-	require.NoError(t, err)
-	return m
-}
-
 // fuse runs Run and returns the decisions, checking that the result
 // verifies and prints to text that parses back to itself.
 func fuse(t *testing.T, m *hlo.Module, opts Options) (bool, []Decision) {
@@ -73,7 +66,7 @@ ENTRY main {
 // TestInputFusion: an element-wise chain and its broadcast constant go
 // into the reduction: one kInput fusion in XLA's form.
 func TestInputFusion(t *testing.T) {
-	m := parseHLO(t, chain)
+	m := parse(t, chain)
 	changed, ds := fuse(t, m, Options{})
 	require.True(t, changed)
 	require.Equal(t, []string{"parameter", "parameter", "fusion"}, entryOps(m), m.String())
@@ -93,7 +86,7 @@ func TestInputFusion(t *testing.T) {
 // TestExpensiveNotDuplicated: an expensive producer with two users stays
 // as it is, with the issue's wording; a cheap one is duplicated into both.
 func TestExpensiveNotDuplicated(t *testing.T) {
-	m := parseHLO(t, `HloModule dup
+	m := parse(t, `HloModule dup
 ENTRY main {
   p = f32[8] parameter(0)
   exp.3 = f32[8] exponential(p)
@@ -121,7 +114,7 @@ ENTRY main {
   d = f32[8,8] dot(cc, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT t = (f32[8,8], f32[8,8]) tuple(d, cc)
 }`
-	m := parseHLO(t, src)
+	m := parse(t, src)
 	before := m.String()
 	changed, ds := fuse(t, m, Options{})
 	require.False(t, changed)
@@ -132,7 +125,7 @@ ENTRY main {
 // TestSiblingCycleRefused: two fusions reading the same operand, one
 // of which reads the other, are not merged.
 func TestSiblingCycleRefused(t *testing.T) {
-	m := parseHLO(t, `HloModule cyc
+	m := parse(t, `HloModule cyc
 c1 {
   a = f32[8,8] parameter(0)
   ROOT n = f32[8,8] negate(a)
@@ -158,7 +151,7 @@ ENTRY main {
 // TestDuplicatedThroughTwoPaths: a cheap producer read by a consumer both
 // directly and through another of its users goes into both; no cycle.
 func TestDuplicatedThroughTwoPaths(t *testing.T) {
-	m := parseHLO(t, `HloModule two
+	m := parse(t, `HloModule two
 ENTRY main {
   p = f32[8] parameter(0)
   n = f32[8] negate(p)
@@ -175,7 +168,7 @@ ENTRY main {
 // TestInPlaceOperandStaysOutside: the buffer a dynamic-update-slice
 // updates is not fused into it; its update is.
 func TestInPlaceOperandStaysOutside(t *testing.T) {
-	m := parseHLO(t, `HloModule dus
+	m := parse(t, `HloModule dus
 ENTRY main {
   p = f32[16] parameter(0)
   u = f32[4] parameter(1)
@@ -193,7 +186,7 @@ ENTRY main {
 // TestOperandBound: a fusion that would read more operands than allowed is
 // declined with the figures.
 func TestOperandBound(t *testing.T) {
-	m := parseHLO(t, `HloModule ops
+	m := parse(t, `HloModule ops
 ENTRY main {
   p0 = f32[8] parameter(0)
   p1 = f32[8] parameter(1)
@@ -211,7 +204,7 @@ ENTRY main {
 // same shape become one multi-output fusion whose elements feed their
 // users.
 func TestSiblingFusion(t *testing.T) {
-	m := parseHLO(t, `HloModule sib
+	m := parse(t, `HloModule sib
 ENTRY main {
   p = f32[32] parameter(0)
   q = f32[32] parameter(1)
@@ -241,14 +234,14 @@ func TestGuardDeclines(t *testing.T) {
 	src, err := os.ReadFile("testdata/guard.hlo")
 	require.NoError(t, err)
 	lb := func(m *hlo.Module) int64 {
-		b, err := lowerBound(m, "")
+		b, err := copyBound(m.File, m.String(), "")
 		require.NoError(t, err)
 		return b
 	}
-	m := parseHLO(t, string(src))
+	m := parse(t, string(src))
 	base := lb(m)
 
-	free := parseHLO(t, string(src))
+	free := parse(t, string(src))
 	fuse(t, free, Options{NoGuard: true})
 	require.Greater(t, lb(free), base, "without the guard the bound rises (the test's premise)")
 
@@ -267,11 +260,11 @@ func TestGuardDeclines(t *testing.T) {
 // TestPassesInPipeline: the fusion passes run in the preparation pipeline
 // and the analysis is of the fused module.
 func TestPassesInPipeline(t *testing.T) {
-	m := parseHLO(t, chain)
+	m := parse(t, chain)
 	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: Passes(Options{}), VerifyEach: true})
 	require.NoError(t, err)
 	require.Equal(t, hlo.OpFusion, m.Entry.Root.Opcode)
-	unfused, err := liveness.Prepare(parseHLO(t, chain), "")
+	unfused, err := liveness.Prepare(parse(t, chain), "")
 	require.NoError(t, err)
 	require.Less(t, len(a.Values), len(unfused.Values))
 }
@@ -280,7 +273,7 @@ func TestPassesInPipeline(t *testing.T) {
 // take it in (a dot) becomes a second output of its fusion user, which
 // the dot then reads; a cycle through the dot is refused.
 func TestProducerConsumerMultiOutput(t *testing.T) {
-	m := parseHLO(t, `HloModule pc
+	m := parse(t, `HloModule pc
 ENTRY main {
   p = f32[8,8] parameter(0)
   q = f32[8,8] parameter(1)
@@ -296,7 +289,7 @@ ENTRY main {
 	require.Equal(t, hlo.OpGetTupleElement, d.Operands[0].Opcode)
 	require.Equal(t, int64(1), d.Operands[0].TupleIndex)
 
-	cyc := parseHLO(t, `HloModule pc
+	cyc := parse(t, `HloModule pc
 ENTRY main {
   p = f32[8,8] parameter(0)
   q = f32[8,8] parameter(1)

@@ -142,30 +142,16 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	var roots []*hlo.Instruction
 	var body []*hlo.Instruction
 	for _, s := range []*hlo.Instruction{a, b} {
-		sc := s.Calls()[0]
-		remap := map[*hlo.Instruction]*hlo.Instruction{}
-		for i, p := range sc.Params {
-			remap[p] = bl.param(mf, s.Operands[i])
-		}
-		for _, in := range sc.Instructions {
-			if in.Opcode == hlo.OpParameter {
-				continue
-			}
-			cp := bl.clone(in, fc)
-			for k, op := range cp.Operands {
-				cp.Operands[k] = remap[op]
-			}
-			remap[in] = cp
-			body = append(body, cp)
-		}
-		roots = append(roots, remap[sc.Root])
+		root, added := bl.inline(mf, s)
+		body = append(body, added...)
+		roots = append(roots, root)
 	}
 	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: shape, Parent: fc, Operands: roots}
 	body = append(body, tup)
 	fc.Instructions = append(fc.Instructions, body...)
 	for _, in := range body {
 		for _, op := range in.Operands {
-			addUser(op, in)
+			op.AddUser(in)
 		}
 	}
 	fc.Root = tup
@@ -178,22 +164,16 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	if f.pos[a] > f.pos[b] {
 		first, second = b, a
 	}
-	gtes := make([]*hlo.Instruction, 2)
-	for i, s := range []*hlo.Instruction{a, b} {
-		gtes[i] = &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: s.Shape, Parent: c, Operands: []*hlo.Instruction{mf}, TupleIndex: int64(i)}
-	}
+	gtes := []*hlo.Instruction{bl.element(c, mf, 0, a.Shape), bl.element(c, mf, 1, b.Shape)}
 	bl.after[second] = append(bl.after[second], mf, gtes[0], gtes[1])
 	at := f.pos[second]
 	f.pos[mf], f.pos[gtes[0]], f.pos[gtes[1]] = at, at, at
-	for _, g := range gtes {
-		addUser(mf, g)
-	}
 	for i, s := range []*hlo.Instruction{a, b} {
 		s.ReplaceAllUsesWith(gtes[i])
 	}
 	for _, s := range []*hlo.Instruction{first, second} {
 		for _, op := range s.Operands {
-			removeUser(op, s)
+			op.RemoveUser(s)
 		}
 		bl.gone[s] = true
 		bl.dropped[s.Calls()[0]] = true
@@ -275,21 +255,20 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 	old := fc.Root
 	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: hlo.TupleShape(old.Shape, pr.Shape), Parent: fc, Operands: []*hlo.Instruction{old, pr}}
 	fc.Instructions = append(fc.Instructions, tup)
-	addUser(old, tup)
-	addUser(pr, tup)
+	old.AddUser(tup)
+	pr.AddUser(tup)
 	fc.Root = tup
 	outShape := u.Shape
 	u.Shape = hlo.TupleShape(outShape, p.Shape)
-	g0 := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: outShape, Parent: c, Operands: []*hlo.Instruction{u}, TupleIndex: 0}
-	g1 := &hlo.Instruction{Name: bl.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: p.Shape, Parent: c, Operands: []*hlo.Instruction{u}, TupleIndex: 1}
 	users := slices.Clone(u.Users)
+	g0, g1 := bl.element(c, u, 0, outShape), bl.element(c, u, 1, p.Shape)
 	for _, x := range users {
 		for k, op := range x.Operands {
 			if op == u {
 				x.Operands[k] = g0
 			}
 		}
-		addUser(g0, x)
+		g0.AddUser(x)
 	}
 	u.Users = []*hlo.Instruction{g0, g1}
 	if c.Root == u {
@@ -299,7 +278,7 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 	f.pos[g0], f.pos[g1] = f.pos[u], f.pos[u]
 	p.ReplaceAllUsesWith(g1)
 	for _, op := range p.Operands {
-		removeUser(op, p)
+		op.RemoveUser(p)
 	}
 	bl.gone[p] = true
 	if p.Opcode == hlo.OpFusion {

@@ -29,7 +29,8 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	var refused []Decision
 	limit := -1
 	if !opts.NoGuard {
-		base, err := lowerBound(m, opts.Scheduler)
+		src := m.String()
+		base, err := copyBound(m.File, src, opts.Scheduler)
 		if err != nil {
 			// The unfused module cannot be prepared (liveness refuses
 			// it): there is no bound to keep, and buffer assignment of
@@ -37,7 +38,7 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop",
 				Reason: fmt.Sprintf("no lower-bound guard: the unfused module has no lower bound (%v)", err)})
 		} else {
-			limit, refused, err = guard(m, opts, base, forbid)
+			limit, refused, err = guard(m, src, opts, base, forbid)
 			if err != nil {
 				return false, err
 			}
@@ -56,10 +57,7 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	if f.made == 0 {
 		return false, nil
 	}
-	for _, c := range m.Computations {
-		canonicalUsers(c)
-	}
-	m.Renumber()
+	settle(m)
 	if err := hlo.Verify(m); err != nil {
 		return true, fmt.Errorf("fusion: internal error: the fused module does not verify: %w", err)
 	}
@@ -71,24 +69,33 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 // the lower bound.
 const maxGuardRounds = 16
 
+// settle puts a fused module's Users back in parse order and renumbers
+// it, so that it is scheduled as its printed text would be.
+func settle(m *hlo.Module) {
+	for _, c := range m.Computations {
+		c.RebuildUsers()
+	}
+	m.Renumber()
+}
+
 // guard finds which fusions to decline so that the lower bound stays at or
-// below base: it fuses a copy of m and, while the bound rises, finds by
-// bisection the first fusion after which it does, and forbids it. It
-// returns the number of fusions to make (-1: all the rules allow) and the
-// declined decisions with their figures.
-func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (int, []Decision, error) {
+// below base: it fuses a copy of m (src is m's text) and, while the bound
+// rises, finds by bisection the first fusion after which it does, and
+// forbids it. It returns the number of fusions to make (-1: all the rules
+// allow) and the declined decisions with their figures.
+func guard(m *hlo.Module, src string, opts Options, base int64, forbid map[[2]string]bool) (int, []Decision, error) {
 	var refused []Decision
-	src := m.String()
+	// trial fuses a fresh copy of m, making at most limit fusions, and
+	// measures the result in place: the copy is its own.
 	trial := func(limit int) (*fuser, int64, error) {
-		mods, err := hlo.Parse(m.File, []byte(src))
-		if err != nil || len(mods) != 1 {
-			return nil, 0, fmt.Errorf("fusion: copying the module: %v", err)
+		c, err := parseCopy(m.File, src)
+		if err != nil {
+			return nil, 0, err
 		}
-		c := mods[0]
 		f := &fuser{b: newBuilder(c), opts: opts, forbid: forbid, limit: limit}
 		f.run()
-		c.Renumber()
-		lb, err := lowerBound(c, opts.Scheduler)
+		settle(c)
+		lb, err := bound(c, opts.Scheduler)
 		return f, lb, err
 	}
 	for round := 0; ; round++ {
@@ -99,8 +106,10 @@ func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (
 		if lb <= base {
 			return -1, refused, nil
 		}
-		// The smallest k whose first k fusions raise the bound.
+		// The smallest k whose first k fusions raise the bound; bounds
+		// remembers what each prefix measured.
 		var failErr error
+		bounds := map[int]int64{}
 		k := sort.Search(f.made, func(k int) bool {
 			if failErr != nil {
 				return true
@@ -110,6 +119,7 @@ func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (
 				failErr = err
 				return true
 			}
+			bounds[k+1] = lbk
 			return lbk > base
 		}) + 1
 		if failErr != nil {
@@ -128,10 +138,8 @@ func guard(m *hlo.Module, opts Options, base int64, forbid map[[2]string]bool) (
 				Reason: fmt.Sprintf("it and every later fusion are left out: after %d declined fusions the lower bound still rises above %d bytes", round, base)})
 			return k - 1, refused, nil
 		}
-		_, lbk, err := trial(k)
-		if err != nil {
-			return 0, nil, err
-		}
+		// The search measured prefix k: it found the bound above base there.
+		lbk := bounds[k]
 		forbid[[2]string{d.Producer, d.Consumer}] = true
 		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
 			Reason: fmt.Sprintf("fusing it raises the lower bound from %d to %d bytes", base, lbk)})
@@ -150,14 +158,28 @@ func nthFused(log []Decision, k int) Decision {
 	return Decision{}
 }
 
-// lowerBound prepares a copy of m as buffer assignment would (copies,
-// schedule) and returns its lower bound.
-func lowerBound(m *hlo.Module, scheduler string) (int64, error) {
-	mods, err := hlo.Parse(m.File, []byte(m.String()))
+// parseCopy parses src, the text of one module, into a copy of its own.
+func parseCopy(file, src string) (*hlo.Module, error) {
+	mods, err := hlo.Parse(file, []byte(src))
 	if err != nil || len(mods) != 1 {
-		return 0, fmt.Errorf("copying the module: %v", err)
+		return nil, fmt.Errorf("fusion: copying the module: %v", err)
 	}
-	a, err := liveness.PrepareWith(mods[0], liveness.PrepareOptions{Scheduler: scheduler})
+	return mods[0], nil
+}
+
+// copyBound is bound of a copy of the module whose text is src.
+func copyBound(file, src, scheduler string) (int64, error) {
+	c, err := parseCopy(file, src)
+	if err != nil {
+		return 0, err
+	}
+	return bound(c, scheduler)
+}
+
+// bound prepares m as buffer assignment would (copies, schedule), in
+// place, and returns its lower bound.
+func bound(m *hlo.Module, scheduler string) (int64, error) {
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: scheduler})
 	if err != nil {
 		return 0, err
 	}

@@ -104,7 +104,7 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 			nc.Params[i] = remap[p]
 		}
 	}
-	nc.rebuildUsers()
+	nc.RebuildUsers()
 	return nc
 }
 

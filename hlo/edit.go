@@ -1,6 +1,9 @@
 package hlo
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Editing a module in place: the few operations the transformation passes
 // (fusion, simplification, copy insertion) build on. They keep Users and
@@ -21,7 +24,7 @@ func (in *Instruction) ReplaceAllUsesWith(with *Instruction) {
 				u.Operands[k] = with
 			}
 		}
-		addUser(with, u)
+		with.AddUser(u)
 	}
 	in.Users = in.Users[:0]
 	if c := in.Parent; c != nil && c.Root == in {
@@ -29,14 +32,17 @@ func (in *Instruction) ReplaceAllUsesWith(with *Instruction) {
 	}
 }
 
-// addUser records u as a user of op once.
-func addUser(op, u *Instruction) {
-	for _, x := range op.Users {
-		if x == u {
-			return
-		}
+// AddUser records u as a user of in, once. Passes that set operands by
+// hand keep Users right with it and RemoveUser.
+func (in *Instruction) AddUser(u *Instruction) {
+	if !slices.Contains(in.Users, u) {
+		in.Users = append(in.Users, u)
 	}
-	op.Users = append(op.Users, u)
+}
+
+// RemoveUser forgets u as a user of in.
+func (in *Instruction) RemoveUser(u *Instruction) {
+	in.Users = removeFrom(in.Users, u)
 }
 
 // Remove deletes in from c. It must be in c, have no users, not be the
@@ -67,7 +73,7 @@ func (c *Computation) Remove(in *Instruction) error {
 	}
 	c.Instructions = append(c.Instructions[:at], c.Instructions[at+1:]...)
 	for _, op := range in.Operands {
-		removeUser(op, in)
+		op.RemoveUser(in)
 	}
 	for _, p := range in.ControlPredecessors() {
 		if p.Ext != nil {
@@ -78,18 +84,8 @@ func (c *Computation) Remove(in *Instruction) error {
 	return nil
 }
 
-func removeUser(op, u *Instruction) {
-	op.Users = removeFrom(op.Users, u)
-}
-
 func removeFrom(list []*Instruction, x *Instruction) []*Instruction {
-	out := list[:0]
-	for _, y := range list {
-		if y != x {
-			out = append(out, y)
-		}
-	}
-	return out
+	return slices.DeleteFunc(list, func(y *Instruction) bool { return y == x })
 }
 
 // AddComputation adds c to m just before the computation before (at the

@@ -470,9 +470,11 @@ func (m *Module) Instructions(f func(*Instruction)) {
 	}
 }
 
-// rebuildUsers recomputes Users and ControlSuccessors from operands and
-// control predecessors.
-func (c *Computation) rebuildUsers() {
+// RebuildUsers recomputes Users and ControlSuccessors from operands and
+// control predecessors, in the order the parser gives them (readers in
+// instruction order, each once). Schedulers follow Users, so a pass that
+// edited a computation calls it to be scheduled as its printed text would.
+func (c *Computation) RebuildUsers() {
 	for _, in := range c.Instructions {
 		in.Users = in.Users[:0]
 		if in.Ext != nil {

@@ -644,7 +644,7 @@ func (p *parser) finishComputation() {
 			}
 		}
 	}
-	c.rebuildUsers()
+	c.RebuildUsers()
 }
 
 // ---- instructions ----

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -671,8 +672,8 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with comparison type %s", in.OpName(), ty)
 	}
 	dir, _ := in.Attr("direction")
-	cmp := compareDirection(dir)
-	if cmp == nil {
+	holds := compareDirection(dir)
+	if holds == nil {
 		return Literal{}, fmt.Errorf("bad compare direction %q", dir)
 	}
 	if ty == "TOTALORDER" {
@@ -689,13 +690,7 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 		out := make([]int64, len(xb)/w)
 		for i := range out {
 			a, b := orderKey(t, w, readRaw(xb[i*w:], w)), orderKey(t, w, readRaw(yb[i*w:], w))
-			c := 0
-			if a < b {
-				c = -1
-			} else if a > b {
-				c = 1
-			}
-			if cmp(c) {
+			if holds(cmp.Compare(a, b)) {
 				out[i] = 1
 			}
 		}
@@ -712,11 +707,11 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 			case math.IsNaN(a) || math.IsNaN(b):
 				return unordered
 			case a < b:
-				return cmp(-1)
+				return holds(-1)
 			case a > b:
-				return cmp(1)
+				return holds(1)
 			}
-			return cmp(0)
+			return holds(0)
 		}))
 	}
 	v, err := logicalAll(logicalI, x, y)
@@ -727,11 +722,11 @@ func evalCompare(in *hlo.Instruction, x, y Literal) (Literal, error) {
 	return outI(in.Shape, zipPred(v[0], v[1], func(a, b int64) bool {
 		switch {
 		case unsigned && uint64(a) < uint64(b) || !unsigned && a < b:
-			return cmp(-1)
+			return holds(-1)
 		case a != b:
-			return cmp(1)
+			return holds(1)
 		}
-		return cmp(0)
+		return holds(0)
 	}))
 }
 
