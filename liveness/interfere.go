@@ -204,22 +204,43 @@ func handOver(f *Interference) (Use, bool) {
 	if f.Use.Inst.Parent == home {
 		return Use{}, false
 	}
+	target := f.Use.Inst.Parent
 	for _, x := range f.Value.Uses {
-		if x.Inst.Parent != home || len(x.Index) > 0 {
+		if x.Inst.Parent != home || !callsInto(x.Inst, target) {
 			continue
 		}
-		switch x.Inst.Opcode {
-		case hlo.OpCall, hlo.OpConditional:
-		default:
-			continue
+		if len(x.Index) == 0 {
+			return x, true
 		}
-		for _, callee := range x.Inst.Callees() {
-			if reaches(callee, f.Use.Inst.Parent, 0) {
-				return x, true
+		// A leaf of a loop state or of call arguments (a while's
+		// loop-invariant slot holding a donated parameter, read in the
+		// body after the parameter's buffer is written): copy the leaf
+		// where the tuple that holds it is built.
+		op, ix := x.Inst.Operands[x.Operand], x.Index
+		for len(ix) > 0 && op.Opcode == hlo.OpTuple && int(ix[0]) < len(op.Operands) {
+			if len(ix) == 1 && op.Operands[ix[0]] == f.Value.Inst && len(f.Value.Index) == 0 {
+				return Use{Inst: op, Operand: int(ix[0])}, true
 			}
+			op, ix = op.Operands[ix[0]], ix[1:]
 		}
 	}
 	return Use{}, false
+}
+
+// callsInto reports whether in is a call, while or conditional whose
+// callees are target or call it.
+func callsInto(in *hlo.Instruction, target *hlo.Computation) bool {
+	switch in.Opcode {
+	case hlo.OpCall, hlo.OpConditional, hlo.OpWhile:
+	default:
+		return false
+	}
+	for _, callee := range in.Callees() {
+		if reaches(callee, target, 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // reaches reports whether computation from is target or calls it,

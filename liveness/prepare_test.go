@@ -85,3 +85,33 @@ func TestPrepareMatchesSteps(t *testing.T) {
 	_, err = Prepare(m, "magic")
 	require.ErrorContains(t, err, `unknown scheduler "magic"`)
 }
+
+// TestRepairDonatedInvariantLeaf: a donated parameter that a while carries
+// unchanged (a loop-invariant slot) while its buffer, the output it is
+// donated to, takes the loop's accumulator before the loop starts. The
+// body reads the parameter after the accumulator's initial value is
+// written over it; the repair must copy the parameter where the loop state
+// is built (the read is in the body, which only the while hands it to).
+// Simplify removes the frontend's copy of the parameter and leaves exactly
+// this in the llama31 fp8 corpus modules.
+func TestRepairDonatedInvariantLeaf(t *testing.T) {
+	for _, sched := range []string{"", SchedList, SchedDFS, SchedPostOrder} {
+		ms, err := hlo.ParseFile(filepath.Join("testdata", "donated_invariant.hlo"))
+		require.NoError(t, err)
+		a, err := Prepare(ms[0], sched)
+		require.NoError(t, err, sched)
+		require.Empty(t, a.interference(), sched)
+		// The copy feeds the loop state: p1 is read only at its copy.
+		var p1 *Value
+		for _, v := range a.Values {
+			if v.Inst.Name == "p1" {
+				p1 = v
+			}
+		}
+		require.NotNil(t, p1)
+		tup := ms[0].Entry.Instruction("t")
+		require.NotNil(t, tup)
+		require.Equal(t, hlo.OpCopy, tup.Operands[2].Opcode, sched)
+		require.Same(t, p1.Inst, tup.Operands[2].Operands[0], sched)
+	}
+}
