@@ -238,6 +238,21 @@ func (as *Assignment) AllocationOf(v *liveness.Value) (*Allocation, Slot, bool) 
 	return al, Slot{}, false
 }
 
+// TotalCost returns a function that assigns an analysis with opts and
+// returns the plan's total bytes (Stats.TotalBytes): the cost under which
+// fusion.Options.Cost keeps fusion from making the assigned total rise,
+// which the lower bound alone does not promise (alignment, the packer's
+// choices and the target's reuse rules move the total on their own).
+func TotalCost(ctx context.Context, opts Options) func(*liveness.Analysis) (int64, error) {
+	return func(a *liveness.Analysis) (int64, error) {
+		as, err := Assign(ctx, a, opts)
+		if err != nil {
+			return 0, err
+		}
+		return as.Stats.TotalBytes, nil
+	}
+}
+
 // Assign assigns every buffer of the analysed module to an allocation.
 // The analysis must be liveness.Analyze's of the module as it still is
 // (Analyze verified it then); Assign checks again what would make a plan

@@ -8,6 +8,7 @@ package fusion
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -128,7 +129,7 @@ func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instructio
 		in.Operands[k] = b.param(f, op)
 	}
 	for _, op := range ops {
-		op.RemoveUser(in)
+		dropUser(op, in)
 	}
 	in.Parent = fc
 	fc.Instructions = append(fc.Instructions, in)
@@ -162,7 +163,7 @@ func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
 	}
 	n := len(f.Operands)
 	p := &hlo.Instruction{
-		Name:            b.names.Unique(fmt.Sprintf("param_%d", n)),
+		Name:            b.names.Unique("param_" + strconv.Itoa(n)),
 		Opcode:          hlo.OpParameter,
 		Shape:           op.Shape,
 		Parent:          fc,
@@ -179,6 +180,23 @@ func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
 	return p
 }
 
+// dropUser removes u from op's users without keeping their order (which
+// settle restores once fusion is done): an operand read by thousands of
+// instructions loses them one by one as they are fused, and an ordered
+// removal would shift the list each time.
+func dropUser(op, u *hlo.Instruction) {
+	us := op.Users
+	for i, x := range us {
+		if x == u {
+			last := len(us) - 1
+			us[i] = us[last]
+			us[last] = nil
+			op.Users = us[:last]
+			return
+		}
+	}
+}
+
 // dropParam removes parameter j of f's fused computation (which nothing
 // reads any more) and f's operand j, renumbering the later ones.
 func (b *builder) dropParam(f *hlo.Instruction, j int) {
@@ -189,7 +207,12 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 	for i := j; i < len(fc.Params); i++ {
 		fc.Params[i].ParameterNumber = int64(i)
 	}
-	fc.Instructions = slices.DeleteFunc(fc.Instructions, func(x *hlo.Instruction) bool { return x == p })
+	if j < len(fc.Instructions) && fc.Instructions[j] == p {
+		// Parameters come first, in number order.
+		fc.Instructions = slices.Delete(fc.Instructions, j, j+1)
+	} else {
+		fc.Instructions = slices.DeleteFunc(fc.Instructions, func(x *hlo.Instruction) bool { return x == p })
+	}
 	p.Parent = nil
 	f.Operands = append(f.Operands[:j], f.Operands[j+1:]...)
 	still := false
@@ -199,7 +222,7 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 		}
 	}
 	if !still {
-		op.RemoveUser(f)
+		dropUser(op, f)
 	}
 }
 
@@ -240,7 +263,7 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	}
 	if alone {
 		for _, op := range origOps {
-			op.RemoveUser(p)
+			dropUser(op, p)
 		}
 		b.gone[p] = true
 		p.Users = p.Users[:0]
@@ -282,11 +305,19 @@ func (b *builder) inline(dst, src *hlo.Instruction) (root *hlo.Instruction, adde
 	for i, p := range sc.Params {
 		remap[p] = b.param(dst, src.Operands[i])
 	}
+	// src's only user is dst: its fused computation is dropped, so its
+	// instructions move, keeping their names, instead of being copied.
+	move := len(src.Users) == 1
 	for _, in := range sc.Instructions {
 		if in.Opcode == hlo.OpParameter {
 			continue
 		}
-		cp := b.clone(in, fc)
+		cp := in
+		if move {
+			cp.Parent = fc
+		} else {
+			cp = b.clone(in, fc)
+		}
 		for k, op := range cp.Operands {
 			cp.Operands[k] = remap[op]
 		}

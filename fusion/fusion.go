@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // Options configures Run. The zero value fuses as XLA:GPU would, within
@@ -25,6 +26,12 @@ type Options struct {
 	// NoGuard skips the lower-bound guard: every fusion the rules allow
 	// is made, even one that raises the peak.
 	NoGuard bool
+	// Cost, when set, is kept from rising as the lower bound is: the
+	// guard measures the prepared analysis of the unfused and of the fused
+	// module with it (for example the total of a buffer assignment, which
+	// alignment and the packer make differ from the bound) and declines
+	// the fusions that raise it.
+	Cost func(*liveness.Analysis) (int64, error)
 	// Explain, when set, receives every decision, made or declined, in
 	// the order they were taken.
 	Explain func(Decision)
@@ -42,7 +49,8 @@ type Decision struct {
 	// Computation is where the producer and consumer live.
 	Computation string
 	// Kind is "loop", "input", "multi-output" (producer and consumer) or
-	// "sibling" (two consumers of one operand).
+	// "sibling" (two consumers of one operand); "simplify" when the guard
+	// of Passes undid the simplification passes.
 	Kind string
 	// Producer and Consumer name the instructions as they were when the
 	// decision was taken (for "sibling", the two consumers).

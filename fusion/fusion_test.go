@@ -234,9 +234,9 @@ func TestGuardDeclines(t *testing.T) {
 	src, err := os.ReadFile("testdata/guard.hlo")
 	require.NoError(t, err)
 	lb := func(m *hlo.Module) int64 {
-		b, err := copyBound(m.File, m.String(), "")
+		x, err := measureClone(m, Options{}, false)
 		require.NoError(t, err)
-		return b
+		return x.lb
 	}
 	m := parse(t, string(src))
 	base := lb(m)
@@ -255,6 +255,35 @@ func TestGuardDeclines(t *testing.T) {
 		}
 	}
 	require.Positive(t, fusions, "the harmless fusions are still made")
+}
+
+// TestGuardKeepsCost: Options.Cost is kept from rising as the lower bound
+// is. A cost that counts the fusions rises with every fusion, so the guard
+// declines each, naming the cost, and the module ends unfused.
+func TestGuardKeepsCost(t *testing.T) {
+	src, err := os.ReadFile("testdata/guard.hlo")
+	require.NoError(t, err)
+	fusions := func(m *hlo.Module) int64 {
+		n := int64(0)
+		for _, c := range m.Computations {
+			for _, in := range c.Instructions {
+				if in.Opcode == hlo.OpFusion {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	free := parse(t, string(src))
+	fuse(t, free, Options{NoGuard: true})
+	require.Positive(t, fusions(free), "the rules fuse something (the test's premise)")
+
+	m := parse(t, string(src))
+	before := m.String()
+	changed, ds := fuse(t, m, Options{Cost: func(a *liveness.Analysis) (int64, error) { return fusions(a.Module), nil }})
+	require.False(t, changed)
+	require.Equal(t, before, m.String(), "declining every fusion leaves the module's text as it was")
+	require.Regexp(t, `raises the cost \(Options.Cost\) from 0 to [1-9]\d* bytes`, reasons(ds))
 }
 
 // TestPassesInPipeline: the fusion passes run in the preparation pipeline

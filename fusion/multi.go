@@ -173,7 +173,7 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	}
 	for _, s := range []*hlo.Instruction{first, second} {
 		for _, op := range s.Operands {
-			op.RemoveUser(s)
+			dropUser(op, s)
 		}
 		bl.gone[s] = true
 		bl.dropped[s.Calls()[0]] = true
@@ -278,7 +278,7 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 	f.pos[g0], f.pos[g1] = f.pos[u], f.pos[u]
 	p.ReplaceAllUsesWith(g1)
 	for _, op := range p.Operands {
-		op.RemoveUser(p)
+		dropUser(op, p)
 	}
 	bl.gone[p] = true
 	if p.Opcode == hlo.OpFusion {

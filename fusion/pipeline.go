@@ -11,9 +11,21 @@ import (
 // dce, fusion. The
 // fusion pass's lower-bound guard uses the pipeline's scheduler unless
 // opts names one.
+//
+// With the guard on, the passes keep the measure of the module as it came
+// to the first of them: the simplify pass keeps a clone of it, and when
+// simplification raised the measure the fusion pass undoes it. The passes
+// of one call share that clone: run them on one module at a time.
 func Passes(opts Options) []liveness.Pass {
+	var orig *hlo.Module
 	return []liveness.Pass{
-		{Name: "simplify", Run: func(m *hlo.Module, _ liveness.PrepareOptions) (bool, error) { return Simplify(m) }},
+		{Name: "simplify", Run: func(m *hlo.Module, _ liveness.PrepareOptions) (bool, error) {
+			orig = nil
+			if !opts.NoGuard && m != nil {
+				orig = m.Clone()
+			}
+			return Simplify(m)
+		}},
 		{Name: "cse", Run: func(m *hlo.Module, _ liveness.PrepareOptions) (bool, error) { return CSE(m) }},
 		{Name: "dce", Run: func(m *hlo.Module, _ liveness.PrepareOptions) (bool, error) { return DCE(m) }},
 		{Name: "fusion", Run: func(m *hlo.Module, p liveness.PrepareOptions) (bool, error) {
@@ -21,7 +33,9 @@ func Passes(opts Options) []liveness.Pass {
 			if o.Scheduler == "" {
 				o.Scheduler = p.Scheduler
 			}
-			return Run(m, o)
+			from := orig
+			orig = nil
+			return runFrom(m, from, o)
 		}},
 	}
 }

@@ -19,6 +19,14 @@ import (
 // parameters and a root, fusion instructions with kind= and calls=);
 // changed == false leaves m as it was.
 func Run(m *hlo.Module, opts Options) (changed bool, err error) {
+	return runFrom(m, nil, opts)
+}
+
+// runFrom is Run. With the guard on and orig set (a clone of the module
+// before the simplification passes that made m), the measure kept is
+// orig's: when the simplified module, even unfused, measures above it, m
+// goes back to orig (the passes are undone) and is fused from there.
+func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	if m == nil || m.Entry == nil {
 		return false, nil
 	}
@@ -27,25 +35,16 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	}
 	forbid := map[[2]string]bool{}
 	var refused []Decision
-	limit := -1
-	if !opts.NoGuard {
-		src := m.String()
-		base, err := copyBound(m.File, src, opts.Scheduler)
-		if err != nil {
-			// The unfused module cannot be prepared (liveness refuses
-			// it): there is no bound to keep, and buffer assignment of
-			// the fused module will say why.
-			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop",
-				Reason: fmt.Sprintf("no lower-bound guard: the unfused module has no lower bound (%v)", err)})
-		} else {
-			limit, refused, err = guard(m, src, opts, base, forbid)
-			if err != nil {
-				return false, err
-			}
-		}
+	var f *fuser
+	checked := false // m is settled and a clone of it was prepared
+	if opts.NoGuard {
+		f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
+		f.run()
+	} else {
+		var undone bool
+		f, refused, checked, undone = guarded(m, orig, opts, forbid)
+		changed = undone
 	}
-	f := &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
-	f.run()
 	if opts.Explain != nil {
 		for _, d := range refused {
 			opts.Explain(d)
@@ -55,13 +54,94 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 		}
 	}
 	if f.made == 0 {
-		return false, nil
+		return changed, nil
+	}
+	if checked {
+		// liveness verified the clone it prepared.
+		return true, nil
 	}
 	settle(m)
 	if err := hlo.Verify(m); err != nil {
 		return true, fmt.Errorf("fusion: internal error: the fused module does not verify: %w", err)
 	}
 	return true, nil
+}
+
+// guarded fuses m keeping its measure (lower bound, and Options.Cost) from
+// rising above orig's (m's own when orig is nil), and returns the fuser
+// that made the fusions kept and the decisions the guard declined. The
+// unfused module is measured on a clone of its own while m itself is fused
+// with every fusion the rules allow; a clone of the result is measured in
+// turn, and when it is not above the unfused measure (the usual case) m is
+// done. Otherwise m goes back to its unfused form and the guard searches
+// for the fusions to decline. checked reports that m is the fused module
+// measured, settled, and that a clone of it was prepared (which verifies
+// it); undone, that m went back to orig.
+func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *fuser, refused []Decision, checked, undone bool) {
+	pre := m.Clone() // m unfused
+	if orig == nil {
+		orig = pre
+	}
+	type measured struct {
+		x   measure
+		err error
+	}
+	baseCh := make(chan measured, 1)
+	go func() {
+		x, err := measureClone(orig, opts, false)
+		baseCh <- measured{x, err}
+	}()
+	f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
+	f.run()
+	var all measured
+	if f.made > 0 || orig != pre {
+		settle(m)
+		all.x, all.err = measureClone(m, opts, true)
+	}
+	base := <-baseCh
+	if base.err != nil {
+		// The unfused module cannot be prepared (liveness refuses it):
+		// there is no bound to keep, and buffer assignment of the fused
+		// module will say why.
+		return f, []Decision{{Computation: m.Entry.Name, Kind: "loop",
+			Reason: fmt.Sprintf("no lower-bound guard: the unfused module has no lower bound (%v)", base.err)}}, false, false
+	}
+	if f.made == 0 && orig == pre || all.err == nil && !all.x.above(base.x) {
+		return f, nil, f.made > 0, false
+	}
+	if orig != pre {
+		// Did the passes before fusion raise it on their own?
+		px, perr := measureClone(pre, opts, false)
+		if perr != nil || px.above(base.x) {
+			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "simplify",
+				Reason: "the simplification passes " + raises(base.x, px, perr) + ": undone, the module is fused as it came"})
+			undone = true
+			pre = orig
+			restore(m, pre.Clone())
+			f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
+			f.run()
+			settle(m)
+			all.x, all.err = measureClone(m, opts, true)
+			if f.made == 0 || all.err == nil && !all.x.above(base.x) {
+				return f, refused, f.made > 0, true
+			}
+		}
+	}
+	// Back to the unfused module, then search.
+	restore(m, pre.Clone())
+	limit, declined := guard(m, pre, opts, base.x, forbid, f, all.x, all.err)
+	refused = append(refused, declined...)
+	f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
+	f.run()
+	return f, refused, false, undone
+}
+
+// restore makes m the module fresh is (a clone of m as it was).
+func restore(m, fresh *hlo.Module) {
+	*m = *fresh
+	for _, c := range m.Computations {
+		c.Module = m
+	}
 }
 
 // maxGuardRounds bounds the fusions the guard declines one by one; past
@@ -78,71 +158,92 @@ func settle(m *hlo.Module) {
 	m.Renumber()
 }
 
-// guard finds which fusions to decline so that the lower bound stays at or
-// below base: it fuses a copy of m (src is m's text) and, while the bound
-// rises, finds by bisection the first fusion after which it does, and
-// forbids it. It returns the number of fusions to make (-1: all the rules
-// allow) and the declined decisions with their figures.
-func guard(m *hlo.Module, src string, opts Options, base int64, forbid map[[2]string]bool) (int, []Decision, error) {
+// guard finds which fusions to decline so that the measure stays at or
+// below base: while the fused module's measure rises, it finds by
+// bisection the first fusion after which it does, and forbids it. first
+// and its measure (or error) are the fusion of m with nothing forbidden,
+// already made. It returns the number of fusions to make (-1: all the
+// rules allow) and the declined decisions with their figures.
+func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string]bool, first *fuser, firstX measure, firstErr error) (int, []Decision) {
 	var refused []Decision
-	// trial fuses a fresh copy of m, making at most limit fusions, and
-	// measures the result in place: the copy is its own.
-	trial := func(limit int) (*fuser, int64, error) {
-		c, err := parseCopy(m.File, src)
-		if err != nil {
-			return nil, 0, err
-		}
+	// trial fuses a clone of orig (m unfused), making at most limit
+	// fusions, and measures the result in place: the clone is its own. A
+	// fused module that cannot be prepared measures as raising the bound.
+	trial := func(limit int) (*fuser, measure, error) {
+		c := orig.Clone()
 		f := &fuser{b: newBuilder(c), opts: opts, forbid: forbid, limit: limit}
 		f.run()
 		settle(c)
-		lb, err := bound(c, opts.Scheduler)
-		return f, lb, err
+		x, err := measureModule(c, opts)
+		return f, x, err
 	}
 	for round := 0; ; round++ {
-		f, lb, err := trial(-1)
-		if err != nil {
-			return 0, nil, err
+		f, x, xerr := first, firstX, firstErr
+		if round > 0 {
+			f, x, xerr = trial(-1)
 		}
-		if lb <= base {
-			return -1, refused, nil
+		if xerr == nil && !x.above(base) {
+			return -1, refused
 		}
-		// The smallest k whose first k fusions raise the bound; bounds
+		// The smallest k whose first k fusions raise the measure; found
 		// remembers what each prefix measured.
-		var failErr error
-		bounds := map[int]int64{}
-		k := sort.Search(f.made, func(k int) bool {
-			if failErr != nil {
-				return true
-			}
-			_, lbk, err := trial(k + 1)
-			if err != nil {
-				failErr = err
-				return true
-			}
-			bounds[k+1] = lbk
-			return lbk > base
-		}) + 1
-		if failErr != nil {
-			return 0, nil, failErr
+		type result struct {
+			x   measure
+			err error
 		}
+		found := map[int]result{}
+		k := sort.Search(f.made, func(k int) bool {
+			_, xk, xerr := trial(k + 1)
+			found[k+1] = result{xk, xerr}
+			return xerr != nil || xk.above(base)
+		}) + 1
 		if k > f.made {
 			// No prefix raises it on its own: the sibling order or a
-			// non-monotone bound. Keep no fusion at all rather than
+			// non-monotone measure. Keep no fusion at all rather than
 			// guess.
-			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop", Reason: fmt.Sprintf("fusing raises the lower bound from %d to %d bytes and no single fusion is to blame: nothing fused", base, lb)})
-			return 0, refused, nil
+			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop", Reason: fmt.Sprintf("fusing %s and no single fusion is to blame: nothing fused", raises(base, x, xerr))})
+			return 0, refused
 		}
 		d := nthFused(f.log, k)
 		if round >= maxGuardRounds {
 			refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
-				Reason: fmt.Sprintf("it and every later fusion are left out: after %d declined fusions the lower bound still rises above %d bytes", round, base)})
-			return k - 1, refused, nil
+				Reason: fmt.Sprintf("it and every later fusion are left out: after %d declined fusions the fused module still measures above the unfused one (%s)", round, base)})
+			return k - 1, refused
 		}
-		// The search measured prefix k: it found the bound above base there.
-		lbk := bounds[k]
+		// The search measured prefix k: it found the measure above base there.
+		r := found[k]
 		forbid[[2]string{d.Producer, d.Consumer}] = true
 		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
-			Reason: fmt.Sprintf("fusing it raises the lower bound from %d to %d bytes", base, lbk)})
+			Reason: "fusing it " + raises(base, r.x, r.err)})
+	}
+}
+
+// measure is what the guard keeps from rising: the lower bound and the
+// cost Options.Cost gives (0 without it).
+type measure struct {
+	lb, cost int64
+	hasCost  bool
+}
+
+func (x measure) above(base measure) bool { return x.lb > base.lb || x.cost > base.cost }
+
+func (x measure) String() string {
+	if x.hasCost {
+		return fmt.Sprintf("lower bound %d bytes, cost %d bytes", x.lb, x.cost)
+	}
+	return fmt.Sprintf("lower bound %d bytes", x.lb)
+}
+
+// raises says how x (or err, a module that cannot be prepared) is above
+// base: "raises the lower bound from X to Y bytes".
+func raises(base, x measure, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("leaves a module liveness cannot prepare (%v)", err)
+	case x.lb > base.lb:
+		return fmt.Sprintf("raises the lower bound from %d to %d bytes", base.lb, x.lb)
+	default:
+		return fmt.Sprintf("raises the cost (Options.Cost) from %d to %d bytes", base.cost, x.cost)
 	}
 }
 
@@ -158,30 +259,30 @@ func nthFused(log []Decision, k int) Decision {
 	return Decision{}
 }
 
-// parseCopy parses src, the text of one module, into a copy of its own.
-func parseCopy(file, src string) (*hlo.Module, error) {
-	mods, err := hlo.Parse(file, []byte(src))
-	if err != nil || len(mods) != 1 {
-		return nil, fmt.Errorf("fusion: copying the module: %v", err)
+// measureClone is measureModule of a clone of m with its users in parse
+// order (settle; settled says m is already): the module m's printed text
+// would parse to.
+func measureClone(m *hlo.Module, opts Options, settled bool) (measure, error) {
+	c := m.Clone()
+	if !settled {
+		settle(c)
 	}
-	return mods[0], nil
+	return measureModule(c, opts)
 }
 
-// copyBound is bound of a copy of the module whose text is src.
-func copyBound(file, src, scheduler string) (int64, error) {
-	c, err := parseCopy(file, src)
+// measureModule prepares m as buffer assignment would (copies, schedule),
+// in place, and returns its lower bound and Options.Cost of the analysis.
+func measureModule(m *hlo.Module, opts Options) (measure, error) {
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: opts.Scheduler})
 	if err != nil {
-		return 0, err
+		return measure{}, err
 	}
-	return bound(c, scheduler)
-}
-
-// bound prepares m as buffer assignment would (copies, schedule), in
-// place, and returns its lower bound.
-func bound(m *hlo.Module, scheduler string) (int64, error) {
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: scheduler})
-	if err != nil {
-		return 0, err
+	x := measure{lb: a.LowerBound(nil).Bytes}
+	if opts.Cost != nil {
+		if x.cost, err = opts.Cost(a); err != nil {
+			return measure{}, err
+		}
+		x.hasCost = true
 	}
-	return a.LowerBound(nil).Bytes, nil
+	return x, nil
 }

@@ -1,32 +1,50 @@
 package hlo
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // NameUniquer hands out names not yet used in a module: a taken name gets
 // a ".N" suffix, as XLA's NameUniquer does.
 type NameUniquer struct {
+	m    *Module // whose names are loaded on first use, when used is nil
 	used map[string]bool
 	next map[string]int // per base name, no suffix below it is free
 }
 
 // NewNameUniquer returns a uniquer that knows every computation and
-// instruction name of m.
+// instruction name of m as m is when the first name is asked for (many
+// uniquers are made for edits that turn out to need none).
 func NewNameUniquer(m *Module) *NameUniquer {
-	u := &NameUniquer{used: map[string]bool{}, next: map[string]int{}}
-	for _, c := range m.Computations {
-		u.used[c.Name] = true
-		for _, in := range c.Instructions {
-			u.used[in.Name] = true
+	return &NameUniquer{m: m}
+}
+
+// load reads the names of u.m.
+func (u *NameUniquer) load() {
+	n := 0
+	if u.m != nil {
+		for _, c := range u.m.Computations {
+			n += 1 + len(c.Instructions)
 		}
 	}
-	return u
+	u.used = make(map[string]bool, n+n/4)
+	if u.m != nil {
+		for _, c := range u.m.Computations {
+			u.used[c.Name] = true
+			for _, in := range c.Instructions {
+				u.used[in.Name] = true
+			}
+		}
+	}
+	u.m = nil
 }
 
 // Unique returns name, or name.N for the smallest N that is free, and
 // records it as used. The zero NameUniquer knows no names.
 func (u *NameUniquer) Unique(name string) string {
 	if u.used == nil {
-		u.used = map[string]bool{}
+		u.load()
 	}
 	if !u.used[name] {
 		u.used[name] = true
@@ -261,4 +279,101 @@ func (in *Instruction) ReplaceOperand(k int, op *Instruction) {
 		}
 	}
 	op.Users = append(op.Users, in)
+}
+
+// Clone returns a deep copy of m: new computations and instructions, with
+// the same names, IDs, order and attributes, that call and read each other
+// as m's do, so that editing one leaves the other as it was. Shapes,
+// literals, metadata, stack frames and backend configs, which the IR
+// never edits in place, are shared. Clone is much cheaper than printing m
+// and parsing the text back, and gives the same module.
+func (m *Module) Clone() *Module {
+	if m == nil {
+		return nil
+	}
+	nm := *m
+	n := 0
+	for _, c := range m.Computations {
+		n += len(c.Instructions)
+	}
+	cmap := make(map[*Computation]*Computation, len(m.Computations))
+	imap := make(map[*Instruction]*Instruction, n)
+	nm.Computations = make([]*Computation, len(m.Computations))
+	insts := make([]Instruction, n) // one allocation for every instruction
+	k := 0
+	for i, c := range m.Computations {
+		nc := *c
+		nc.Module = &nm
+		nc.Instructions = make([]*Instruction, len(c.Instructions))
+		for j, in := range c.Instructions {
+			ni := &insts[k]
+			k++
+			*ni = *in
+			ni.Parent = &nc
+			imap[in] = ni
+			nc.Instructions[j] = ni
+		}
+		cmap[c] = &nc
+		nm.Computations[i] = &nc
+	}
+	inst := func(in *Instruction) *Instruction {
+		if x, ok := imap[in]; ok {
+			return x
+		}
+		return in // not in m: a malformed module keeps its stray pointer
+	}
+	insts1 := func(xs []*Instruction) []*Instruction {
+		if xs == nil {
+			return nil
+		}
+		out := make([]*Instruction, len(xs))
+		for i, x := range xs {
+			out[i] = inst(x)
+		}
+		return out
+	}
+	comp := func(c *Computation) *Computation {
+		if x, ok := cmap[c]; ok {
+			return x
+		}
+		return c
+	}
+	comps := func(cs []*Computation) []*Computation {
+		if cs == nil {
+			return nil
+		}
+		out := make([]*Computation, len(cs))
+		for i, c := range cs {
+			out[i] = comp(c)
+		}
+		return out
+	}
+	for _, nc := range nm.Computations {
+		nc.Root = inst(nc.Root)
+		nc.Params = insts1(nc.Params)
+		for _, ni := range nc.Instructions {
+			ni.Operands = insts1(ni.Operands)
+			ni.Users = insts1(ni.Users)
+			ni.Dimensions = slices.Clone(ni.Dimensions)
+			ni.Attrs = slices.Clone(ni.Attrs)
+			if ni.Ext != nil {
+				x := *ni.Ext
+				x.Calls = comps(x.Calls)
+				x.ToApply, x.Condition, x.Body = comp(x.ToApply), comp(x.Condition), comp(x.Body)
+				x.Branches = comps(x.Branches)
+				x.CalledComputations = comps(x.CalledComputations)
+				x.Select, x.Scatter = comp(x.Select), comp(x.Scatter)
+				x.Slice = slices.Clone(x.Slice)
+				x.OutputOperandAliasing = slices.Clone(x.OutputOperandAliasing)
+				x.ControlPredecessors = insts1(x.ControlPredecessors)
+				x.ControlSuccessors = insts1(x.ControlSuccessors)
+				ni.Ext = &x
+			}
+		}
+	}
+	nm.Entry = comp(m.Entry)
+	nm.InputOutputAlias = slices.Clone(m.InputOutputAlias)
+	nm.BufferDonors = slices.Clone(m.BufferDonors)
+	nm.Attrs = slices.Clone(m.Attrs)
+	return &nm
 }

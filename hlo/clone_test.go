@@ -104,3 +104,64 @@ func TestNameUniquerSmallestFreeSuffix(t *testing.T) {
 	}
 	require.True(t, seen["p.10003"])
 }
+
+// TestModuleClone: on every corpus module, the clone prints as the module
+// does, verifies, and shares no instruction, computation or operand list
+// with it: flattening and renaming the clone leave the module's text as
+// it was, and the module's users and IDs are those of the clone.
+func TestModuleClone(t *testing.T) {
+	n := 0
+	for _, f := range corpusHLOFiles(t) {
+		mods, err := ParseFile(f)
+		if err != nil {
+			continue
+		}
+		for _, m := range mods {
+			text := m.String()
+			c := m.Clone()
+			require.Equal(t, text, c.String(), f)
+			require.NoError(t, Verify(c), f)
+			require.Same(t, c, c.Entry.Module, f)
+			orig := map[any]bool{}
+			for _, oc := range m.Computations {
+				orig[oc] = true
+				for _, in := range oc.Instructions {
+					orig[in] = true
+				}
+			}
+			for i, cc := range c.Computations {
+				require.False(t, orig[cc], f)
+				require.Equal(t, m.Computations[i].Name, cc.Name)
+				for j, in := range cc.Instructions {
+					require.False(t, orig[in], "%s: %s is shared", f, in.Name)
+					require.Same(t, cc, in.Parent)
+					require.Equal(t, m.Computations[i].Instructions[j].ID, in.ID)
+					require.Len(t, in.Users, len(m.Computations[i].Instructions[j].Users))
+					for k, u := range in.Users {
+						require.Equal(t, m.Computations[i].Instructions[j].Users[k].Name, u.Name)
+						require.False(t, orig[u])
+					}
+					for _, op := range in.Operands {
+						require.False(t, orig[op])
+					}
+					for _, callee := range in.Callees() {
+						require.False(t, orig[callee], "%s: %s calls the original %s", f, in.Name, callee.Name)
+					}
+				}
+			}
+			// Edits of the clone stay in the clone.
+			_, err := FlattenCallGraph(c)
+			require.NoError(t, err, f)
+			for _, cc := range c.Computations {
+				for _, in := range cc.Instructions {
+					in.Name += ".x"
+				}
+			}
+			require.Equal(t, text, m.String(), f)
+			n++
+		}
+	}
+	require.Greater(t, n, 250)
+	var nilModule *Module
+	require.Nil(t, nilModule.Clone())
+}

@@ -70,15 +70,20 @@ func runAssign(e *env, args []string) error {
 	// best packing found so far.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = eachAnalysis(e, file, prepareOptions(*sched, *fuse), l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	g := *gap
+	if g == 0 {
+		g = -1 // Options: 0 is the default, negative none
+	}
+	opts := assign.Options{Target: tgt, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
+	// With --fuse, fusion keeps the total of this very plan from rising.
+	var cost func(*liveness.Analysis) (int64, error)
+	if targetErr == nil {
+		cost = assign.TotalCost(ctx, opts)
+	}
+	err = eachAnalysis(e, file, prepareOptions(*sched, *fuse, cost), l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		if targetErr != nil {
 			return targetErr
 		}
-		g := *gap
-		if g == 0 {
-			g = -1 // Options: 0 is the default, negative none
-		}
-		opts := assign.Options{Target: tgt, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err

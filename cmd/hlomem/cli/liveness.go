@@ -19,14 +19,14 @@ func init() {
 }
 
 // fuseFlag documents --fuse, shared by several commands.
-const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound from rising"
+const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound (and for assign and run the assigned total) from rising"
 
 // prepareOptions is the preparation pipeline of a command: the scheduler
 // and, with --fuse, the optimization passes.
-func prepareOptions(sched string, fuse bool) liveness.PrepareOptions {
+func prepareOptions(sched string, fuse bool, cost func(*liveness.Analysis) (int64, error)) liveness.PrepareOptions {
 	o := liveness.PrepareOptions{Scheduler: sched}
 	if fuse {
-		o.Optimize = fusion.Passes(fusion.Options{})
+		o.Optimize = fusion.Passes(fusion.Options{Cost: cost})
 	}
 	return o
 }
@@ -56,7 +56,7 @@ func runLiveness(e *env, args []string) error {
 	if *format == "json" {
 		l = jsonArray
 	}
-	return eachAnalysis(e, file, prepareOptions(*sched, *fuse), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, prepareOptions(*sched, *fuse, nil), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
 		if *format == "json" {
 			return a.WriteJSON(w)
 		}

@@ -70,8 +70,9 @@ func runRun(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return eachAnalysis(e, file, prepareOptions(*sched, *fuse), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		as, err := assign.Assign(ctx, a, assign.Options{Target: tgt, Algorithm: *algo})
+	opts := assign.Options{Target: tgt, Algorithm: *algo}
+	return eachAnalysis(e, file, prepareOptions(*sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err
 		}

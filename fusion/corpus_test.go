@@ -1,0 +1,367 @@
+package fusion_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/fusion"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sizeLimit bounds the modules of the fusion corpus: none, except in
+// -short mode.
+func sizeLimit() int {
+	if testing.Short() {
+		return 5_000
+	}
+	return 1 << 62
+}
+
+// corpusModule is one module of the fusion corpus: file and index of the
+// module in the file.
+type corpusModule struct {
+	file  string
+	index int
+	name  string // for tables: the file's base name, #index when not the first
+}
+
+// parse returns a freshly parsed copy of the module.
+func (c corpusModule) parse(t testing.TB) *hlo.Module {
+	t.Helper()
+	mods, err := hlo.ParseFile(c.file)
+	require.NoError(t, err, c.file)
+	require.Greater(t, len(mods), c.index, c.file)
+	return mods[c.index]
+}
+
+// skipTally counts modules left out, by reason.
+type skipTally map[string][]string
+
+func (s skipTally) add(why, name string) { s[why] = append(s[why], name) }
+
+func (s skipTally) log(t *testing.T) {
+	whys := make([]string, 0, len(s))
+	for w := range s {
+		whys = append(whys, w)
+	}
+	sort.Strings(whys)
+	for _, w := range whys {
+		names := s[w]
+		list := strings.Join(names, ", ")
+		if len(list) > 400 {
+			list = list[:400] + "..."
+		}
+		t.Logf("skipped %d (%s): %s", len(names), w, list)
+	}
+}
+
+// fusionCorpus returns the modules the fusion tests run on: every module
+// of hlo/*/*.hlo that is not scheduled and that liveness.Prepare accepts
+// unfused, and every paired/*/*before_optimizations.txt module, up to the
+// size limit. Those left out are tallied in skipped.
+func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
+	var out []corpusModule
+	limit := sizeLimit()
+	add := func(file string, needUnscheduled bool) {
+		mods, err := hlo.ParseFile(file)
+		if err != nil {
+			skipped.add("does not parse", filepath.Base(file))
+			return
+		}
+		for i, m := range mods {
+			name := filepath.Base(file)
+			if i > 0 {
+				name += "#" + strconv.Itoa(i)
+			}
+			c := corpusModule{file: file, index: i, name: name}
+			if needUnscheduled && m.IsScheduled {
+				skipped.add("scheduled", name)
+				continue
+			}
+			n := m.NumInstructions()
+			if needUnscheduled {
+				if _, err := liveness.Prepare(m, ""); err != nil {
+					skipped.add("liveness.Prepare refuses it unfused", name)
+					continue
+				}
+			}
+			if n > limit {
+				skipped.add(fmt.Sprintf("over %d instructions in -short mode", limit), fmt.Sprintf("%s (%d)", name, n))
+				continue
+			}
+			out = append(out, c)
+		}
+	}
+	for _, f := range corpus.Glob(t, "hlo/*/*.hlo") {
+		add(f, true)
+	}
+	for _, f := range corpus.Glob(t, "paired/*/*before_optimizations.txt") {
+		add(f, false)
+	}
+	return out
+}
+
+// checkedPasses wraps fusion.Passes(opts): after each pass the module must
+// verify and print as a fixed point of parse and print, and a pass that
+// reports no change must have left the text as it was. fused counts the
+// passes that changed the module.
+func checkedPasses(t *testing.T, name string, opts fusion.Options, fused *int) []liveness.Pass {
+	var out []liveness.Pass
+	for _, p := range fusion.Passes(opts) {
+		run := p.Run
+		pname := p.Name
+		p.Run = func(m *hlo.Module, po liveness.PrepareOptions) (bool, error) {
+			before := m.String()
+			changed, err := run(m, po)
+			if err != nil {
+				return changed, err
+			}
+			after := m.String()
+			if !changed {
+				assert.True(t, before == after, "%s: pass %s reports no change but changed the module", name, pname)
+				return false, nil
+			}
+			*fused++
+			assert.NoError(t, hlo.Verify(m), "%s: pass %s", name, pname)
+			again, err := hlo.ParseModule(name, after)
+			if assert.NoError(t, err, "%s: the fused module does not parse back", name) {
+				// True, not Equal: a diff of two whole modules would drown the message.
+				assert.True(t, again.String() == after, "%s: print(parse(print)) of the fused module differs from print", name)
+			}
+			return true, nil
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// cliFuse is what hlomem assign --fuse runs: fusion keeping the lower
+// bound and the total of the default plan from rising.
+func cliFuse() fusion.Options {
+	return fusion.Options{Cost: assign.TotalCost(context.Background(), assign.Options{})}
+}
+
+// plan prepares and assigns m with the optimization passes given.
+func plan(t testing.TB, m *hlo.Module, passes []liveness.Pass) (*liveness.Analysis, *assign.Assignment, error) {
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: passes})
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := assign.Assign(context.Background(), a, assign.Options{})
+	if err != nil {
+		return a, nil, err
+	}
+	return a, as, nil
+}
+
+// TestFusionCorpus: on every module of the fusion corpus, the pipeline
+// with fusion succeeds, leaves a valid module that prints as a fixed point
+// of parse and print, and neither the lower bound nor the assigned total
+// rises over the unfused pipeline's.
+func TestFusionCorpus(t *testing.T) {
+	skipped := skipTally{}
+	mods := fusionCorpus(t, skipped)
+	require.NotEmpty(t, mods)
+	var rows []string
+	changed, lbDown, totDown := 0, 0, 0
+	start := time.Now()
+	for _, c := range mods {
+		a0, as0, err := plan(t, c.parse(t), nil)
+		require.NoError(t, err, "%s: unfused", c.name)
+		n := 0
+		t1start := time.Now()
+		a1, as1, err := plan(t, c.parse(t), checkedPasses(t, c.name, cliFuse(), &n))
+		took := time.Since(t1start)
+		if !assert.NoError(t, err, "%s: fused", c.name) {
+			continue
+		}
+		require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
+		lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
+		t0, t1 := as0.Stats.TotalBytes, as1.Stats.TotalBytes
+		if n > 0 {
+			changed++
+		}
+		if lb1 < lb0 {
+			lbDown++
+		}
+		if t1 < t0 {
+			totDown++
+		}
+		assert.LessOrEqual(t, lb1, lb0, "%s: fusion raised the lower bound", c.name)
+		assert.LessOrEqual(t, t1, t0, "%s: fusion raised the assigned total", c.name)
+		mark := ""
+		if t1 > t0 {
+			mark = "  <- total rose"
+		}
+		rows = append(rows, fmt.Sprintf("%-60.60s %7d %7d %15d %15d %15d %15d %8.2f%s", c.name, len(a0.Buffers), len(a1.Buffers), lb0, lb1, t0, t1, took.Seconds(), mark))
+	}
+	t.Logf("%-60s %7s %7s %15s %15s %15s %15s %8s", "module", "buf", "buf'", "lower bound", "lower bound'", "total", "total'", "fused s")
+	for _, r := range rows {
+		t.Log(r)
+	}
+	t.Logf("%d modules in %v: fusion changed %d, lowered the bound of %d and the total of %d", len(mods), time.Since(start).Round(time.Millisecond), changed, lbDown, totDown)
+	skipped.log(t)
+	// Fusion must have done something on the corpus, or the checks above
+	// are vacuous.
+	require.Greater(t, changed, len(mods)/2)
+}
+
+var opInError = regexp.MustCompile(`cannot evaluate opcode ([a-z0-9-]+)`)
+
+// TestFusedOutputsBitIdentical: on every module of the fusion corpus whose
+// unfused plan is at most 64 MiB and that the evaluator runs within 5 s,
+// the fused module computes bit for bit what the unfused one does, in the
+// reference run and on the fused plan's bytes.
+func TestFusedOutputsBitIdentical(t *testing.T) {
+	skipped := skipTally{}
+	mods := fusionCorpus(t, skipped)
+	compared := 0
+	stopped := map[string]int{}
+	for _, c := range mods {
+		_, as0, err := plan(t, c.parse(t), nil)
+		require.NoError(t, err, c.name)
+		if as0.Stats.TotalBytes > 64<<20 {
+			stopped["(plan over 64 MiB)"]++
+			continue
+		}
+		args := runtime.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ref, err := runtime.Execute(ctx, as0, args, nil, runtime.ExecOptions{Reference: true})
+		cancel()
+		if err != nil {
+			m := opInError.FindStringSubmatch(err.Error())
+			switch {
+			case m != nil:
+				stopped[m[1]]++
+			case errors.Is(err, context.DeadlineExceeded):
+				stopped["(over 5 s)"]++
+			default:
+				msg := err.Error()
+				if len(msg) > 60 {
+					msg = msg[:60] + "..."
+				}
+				stopped["other: "+msg]++
+			}
+			continue
+		}
+		_, as1, err := plan(t, c.parse(t), fusion.Passes(fusion.Options{}))
+		require.NoError(t, err, "%s: fused", c.name)
+		p0, p1 := as0.Module.Entry.Params, as1.Module.Entry.Params
+		require.Equal(t, len(p0), len(p1), "%s: fusion changed the entry's parameters", c.name)
+		for i := range p0 {
+			require.True(t, hlo.Compatible(p0[i].Shape, p1[i].Shape), "%s: parameter %d changed shape", c.name, i)
+		}
+		for _, mode := range []runtime.ExecOptions{{Reference: true}, {}} {
+			// A fused module evaluates in about the time of the unfused
+			// one; 60 s only catches a hang.
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			got, err := runtime.Execute(ctx, as1, args, nil, mode)
+			cancel()
+			require.NoError(t, err, "%s: fused, reference=%v", c.name, mode.Reference)
+			require.Equal(t, len(ref.Outputs), len(got.Outputs), c.name)
+			for i := range ref.Outputs {
+				require.Equal(t, ref.Outputs[i].Checksum(), got.Outputs[i].Checksum(),
+					"%s: output %d of the fused module (reference=%v) differs from the unfused one's", c.name, i, mode.Reference)
+			}
+		}
+		compared++
+	}
+	type kv struct {
+		k string
+		n int
+	}
+	var list []kv
+	for k, n := range stopped {
+		list = append(list, kv{k, n})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || list[i].n == list[j].n && list[i].k < list[j].k })
+	t.Logf("%d of %d modules compared: fused outputs equal unfused bit for bit; not run: %v", compared, len(mods), list)
+	skipped.log(t)
+	require.Positive(t, compared)
+}
+
+var totalRe = regexp.MustCompile(`(?m)^Total bytes used: (\d+)`)
+
+// TestFusionAgainstXLA: the fused plan of each paired module's input
+// (before_optimizations) against XLA's plan of its own optimized module.
+// Fusions are counted in all computations, ours after the fused pipeline
+// and XLA's as lines containing " fusion(" in after_optimizations.
+func TestFusionAgainstXLA(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(corpus.Path(t, "paired"), "*"))
+	require.NoError(t, err)
+	var ratios, unfused []float64
+	t.Logf("%-42s %14s %14s %14s %7s %8s %8s", "module", "unfused", "fused", "XLA", "f/XLA", "fusions", "XLA's")
+	for _, d := range dirs {
+		one := func(pattern string) string {
+			m, err := filepath.Glob(filepath.Join(d, pattern))
+			require.NoError(t, err)
+			require.Len(t, m, 1, "%s: %s", d, pattern)
+			return m[0]
+		}
+		before := one("*before_optimizations.txt")
+		after := one("*after_optimizations.txt")
+		dump, err := os.ReadFile(one("*-buffer-assignment.txt"))
+		require.NoError(t, err)
+		sm := totalRe.FindSubmatch(dump)
+		require.NotNil(t, sm, "%s: no Total bytes used", d)
+		xla, err := strconv.ParseInt(string(sm[1]), 10, 64)
+		require.NoError(t, err)
+		require.Positive(t, xla)
+
+		c := corpusModule{file: before, name: filepath.Base(d)}
+		_, as0, err := plan(t, c.parse(t), nil)
+		require.NoError(t, err, "%s: unfused", c.name)
+		_, as1, err := plan(t, c.parse(t), fusion.Passes(cliFuse()))
+		require.NoError(t, err, "%s: fused", c.name)
+		ours := 0
+		for _, comp := range as1.Module.Computations {
+			for _, in := range comp.Instructions {
+				if in.Opcode == hlo.OpFusion {
+					ours++
+				}
+			}
+		}
+		text, err := os.ReadFile(after)
+		require.NoError(t, err)
+		theirs := 0
+		for _, l := range strings.Split(string(text), "\n") {
+			if strings.Contains(l, " fusion(") {
+				theirs++
+			}
+		}
+		r := float64(as1.Stats.TotalBytes) / float64(xla)
+		ratios = append(ratios, r)
+		unfused = append(unfused, float64(as0.Stats.TotalBytes)/float64(xla))
+		t.Logf("%-42.42s %14d %14d %14d %7.3f %8d %8d", c.name, as0.Stats.TotalBytes, as1.Stats.TotalBytes, xla, r, ours, theirs)
+	}
+	require.NotEmpty(t, ratios)
+	medianOf := func(xs []float64) float64 {
+		sort.Float64s(xs)
+		n := len(xs)
+		if n%2 == 0 {
+			return (xs[n/2-1] + xs[n/2]) / 2
+		}
+		return xs[n/2]
+	}
+	n := len(ratios)
+	median, umedian := medianOf(ratios), medianOf(unfused)
+	t.Logf("%d modules: fused/XLA median %.3f, max %.3f, min %.3f; unfused/XLA median %.3f, max %.3f", n, median, ratios[n-1], ratios[0], umedian, unfused[n-1])
+	require.LessOrEqual(t, median, 1.10, "median of fused/XLA totals")
+	require.LessOrEqual(t, ratios[n-1], 1.5, "max of fused/XLA totals")
+}
