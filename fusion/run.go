@@ -177,6 +177,10 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		x, err := measureModule(c, opts)
 		return f, x, err
 	}
+	// lo fusions are known not to raise the measure: after a culprit at
+	// k is forbidden, the first k-1 decisions stay as they were, so the
+	// next search starts past them.
+	lo := 0
 	for round := 0; ; round++ {
 		f, x, xerr := first, firstX, firstErr
 		if round > 0 {
@@ -185,24 +189,24 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		if xerr == nil && !x.above(base) {
 			return -1, refused
 		}
-		// The smallest k whose first k fusions raise the measure; found
-		// remembers what each prefix measured.
+		// The smallest k > lo whose first k fusions raise the measure;
+		// found remembers what each prefix measured.
 		type result struct {
 			x   measure
 			err error
 		}
 		found := map[int]result{}
-		k := sort.Search(f.made, func(k int) bool {
-			_, xk, xerr := trial(k + 1)
-			found[k+1] = result{xk, xerr}
+		k := lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
+			_, xk, xerr := trial(lo + i + 1)
+			found[lo+i+1] = result{xk, xerr}
 			return xerr != nil || xk.above(base)
-		}) + 1
+		})
 		if k > f.made {
 			// No prefix raises it on its own: the sibling order or a
-			// non-monotone measure. Keep no fusion at all rather than
-			// guess.
-			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop", Reason: fmt.Sprintf("fusing %s and no single fusion is to blame: nothing fused", raises(base, x, xerr))})
-			return 0, refused
+			// non-monotone measure. Keep the prefix known to be safe
+			// rather than guess.
+			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "loop", Reason: fmt.Sprintf("fusing %s and no single fusion is to blame: only the first %d fusions are kept", raises(base, x, xerr), lo)})
+			return lo, refused
 		}
 		d := nthFused(f.log, k)
 		if round >= maxGuardRounds {
@@ -212,6 +216,7 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		}
 		// The search measured prefix k: it found the measure above base there.
 		r := found[k]
+		lo = k - 1
 		forbid[[2]string{d.Producer, d.Consumer}] = true
 		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
 			Reason: "fusing it " + raises(base, r.x, r.err)})
