@@ -1,0 +1,187 @@
+// Package gpu models the memory of a GPU as JAX and XLA use it: device
+// capacities, the client allocator settings JAX reads from the
+// environment, and (to come) the BFC, platform and cuda_async allocators
+// that serve a compiled program's allocations.
+package gpu
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Device is a GPU model: a name and its total memory in bytes.
+type Device struct {
+	Name   string
+	Memory int64
+}
+
+const mib = 1 << 20
+
+// Presets of common devices, with the total memory the driver reports
+// (nvidia-smi's MiB figures).
+var (
+	A100_40GB = Device{Name: "a100-40gb", Memory: 40960 * mib}
+	A100_80GB = Device{Name: "a100-80gb", Memory: 81920 * mib}
+	H100_80GB = Device{Name: "h100-80gb", Memory: 81559 * mib}
+	H200      = Device{Name: "h200", Memory: 143771 * mib}
+)
+
+// Devices lists the presets.
+var Devices = []Device{A100_40GB, A100_80GB, H100_80GB, H200}
+
+// DeviceByName returns the preset named name ("a100" is the 80 GB one,
+// "h100" the 80 GB one), or a custom device for "custom:SIZE" where SIZE
+// is a byte count with an optional KiB, MiB, GiB or TiB suffix
+// ("custom:16GiB").
+func DeviceByName(name string) (Device, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "a100":
+		return A100_80GB, nil
+	case "h100":
+		return H100_80GB, nil
+	}
+	for _, d := range Devices {
+		if d.Name == n {
+			return d, nil
+		}
+	}
+	if size, ok := strings.CutPrefix(n, "custom:"); ok {
+		b, err := ParseBytes(size)
+		if err != nil {
+			return Device{}, fmt.Errorf("gpu: device %q: %v", name, err)
+		}
+		if b <= 0 {
+			return Device{}, fmt.Errorf("gpu: device %q: the memory size must be positive", name)
+		}
+		return Device{Name: "custom", Memory: b}, nil
+	}
+	names := make([]string, len(Devices))
+	for i, d := range Devices {
+		names[i] = d.Name
+	}
+	return Device{}, fmt.Errorf("gpu: unknown device %q (want %s, a100, h100 or custom:SIZE)", name, strings.Join(names, ", "))
+}
+
+// ParseBytes reads a byte count: digits with an optional B, KiB, MiB, GiB
+// or TiB suffix (powers of 1024; KB, MB, GB and TB mean the same, as
+// device memory is quoted).
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"b", 1}} {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("bad byte size %q", s)
+	}
+	return v * mult, nil
+}
+
+// AllocatorKind names the client allocator (XLA_PYTHON_CLIENT_ALLOCATOR).
+type AllocatorKind string
+
+// The allocators JAX offers; Default is BFC.
+const (
+	Default   AllocatorKind = "default"
+	Platform  AllocatorKind = "platform"
+	BFCKind   AllocatorKind = "bfc"
+	CudaAsync AllocatorKind = "cuda_async"
+)
+
+// ClientConfig is the GPU client's memory setting.
+type ClientConfig struct {
+	// Preallocate reserves the whole limit when the client starts.
+	Preallocate bool
+	// MemFraction is the share of the device's total memory the client
+	// may use, in (0, 1], or above 1 with UnifiedMemory.
+	MemFraction float64
+	Allocator   AllocatorKind
+	// UnifiedMemory lets the limit exceed the device (host memory backs
+	// the rest), as TF_FORCE_UNIFIED_MEMORY does.
+	UnifiedMemory bool
+}
+
+// DefaultConfig is JAX's: preallocate 75% of total memory with BFC.
+func DefaultConfig() ClientConfig {
+	return ClientConfig{Preallocate: true, MemFraction: 0.75, Allocator: BFCKind}
+}
+
+// Limit is the number of bytes the client may use on d: MemFraction of
+// its total memory.
+func (c ClientConfig) Limit(d Device) int64 {
+	return int64(c.MemFraction * float64(d.Memory))
+}
+
+// Environment variables JAX and XLA read.
+const (
+	EnvPreallocate    = "XLA_PYTHON_CLIENT_PREALLOCATE"
+	EnvMemFraction    = "XLA_CLIENT_MEM_FRACTION"
+	EnvOldMemFraction = "XLA_PYTHON_CLIENT_MEM_FRACTION"
+	EnvAllocator      = "XLA_PYTHON_CLIENT_ALLOCATOR"
+	EnvUnifiedMemory  = "TF_FORCE_UNIFIED_MEMORY"
+)
+
+// ConfigFromEnv returns DefaultConfig changed by the environment, read
+// through getenv (os.Getenv; "" is unset):
+//   - XLA_PYTHON_CLIENT_PREALLOCATE: false, False or 0 (any case) turn
+//     preallocation off; any other value leaves it on, as JAX does;
+//   - XLA_CLIENT_MEM_FRACTION, or its older name
+//     XLA_PYTHON_CLIENT_MEM_FRACTION (both set is an error): a number in
+//     (0, 1], or above 1 when TF_FORCE_UNIFIED_MEMORY is true or 1;
+//   - XLA_PYTHON_CLIENT_ALLOCATOR: default, platform, bfc or cuda_async.
+//
+// Each error names the variable and its value.
+func ConfigFromEnv(getenv func(string) string) (ClientConfig, error) {
+	c := DefaultConfig()
+	if v := getenv(EnvPreallocate); v != "" {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "false", "0":
+			c.Preallocate = false
+		}
+	}
+	if v := strings.ToLower(strings.TrimSpace(getenv(EnvUnifiedMemory))); v == "1" || v == "true" {
+		c.UnifiedMemory = true
+	}
+	newer, older := getenv(EnvMemFraction), getenv(EnvOldMemFraction)
+	if newer != "" && older != "" {
+		return ClientConfig{}, fmt.Errorf("gpu: both %s=%q and %s=%q are set; set only %s", EnvMemFraction, newer, EnvOldMemFraction, older, EnvMemFraction)
+	}
+	name, v := EnvMemFraction, newer
+	if v == "" {
+		name, v = EnvOldMemFraction, older
+	}
+	if v != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch {
+		case err != nil || f != f:
+			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is not a number", name, v)
+		case f <= 0:
+			return ClientConfig{}, fmt.Errorf("gpu: %s=%q must be above 0", name, v)
+		case f > 1 && !c.UnifiedMemory:
+			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is above 1; that needs unified memory (%s=1)", name, v, EnvUnifiedMemory)
+		case f > 1e6:
+			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is too large", name, v)
+		}
+		c.MemFraction = f
+	}
+	if v := getenv(EnvAllocator); v != "" {
+		switch k := AllocatorKind(strings.TrimSpace(v)); k {
+		case Default, BFCKind:
+			c.Allocator = BFCKind
+		case Platform, CudaAsync:
+			c.Allocator = k
+		default:
+			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is not an allocator (want default, platform, bfc or cuda_async)", EnvAllocator, v)
+		}
+	}
+	return c, nil
+}
