@@ -197,6 +197,19 @@ func dropUser(op, u *hlo.Instruction) {
 	}
 }
 
+// drop takes in out of its computation (at compact) and, for a fusion,
+// its fused computation out of the module (at finish); in no longer reads
+// ops, the operands it had.
+func (b *builder) drop(in *hlo.Instruction, ops []*hlo.Instruction) {
+	for _, op := range ops {
+		dropUser(op, in)
+	}
+	b.gone[in] = true
+	if in.Opcode == hlo.OpFusion {
+		b.dropped[in.Calls()[0]] = true
+	}
+}
+
 // dropParam removes parameter j of f's fused computation (which nothing
 // reads any more) and f's operand j, renumbering the later ones.
 func (b *builder) dropParam(f *hlo.Instruction, j int) {
@@ -262,14 +275,8 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 		added = append(added, q)
 	}
 	if alone {
-		for _, op := range origOps {
-			dropUser(op, p)
-		}
-		b.gone[p] = true
+		b.drop(p, origOps)
 		p.Users = p.Users[:0]
-		if p.Opcode == hlo.OpFusion {
-			b.dropped[p.Calls()[0]] = true
-		}
 	}
 	// The new instructions go right after the parameters: they read only
 	// parameters and each other, in order.

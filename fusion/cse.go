@@ -79,23 +79,7 @@ func cseComputation(c *hlo.Computation, pure *purity, seed maphash.Seed) bool {
 	// The replaced instructions have no users left (their users were
 	// pointed at the kept ones) and are not roots any more; drop them
 	// from the list and from their operands' users in one sweep.
-	kept := c.Instructions[:0]
-	for _, in := range c.Instructions {
-		if gone[in] {
-			in.Parent = nil
-			continue
-		}
-		kept = append(kept, in)
-	}
-	for i := len(kept); i < len(c.Instructions); i++ {
-		c.Instructions[i] = nil
-	}
-	c.Instructions = kept
-	for _, in := range kept {
-		if slices.ContainsFunc(in.Users, func(u *hlo.Instruction) bool { return gone[u] }) {
-			in.Users = slices.DeleteFunc(in.Users, func(u *hlo.Instruction) bool { return gone[u] })
-		}
-	}
+	dropInstructions(c, func(in *hlo.Instruction) bool { return gone[in] })
 	return true
 }
 

@@ -10,6 +10,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -76,27 +77,29 @@ func dceComputation(c *hlo.Computation, removed []bool, users []int, pure *purit
 	if !any {
 		return false
 	}
+	dropInstructions(c, func(in *hlo.Instruction) bool { return removed[in.ID] })
+	return true
+}
+
+// dropInstructions takes the instructions gone names out of c's list, and
+// out of the users lists of those that stay, in one sweep, and detaches
+// them from c.
+func dropInstructions(c *hlo.Computation, gone func(*hlo.Instruction) bool) {
 	kept := c.Instructions[:0]
 	for _, in := range c.Instructions {
-		if removed[in.ID] {
+		if gone(in) {
+			in.Parent = nil
 			continue
 		}
 		kept = append(kept, in)
-		if hasRemoved(in.Users, removed) {
-			out := in.Users[:0]
-			for _, u := range in.Users {
-				if !removed[u.ID] {
-					out = append(out, u)
-				}
-			}
-			in.Users = out
+	}
+	clear(c.Instructions[len(kept):])
+	c.Instructions = kept
+	for _, in := range kept {
+		if slices.ContainsFunc(in.Users, gone) {
+			in.Users = slices.DeleteFunc(in.Users, gone)
 		}
 	}
-	for i := len(kept); i < len(c.Instructions); i++ {
-		c.Instructions[i] = nil
-	}
-	c.Instructions = kept
-	return true
 }
 
 // seenBefore reports whether ops[k] already occurs in ops[:k]. Users lists
@@ -104,15 +107,6 @@ func dceComputation(c *hlo.Computation, removed []bool, users []int, pure *purit
 func seenBefore(ops []*hlo.Instruction, k int) bool {
 	for _, o := range ops[:k] {
 		if o == ops[k] {
-			return true
-		}
-	}
-	return false
-}
-
-func hasRemoved(list []*hlo.Instruction, removed []bool) bool {
-	for _, u := range list {
-		if removed[u.ID] {
 			return true
 		}
 	}

@@ -127,7 +127,14 @@ type fuser struct {
 	limit  int                // stop after this many fusions made (<0: none)
 	made   int
 	log    []Decision
-	pos    map[*hlo.Instruction]int // topological positions in the computation
+}
+
+// runFuser runs a fuser over m, making at most limit fusions (<0: all the
+// rules allow) and none that forbid names, and returns it.
+func runFuser(m *hlo.Module, opts Options, forbid map[[2]string]bool, limit int) *fuser {
+	f := &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
+	f.run()
+	return f
 }
 
 func (f *fuser) decide(d Decision) {
@@ -155,11 +162,10 @@ func (f *fuser) computation(c *hlo.Computation) {
 	if !f.b.m.IsScheduled {
 		c.SortTopologically()
 	}
-	f.pos = make(map[*hlo.Instruction]int, len(c.Instructions))
+	f.b.pos = make(map[*hlo.Instruction]int, len(c.Instructions))
 	for i, in := range c.Instructions {
-		f.pos[in] = i
+		f.b.pos[in] = i
 	}
-	f.b.pos = f.pos
 	order := slices.Clone(c.Instructions)
 	for i := len(order) - 1; i >= 0 && !f.full(); i-- {
 		p := order[i]
@@ -170,7 +176,7 @@ func (f *fuser) computation(c *hlo.Computation) {
 	}
 	f.b.compact(c)
 	for i, in := range c.Instructions {
-		f.pos[in] = i
+		f.b.pos[in] = i
 	}
 	if !f.opts.NoMultiOutput {
 		f.producerConsumer(c)
@@ -185,16 +191,19 @@ func (f *fuser) producer(c *hlo.Computation, p *hlo.Instruction) {
 		return // not a candidate at all: nothing to explain
 	}
 	users := slices.Clone(p.Users)
-	consumerName := func(u *hlo.Instruction) string { return u.Name }
-	if len(users) > 1 && p.Opcode.Has(hlo.Expensive) {
-		f.decide(Decision{Computation: c.Name, Kind: kindOf(p, users[0]), Producer: p.Name, Consumer: consumerName(users[0]),
-			Reason: fmt.Sprintf("producer %s is expensive and has %d users", p.Name, len(users))})
-		return
-	}
-	if len(users) > 1 && p.Opcode == hlo.OpFusion && fusionExpensive(p) {
-		f.decide(Decision{Computation: c.Name, Kind: kindOf(p, users[0]), Producer: p.Name, Consumer: consumerName(users[0]),
-			Reason: fmt.Sprintf("producer %s computes an expensive op and has %d users", p.Name, len(users))})
-		return
+	if len(users) > 1 {
+		what := ""
+		switch {
+		case p.Opcode.Has(hlo.Expensive):
+			what = "is expensive"
+		case p.Opcode == hlo.OpFusion && fusionExpensive(p):
+			what = "computes an expensive op"
+		}
+		if what != "" {
+			f.decide(Decision{Computation: c.Name, Kind: kindOf(p, users[0]), Producer: p.Name, Consumer: users[0].Name,
+				Reason: fmt.Sprintf("producer %s %s and has %d users", p.Name, what, len(users))})
+			return
+		}
 	}
 	for _, u := range users {
 		if why := f.consumerBlocked(p, u); why != "" {
@@ -273,7 +282,7 @@ func producerBlocked(p *hlo.Instruction) string {
 	if len(p.Users) == 0 || p.IsRoot() {
 		return "it is the computation's result"
 	}
-	if len(p.ControlSuccessors()) > 0 || len(p.ControlPredecessors()) > 0 {
+	if hasControl(p) {
 		return "it has control dependencies"
 	}
 	switch p.Opcode {
@@ -299,28 +308,22 @@ func producerBlocked(p *hlo.Instruction) string {
 // consumerBlocked says why p cannot be fused into its user u ("" when it
 // can).
 func (f *fuser) consumerBlocked(p, u *hlo.Instruction) string {
-	if len(u.ControlSuccessors()) > 0 || len(u.ControlPredecessors()) > 0 {
+	if hasControl(u) {
 		return fmt.Sprintf("consumer %s has control dependencies", u.Name)
 	}
-	var root *hlo.Instruction
 	switch {
 	case u.Opcode == hlo.OpFusion:
 		if k := u.FusionKind(); k != hlo.FusionLoop && k != hlo.FusionInput {
 			return fmt.Sprintf("consumer %s is a %s fusion", u.Name, k)
 		}
-		root = u.Calls()[0].Root
-		if root.Opcode == hlo.OpTuple {
+		if u.Calls()[0].Root.Opcode == hlo.OpTuple {
 			return fmt.Sprintf("consumer %s is a multi-output fusion", u.Name)
 		}
 	case u.Opcode == hlo.OpReduce:
 		if len(u.Operands) != 2 {
 			return fmt.Sprintf("consumer %s is a variadic reduce", u.Name)
 		}
-		root = u
-	case u.Opcode == hlo.OpScatter:
-		root = u
-	case loopFusible(u):
-		root = u
+	case u.Opcode == hlo.OpScatter, loopFusible(u):
 	default:
 		return fmt.Sprintf("consumer %s (%s) is not fusible", u.Name, u.OpName())
 	}

@@ -24,8 +24,7 @@ func (f *fuser) siblings(c *hlo.Computation) {
 		}
 		var cands []*hlo.Instruction
 		for _, u := range x.Users {
-			if u.Opcode == hlo.OpFusion && u.Parent == c && !f.b.gone[u] && (u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
-				u.Calls()[0].Root.Opcode != hlo.OpTuple && len(u.ControlPredecessors()) == 0 && len(u.ControlSuccessors()) == 0 {
+			if f.singleOutput(c, u) {
 				cands = append(cands, u)
 			}
 		}
@@ -49,6 +48,22 @@ func (f *fuser) siblings(c *hlo.Computation) {
 				Reason: fmt.Sprintf("both read %s: one pass over it", x.Name)})
 		}
 	}
+}
+
+// singleOutput reports whether u is a live single-output loop or input
+// fusion of c without control edges: one that can take a second output.
+func (f *fuser) singleOutput(c *hlo.Computation, u *hlo.Instruction) bool {
+	return u.Opcode == hlo.OpFusion && u.Parent == c && !f.b.gone[u] &&
+		(u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
+		u.Calls()[0].Root.Opcode != hlo.OpTuple && !hasControl(u)
+}
+
+// ordered returns a and b, the one earlier in their computation first.
+func (f *fuser) ordered(a, b *hlo.Instruction) (first, second *hlo.Instruction) {
+	if f.b.pos[a] > f.b.pos[b] {
+		return b, a
+	}
+	return a, b
 }
 
 // siblingBlocked says why fusions a and b cannot become one ("" when they
@@ -85,12 +100,9 @@ func (f *fuser) siblingBlocked(a, b *hlo.Instruction) string {
 	if f.dependsOn(a, b) || f.dependsOn(b, a) {
 		return "one depends on the other: fusing would make a cycle"
 	}
-	first, second := a, b
-	if f.pos[a] > f.pos[b] {
-		first, second = b, a
-	}
+	first, second := f.ordered(a, b)
 	for _, u := range first.Users {
-		if f.pos[u] <= f.pos[second] {
+		if f.b.pos[u] <= f.b.pos[second] {
 			return fmt.Sprintf("%s is read by %s before %s runs", first.Name, u.Name, second.Name)
 		}
 	}
@@ -104,7 +116,7 @@ func inPlaceRoot(r *hlo.Instruction) bool {
 
 // dependsOn reports whether x depends on y in their computation.
 func (f *fuser) dependsOn(x, y *hlo.Instruction) bool {
-	py, ok := f.pos[y]
+	py, ok := f.b.pos[y]
 	if !ok {
 		return true
 	}
@@ -120,7 +132,7 @@ func (f *fuser) dependsOn(x, y *hlo.Instruction) bool {
 			continue
 		}
 		seen[z] = true
-		if q, ok := f.pos[z]; !ok || q <= py {
+		if q, ok := f.b.pos[z]; !ok || q <= py {
 			continue
 		}
 		stack = append(stack, z.Operands...)
@@ -160,23 +172,16 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	// The merged fusion and its elements follow the later sibling, whose
 	// slot it takes over (siblingBlocked made sure that the earlier one's
 	// users all come later still).
-	first, second := a, b
-	if f.pos[a] > f.pos[b] {
-		first, second = b, a
-	}
+	first, second := f.ordered(a, b)
 	gtes := []*hlo.Instruction{bl.element(c, mf, 0, a.Shape), bl.element(c, mf, 1, b.Shape)}
 	bl.after[second] = append(bl.after[second], mf, gtes[0], gtes[1])
-	at := f.pos[second]
-	f.pos[mf], f.pos[gtes[0]], f.pos[gtes[1]] = at, at, at
+	at := f.b.pos[second]
+	f.b.pos[mf], f.b.pos[gtes[0]], f.b.pos[gtes[1]] = at, at, at
 	for i, s := range []*hlo.Instruction{a, b} {
 		s.ReplaceAllUsesWith(gtes[i])
 	}
 	for _, s := range []*hlo.Instruction{first, second} {
-		for _, op := range s.Operands {
-			dropUser(op, s)
-		}
-		bl.gone[s] = true
-		bl.dropped[s.Calls()[0]] = true
+		bl.drop(s, s.Operands)
 	}
 	return mf
 }
@@ -192,10 +197,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		if f.full() {
 			return
 		}
-		if i >= len(c.Instructions) {
-			continue
-		}
-		p := c.Instructions[i]
+		p := c.Instructions[i] // c's list changes only in compact
 		if p.Parent != c || f.b.gone[p] || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
 			continue
 		}
@@ -204,8 +206,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		}
 		var u *hlo.Instruction
 		for _, x := range p.Users {
-			if x.Opcode == hlo.OpFusion && x.Parent == c && !f.b.gone[x] && (x.FusionKind() == hlo.FusionLoop || x.FusionKind() == hlo.FusionInput) &&
-				x.Calls()[0].Root.Opcode != hlo.OpTuple && len(x.ControlPredecessors()) == 0 && len(x.ControlSuccessors()) == 0 {
+			if f.singleOutput(c, x) {
 				u = x
 				break
 			}
@@ -216,7 +217,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		why := f.consumerBlocked(p, u)
 		if why == "" {
 			for _, o := range u.Operands {
-				if o != p && (f.dependsOn(o, p)) {
+				if o != p && f.dependsOn(o, p) {
 					why = fmt.Sprintf("%s also reads %s through %s: fusing would make a cycle", u.Name, p.Name, o.Name)
 					break
 				}
@@ -224,7 +225,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		}
 		if why == "" {
 			for _, x := range p.Users {
-				if x != u && f.pos[x] <= f.pos[u] {
+				if x != u && f.b.pos[x] <= f.b.pos[u] {
 					why = fmt.Sprintf("%s is read by %s before %s runs", p.Name, x.Name, u.Name)
 					break
 				}
@@ -275,13 +276,7 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 		c.Root = g0
 	}
 	bl.after[u] = append(bl.after[u], g0, g1)
-	f.pos[g0], f.pos[g1] = f.pos[u], f.pos[u]
+	f.b.pos[g0], f.b.pos[g1] = f.b.pos[u], f.b.pos[u]
 	p.ReplaceAllUsesWith(g1)
-	for _, op := range p.Operands {
-		dropUser(op, p)
-	}
-	bl.gone[p] = true
-	if p.Opcode == hlo.OpFusion {
-		bl.dropped[p.Calls()[0]] = true
-	}
+	bl.drop(p, p.Operands)
 }

@@ -38,8 +38,7 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	var f *fuser
 	checked := false // m is settled and a clone of it was prepared
 	if opts.NoGuard {
-		f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
-		f.run()
+		f = runFuser(m, opts, forbid, -1)
 	} else {
 		var undone bool
 		f, refused, checked, undone = guarded(m, orig, opts, forbid)
@@ -82,21 +81,20 @@ func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *f
 	if orig == nil {
 		orig = pre
 	}
-	type measured struct {
-		x   measure
-		err error
-	}
 	baseCh := make(chan measured, 1)
 	go func() {
 		x, err := measureClone(orig, opts, false)
 		baseCh <- measured{x, err}
 	}()
-	f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
-	f.run()
+	// all is the measure of m fused with every fusion the rules allow.
 	var all measured
-	if f.made > 0 || orig != pre {
+	measureFused := func() {
 		settle(m)
 		all.x, all.err = measureClone(m, opts, true)
+	}
+	f = runFuser(m, opts, forbid, -1)
+	if f.made > 0 || orig != pre {
+		measureFused()
 	}
 	base := <-baseCh
 	if base.err != nil {
@@ -118,10 +116,8 @@ func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *f
 			undone = true
 			pre = orig
 			restore(m, pre.Clone())
-			f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: -1}
-			f.run()
-			settle(m)
-			all.x, all.err = measureClone(m, opts, true)
+			f = runFuser(m, opts, forbid, -1)
+			measureFused()
 			if f.made == 0 || all.err == nil && !all.x.above(base.x) {
 				return f, refused, f.made > 0, true
 			}
@@ -131,9 +127,7 @@ func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *f
 	restore(m, pre.Clone())
 	limit, declined := guard(m, pre, opts, base.x, forbid, f, all.x, all.err)
 	refused = append(refused, declined...)
-	f = &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
-	f.run()
-	return f, refused, false, undone
+	return runFuser(m, opts, forbid, limit), refused, false, undone
 }
 
 // restore makes m the module fresh is (a clone of m as it was).
@@ -171,8 +165,7 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 	// fused module that cannot be prepared measures as raising the bound.
 	trial := func(limit int) (*fuser, measure, error) {
 		c := orig.Clone()
-		f := &fuser{b: newBuilder(c), opts: opts, forbid: forbid, limit: limit}
-		f.run()
+		f := runFuser(c, opts, forbid, limit)
 		settle(c)
 		x, err := measureModule(c, opts)
 		return f, x, err
@@ -191,14 +184,10 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		}
 		// The smallest k > lo whose first k fusions raise the measure;
 		// found remembers what each prefix measured.
-		type result struct {
-			x   measure
-			err error
-		}
-		found := map[int]result{}
+		found := map[int]measured{}
 		k := lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
 			_, xk, xerr := trial(lo + i + 1)
-			found[lo+i+1] = result{xk, xerr}
+			found[lo+i+1] = measured{xk, xerr}
 			return xerr != nil || xk.above(base)
 		})
 		if k > f.made {
@@ -221,6 +210,12 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
 			Reason: "fusing it " + raises(base, r.x, r.err)})
 	}
+}
+
+// measured is a measure, or why the module has none.
+type measured struct {
+	x   measure
+	err error
 }
 
 // measure is what the guard keeps from rising: the lower bound and the

@@ -90,15 +90,7 @@ func (s *simplifier) sweep() bool {
 		}
 	}
 	if len(s.gone) > 0 {
-		s.c.Instructions = slices.DeleteFunc(s.c.Instructions, func(in *hlo.Instruction) bool { return s.gone[in] })
-		for _, in := range s.c.Instructions {
-			if slices.ContainsFunc(in.Users, func(u *hlo.Instruction) bool { return s.gone[u] }) {
-				in.Users = slices.DeleteFunc(in.Users, func(u *hlo.Instruction) bool { return s.gone[u] })
-			}
-		}
-		for in := range s.gone {
-			in.Parent = nil
-		}
+		dropInstructions(s.c, func(in *hlo.Instruction) bool { return s.gone[in] })
 	}
 	return changed
 }

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 )
@@ -144,47 +145,17 @@ func (c *Computation) SortTopologically() bool {
 			edge(p, i)
 		}
 	}
-	// A min-heap of ready positions.
-	var ready []int
-	push := func(i int) {
-		ready = append(ready, i)
-		for k := len(ready) - 1; k > 0; {
-			p := (k - 1) / 2
-			if ready[p] <= ready[k] {
-				break
-			}
-			ready[p], ready[k] = ready[k], ready[p]
-			k = p
-		}
-	}
-	pop := func() int {
-		top := ready[0]
-		last := len(ready) - 1
-		ready[0] = ready[last]
-		ready = ready[:last]
-		for k := 0; ; {
-			l, r, m := 2*k+1, 2*k+2, k
-			if l < len(ready) && ready[l] < ready[m] {
-				m = l
-			}
-			if r < len(ready) && ready[r] < ready[m] {
-				m = r
-			}
-			if m == k {
-				break
-			}
-			ready[m], ready[k] = ready[k], ready[m]
-			k = m
-		}
-		return top
-	}
+	// A min-heap of ready positions: the one listed first goes next.
+	ready := &intHeap{}
+	push := func(i int) { heap.Push(ready, i) }
+	pop := func() int { return heap.Pop(ready).(int) }
 	for i := range n {
 		if indeg[i] == 0 {
 			push(i)
 		}
 	}
 	order := make([]*Instruction, 0, n)
-	for len(ready) > 0 {
+	for ready.Len() > 0 {
 		i := pop()
 		order = append(order, c.Instructions[i])
 		for _, j := range succ[i] {
@@ -198,4 +169,18 @@ func (c *Computation) SortTopologically() bool {
 	}
 	copy(c.Instructions, order)
 	return true
+}
+
+// intHeap is a min-heap of ints for container/heap.
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

@@ -115,11 +115,10 @@ type literalText struct {
 // parentheses.
 func splitLiterals(name, text string) ([]literalText, error) {
 	var out []literalText
-	depth := 0
 	line, col := 1, 1
 	var cur strings.Builder
 	var start hlo.Pos
-	var open []hlo.Pos
+	var open []hlo.Pos // where each brace or parenthesis still open was opened
 	flush := func() {
 		s := strings.TrimSpace(cur.String())
 		if s != "" && !strings.HasPrefix(s, "//") && !strings.HasPrefix(s, "#") {
@@ -136,15 +135,13 @@ func splitLiterals(name, text string) ([]literalText, error) {
 		}
 		switch {
 		case r == '{' || r == '(':
-			depth++
 			open = append(open, at)
 		case r == '}' || r == ')':
-			depth--
-			if depth < 0 {
+			if len(open) == 0 {
 				return nil, &hlo.Error{File: name, Pos: at, Msg: fmt.Sprintf("unbalanced %q", r)}
 			}
 			open = open[:len(open)-1]
-		case depth == 0 && (r == '\n' || r == ';'):
+		case len(open) == 0 && (r == '\n' || r == ';'):
 			flush()
 			continue
 		}
@@ -156,7 +153,7 @@ func splitLiterals(name, text string) ([]literalText, error) {
 		}
 		cur.WriteRune(r)
 	}
-	if depth > 0 {
+	if len(open) > 0 {
 		return nil, &hlo.Error{File: name, Pos: open[len(open)-1], Msg: "brace or parenthesis never closed"}
 	}
 	flush()

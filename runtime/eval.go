@@ -226,15 +226,20 @@ func nextIndex(idx, dims []int64) {
 	}
 }
 
-// gather builds a result of shape s whose element at logical multi-index idx
-// is the src element at src(idx) (a logical row-major index into srcB), or
-// fill when src returns -1.
-func gather(s hlo.Shape, srcB []byte, w int, fill []byte, src func(idx []int64) int64) (Literal, error) {
+// gather builds a result of shape s whose element at logical multi-index
+// idx is x's element at src(idx, st), a logical row-major index into x (st
+// being x's row-major strides), or fill when src returns -1.
+func gather(s hlo.Shape, x Literal, fill []byte, src func(idx, st []int64) int64) (Literal, error) {
+	srcB, w, err := x.logical()
+	if err != nil {
+		return Literal{}, err
+	}
+	st := strides(x.Shape.Dims)
 	n := elemCount(s)
 	out := make([]byte, n*w)
 	idx := make([]int64, len(s.Dims))
 	for i := 0; i < n; i++ {
-		j := src(idx)
+		j := src(idx, st)
 		if j < 0 {
 			copy(out[i*w:(i+1)*w], fill)
 		} else {
@@ -967,12 +972,7 @@ func evalBroadcast(in *hlo.Instruction, x Literal) (Literal, error) {
 			return Literal{}, fmt.Errorf("bad broadcast dimensions %v", dims)
 		}
 	}
-	b, w, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	st := strides(x.Shape.Dims)
-	return gather(in.Shape, b, w, nil, func(idx []int64) int64 {
+	return gather(in.Shape, x, nil, func(idx, st []int64) int64 {
 		j := int64(0)
 		for i, d := range dims {
 			j += idx[d] * st[i]
@@ -1039,28 +1039,18 @@ func evalSlice(in *hlo.Instruction, x Literal) (Literal, error) {
 	if len(sl) != len(x.Shape.Dims) {
 		return Literal{}, fmt.Errorf("slice has %d dims, operand rank %d", len(sl), len(x.Shape.Dims))
 	}
+	// A missing (0) or negative stride is 1.
+	stride := make([]int64, len(sl))
 	for i, s := range sl {
-		st := s.Stride
-		if st <= 0 {
-			st = 1
-		}
-		if s.Start < 0 || s.Limit > x.Shape.Dims[i] || s.Start > s.Limit || (s.Limit-s.Start+st-1)/st != in.Shape.Dims[i] {
+		stride[i] = max(s.Stride, 1)
+		if s.Start < 0 || s.Limit > x.Shape.Dims[i] || s.Start > s.Limit || (s.Limit-s.Start+stride[i]-1)/stride[i] != in.Shape.Dims[i] {
 			return Literal{}, fmt.Errorf("bad slice %v for dims %v", sl, x.Shape.Dims)
 		}
 	}
-	b, w, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	st := strides(x.Shape.Dims)
-	return gather(in.Shape, b, w, nil, func(idx []int64) int64 {
+	return gather(in.Shape, x, nil, func(idx, st []int64) int64 {
 		j := int64(0)
 		for d, s := range sl {
-			stride := s.Stride
-			if stride <= 0 {
-				stride = 1
-			}
-			j += (s.Start + idx[d]*stride) * st[d]
+			j += (s.Start + idx[d]*stride[d]) * st[d]
 		}
 		return j
 	})
@@ -1175,12 +1165,7 @@ func evalPad(in *hlo.Instruction, x, pv Literal) (Literal, error) {
 			return Literal{}, fmt.Errorf("padding_config %q does not give dims %v", cfg, in.Shape.Dims)
 		}
 	}
-	b, w, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	st := strides(x.Shape.Dims)
-	return gather(in.Shape, b, w, pv.Data, func(idx []int64) int64 {
+	return gather(in.Shape, x, pv.Data, func(idx, st []int64) int64 {
 		j := int64(0)
 		for d, p := range pads {
 			pos := idx[d] - p.lo
@@ -1211,12 +1196,7 @@ func evalReverse(in *hlo.Instruction, x Literal) (Literal, error) {
 		}
 		rev[d] = true
 	}
-	b, w, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	st := strides(x.Shape.Dims)
-	return gather(in.Shape, b, w, nil, func(idx []int64) int64 {
+	return gather(in.Shape, x, nil, func(idx, st []int64) int64 {
 		j := int64(0)
 		for d, v := range idx {
 			if rev[d] {
@@ -1268,12 +1248,7 @@ func evalDynamicSlice(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if err != nil {
 		return Literal{}, err
 	}
-	b, w, err := x.logical()
-	if err != nil {
-		return Literal{}, err
-	}
-	st := strides(x.Shape.Dims)
-	return gather(in.Shape, b, w, nil, func(idx []int64) int64 {
+	return gather(in.Shape, x, nil, func(idx, st []int64) int64 {
 		j := int64(0)
 		for d, v := range idx {
 			j += (v + starts[d]) * st[d]

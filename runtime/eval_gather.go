@@ -20,6 +20,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,18 +103,9 @@ func gsUnique(name string, v []int64, bound int) error {
 	return nil
 }
 
-func gsContains(v []int64, d int64) bool {
-	for _, x := range v {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
-
 func gsDisjoint(an string, a []int64, bn string, b []int64) error {
 	for _, d := range a {
-		if gsContains(b, d) {
+		if slices.Contains(b, d) {
 			return fmt.Errorf("%s %v and %s %v share dimension %d", an, a, bn, b, d)
 		}
 	}
@@ -202,7 +194,7 @@ func gsNewPlan(names [5]string, a gsAttrs, operand []int64, indices Literal, oth
 	if err := gsUnique(names[3], a.idxBatch, ir); err != nil {
 		return nil, err
 	}
-	if gsContains(a.idxBatch, a.ivd) {
+	if slices.Contains(a.idxBatch, a.ivd) {
 		return nil, fmt.Errorf("%s %v contains index_vector_dim %d", names[3], a.idxBatch, ivd)
 	}
 	if len(a.opBatch) != len(a.idxBatch) {
@@ -238,13 +230,13 @@ func gsNewPlan(names [5]string, a gsAttrs, operand []int64, indices Literal, oth
 		p.window = append(p.window, int(d))
 	}
 	for d := 0; d < r; d++ {
-		if !gsContains(a.elided, int64(d)) && !gsContains(a.opBatch, int64(d)) {
+		if !slices.Contains(a.elided, int64(d)) && !slices.Contains(a.opBatch, int64(d)) {
 			p.winOp = append(p.winOp, d)
 		}
 	}
 	j := 0
 	for k := 0; k < or; k++ {
-		if gsContains(a.window, int64(k)) {
+		if slices.Contains(a.window, int64(k)) {
 			continue
 		}
 		id := j
@@ -406,7 +398,7 @@ func evalGather(in *hlo.Instruction, ops []Literal) (Literal, error) {
 		if s < 0 || s > od[d] {
 			return Literal{}, fmt.Errorf("slice_sizes %v do not fit operand dims %v", sizes, od)
 		}
-		if (gsContains(a.elided, int64(d)) || gsContains(a.opBatch, int64(d))) && s > 1 {
+		if (slices.Contains(a.elided, int64(d)) || slices.Contains(a.opBatch, int64(d))) && s > 1 {
 			return Literal{}, fmt.Errorf("slice size %d of collapsed or batching dim %d, want at most 1", s, d)
 		}
 	}
@@ -575,9 +567,7 @@ func (ev *Evaluator) scatter(in *hlo.Instruction, ops []Literal) (Literal, error
 	if n == 1 {
 		return lits[0], nil
 	}
-	out := TupleLiteral(lits...)
-	out.Shape = in.Shape
-	return out, nil
+	return TupleLiteral(lits...), nil
 }
 
 // scatterParamsOK reports whether c's 2n parameters are scalars of the

@@ -500,21 +500,11 @@ func radixSortWords(a, tmp []uint64, lo, nbytes int) []uint64 {
 		return a
 	}
 	var counts [8][256]int
-	for _, x := range a {
-		for b := 0; b < nbytes; b++ {
-			counts[b][byte(x>>(8*(lo+b)))]++
-		}
-	}
+	radixCounts(&counts, a, lo, nbytes)
 	for b := 0; b < nbytes; b++ {
-		c := &counts[b]
-		shift := uint(8 * (lo + b))
-		if c[byte(a[0]>>shift)] == n {
-			continue // every word has this byte: nothing moves
-		}
-		sum := 0
-		for i, x := range c {
-			c[i] = sum
-			sum += x
+		c, shift := &counts[b], uint(8*(lo+b))
+		if !radixOffsets(c, n, byte(a[0]>>shift)) {
+			continue
 		}
 		for _, x := range a {
 			d := byte(x >> shift)
@@ -544,22 +534,12 @@ func radixSort(keys []uint64, perm []int32, tmpK []uint64, tmp []int32, nbytes i
 		return
 	}
 	var counts [8][256]int
-	for _, k := range keys {
-		for b := 0; b < nbytes; b++ {
-			counts[b][byte(k>>(8*b))]++
-		}
-	}
+	radixCounts(&counts, keys, 0, nbytes)
 	origPerm := perm
 	for b := 0; b < nbytes; b++ {
-		c := &counts[b]
-		shift := uint(8 * b)
-		if c[byte(keys[0]>>shift)] == n {
-			continue // every key has this byte: nothing moves
-		}
-		sum := 0
-		for i, x := range c {
-			c[i] = sum
-			sum += x
+		c, shift := &counts[b], uint(8*b)
+		if !radixOffsets(c, n, byte(keys[0]>>shift)) {
+			continue
 		}
 		for i, k := range keys {
 			d := byte(k >> shift)
@@ -573,6 +553,32 @@ func radixSort(keys []uint64, perm []int32, tmpK []uint64, tmp []int32, nbytes i
 	if &perm[0] != &origPerm[0] {
 		copy(origPerm, perm)
 	}
+}
+
+// radixCounts sets counts[b][v] to the number of words of a whose byte
+// lo+b is v, for b < nbytes: the histograms of every pass of a radix sort,
+// taken in one sweep.
+func radixCounts(counts *[8][256]int, a []uint64, lo, nbytes int) {
+	for _, x := range a {
+		for b := 0; b < nbytes; b++ {
+			counts[b][byte(x>>(8*(lo+b)))]++
+		}
+	}
+}
+
+// radixOffsets turns the histogram c of one pass over n words into the
+// first output position of each byte value, or reports false when every
+// word has the byte first (the first word's): the pass would move nothing.
+func radixOffsets(c *[256]int, n int, first byte) bool {
+	if c[first] == n {
+		return false
+	}
+	sum := 0
+	for i, x := range c {
+		c[i] = sum
+		sum += x
+	}
+	return true
 }
 
 // --- rng ---

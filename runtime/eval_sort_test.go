@@ -127,17 +127,19 @@ func f32Literal(bits ...uint32) Literal {
 	return Literal{Shape: hlo.ArrayShape(hlo.F32, int64(len(bits))), Data: b}
 }
 
+// f32 bit patterns, signed NaNs and zeros included.
+const (
+	f32NaN     = 0x7fc00000
+	f32NegNaN  = 0xffc00000
+	f32Inf     = 0x7f800000
+	f32NegInf  = 0xff800000
+	f32NegZero = 0x80000000
+	f32One     = 0x3f800000
+	f32NegOne  = 0xbf800000
+)
+
 func TestSortNaN(t *testing.T) {
-	const (
-		nan    = 0x7fc00000
-		negNaN = 0xffc00000
-		inf    = 0x7f800000
-		negInf = 0xff800000
-		negZ   = 0x80000000
-		one    = 0x3f800000
-		negOne = 0xbf800000
-	)
-	x := f32Literal(nan, one, negNaN, 0, negInf, negZ, inf, negOne)
+	x := f32Literal(f32NaN, f32One, f32NegNaN, 0, f32NegInf, f32NegZero, f32Inf, f32NegOne)
 	iota, err := ParseLiteral(hlo.ArrayShape(hlo.S32, 8), "{0, 1, 2, 3, 4, 5, 6, 7}")
 	require.NoError(t, err)
 	run := func(body string) Literal {
@@ -148,7 +150,7 @@ func TestSortNaN(t *testing.T) {
 	// Total order: -NaN < -inf < -1 < -0 < +0 < 1 < inf < NaN.
 	out := run("ROOT c = pred[] compare(p0, p1), direction=LT, type=TOTALORDER")
 	require.Equal(t, "s32[8] {2, 4, 7, 5, 3, 1, 6, 0}", out.Elems[1].String())
-	require.Equal(t, []uint32{negNaN, negInf, negOne, negZ, 0, one, inf, nan}, u32s(out.Elems[0].Data))
+	require.Equal(t, []uint32{f32NegNaN, f32NegInf, f32NegOne, f32NegZero, 0, f32One, f32Inf, f32NaN}, u32s(out.Elems[0].Data))
 	out = run("ROOT c = pred[] compare(p0, p1), direction=GT, type=TOTALORDER")
 	require.Equal(t, "s32[8] {0, 6, 1, 3, 5, 7, 4, 2}", out.Elems[1].String())
 
@@ -166,7 +168,7 @@ func TestSortNaN(t *testing.T) {
 	out = run("ROOT c = pred[] compare(p0, p1), direction=LT, type=FLOAT")
 	require.Equal(t, "s32[8] {0, 1, 2, 4, 7, 3, 5, 6}", out.Elems[1].String())
 	// -0 and +0 are equal under IEEE compare: stable.
-	y := f32Literal(negZ, 0, negZ, one, 0)
+	y := f32Literal(f32NegZero, 0, f32NegZero, f32One, 0)
 	out, err = EvalInstruction(rootOf(t, kvSrc("f32", "5", "ROOT c = pred[] compare(p0, p1), direction=LT")), []Literal{y, mustParse(t, hlo.S32, 5, "{0, 1, 2, 3, 4}")})
 	require.NoError(t, err)
 	require.Equal(t, "s32[5] {0, 1, 2, 4, 3}", out.Elems[1].String())
@@ -230,13 +232,11 @@ func TestSortTypes(t *testing.T) {
 
 func mustElem(t *testing.T, name string) hlo.ElementType {
 	t.Helper()
-	for _, e := range []hlo.ElementType{hlo.PRED, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64, hlo.F16, hlo.BF16, hlo.F32, hlo.F64} {
-		if e.String() == name {
-			return e
-		}
+	e, ok := hlo.LookupElementType(name)
+	if !ok {
+		t.Fatalf("no element type %s", name)
 	}
-	t.Fatalf("no element type %s", name)
-	return 0
+	return e
 }
 
 func TestSortComparatorComputation(t *testing.T) {
@@ -703,16 +703,7 @@ func BenchmarkSortF32(b *testing.B) {
 // -NaN < -inf < -1 < -0 < +0 < 1 < inf < +NaN, and each element is equal
 // only to itself, bit for bit (so NaN == NaN and -0 != +0).
 func TestCompareTotalOrder(t *testing.T) {
-	const (
-		nan    = 0x7fc00000
-		negNaN = 0xffc00000
-		inf    = 0x7f800000
-		negInf = 0xff800000
-		negZ   = 0x80000000
-		one    = 0x3f800000
-		negOne = 0xbf800000
-	)
-	order := []uint32{negNaN, negInf, negOne, negZ, 0, one, inf, nan}
+	order := []uint32{f32NegNaN, f32NegInf, f32NegOne, f32NegZero, 0, f32One, f32Inf, f32NaN}
 	var xs, ys []uint32
 	for _, a := range order {
 		for _, b := range order {

@@ -303,18 +303,24 @@ func newNeedIndex(a *liveness.Analysis) *needIndex {
 		}
 	}
 	for id, sp := range n.spans {
-		slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
-		merged := sp[:0]
-		for _, s := range sp {
-			if k := len(merged); k > 0 && s.lo <= merged[k-1].hi {
-				merged[k-1].hi = max(merged[k-1].hi, s.hi)
-			} else {
-				merged = append(merged, s)
-			}
-		}
-		n.spans[id] = merged
+		n.spans[id] = mergeSpans(sp)
 	}
 	return n
+}
+
+// mergeSpans sorts sp and merges the spans that overlap or touch, in
+// place.
+func mergeSpans(sp []span) []span {
+	slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+	merged := sp[:0]
+	for _, s := range sp {
+		if k := len(merged); k > 0 && s.lo <= merged[k-1].hi {
+			merged[k-1].hi = max(merged[k-1].hi, s.hi)
+		} else {
+			merged = append(merged, s)
+		}
+	}
+	return merged
 }
 
 // after reports whether buffer b is still needed once step t has read its
@@ -353,12 +359,6 @@ type Timeline struct {
 func timeline(as *assign.Assignment) *Timeline {
 	a := as.Analysis
 	end := len(a.Sequence)
-	size := make([]int64, len(a.Buffers))
-	for _, b := range a.Buffers {
-		for _, v := range b.Values {
-			size[b.ID] = max(size[b.ID], v.Size)
-		}
-	}
 	resident := make([]bool, len(a.Buffers))
 	for _, al := range as.Allocations {
 		if al.Constant || al.ThreadLocal || al.IsParameter() && !al.ParameterAliased {
@@ -383,28 +383,16 @@ func timeline(as *assign.Assignment) *Timeline {
 	}
 	diff := make([]int64, end+2)
 	for id, sp := range held {
+		size := a.Buffers[id].Size
 		if resident[id] {
-			diff[0] += size[id]
-			diff[end+1] -= size[id]
+			diff[0] += size
+			diff[end+1] -= size
 			continue
 		}
-		slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
-		lo, hi := -1, -1
-		flush := func() {
-			if lo >= 0 && hi > lo {
-				diff[lo] += size[id]
-				diff[min(hi, end+1)] -= size[id]
-			}
+		for _, s := range mergeSpans(sp) {
+			diff[s.lo] += size
+			diff[min(s.hi, end+1)] -= size
 		}
-		for _, s := range sp {
-			if s.lo <= hi {
-				hi = max(hi, s.hi)
-				continue
-			}
-			flush()
-			lo, hi = s.lo, s.hi
-		}
-		flush()
 	}
 	tl := &Timeline{Live: make([]int64, end+1), PeakStep: -1}
 	var cur int64
