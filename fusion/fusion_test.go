@@ -122,6 +122,115 @@ ENTRY main {
 	require.Empty(t, ds, "parameters, custom-calls and dots are not candidates")
 }
 
+// TestNeverFusedOps: while, conditional, call, collectives and
+// side-effecting ops stay outside every fusion, as producers and as
+// consumers of the element-wise ops around them, which still fuse.
+func TestNeverFusedOps(t *testing.T) {
+	src := `HloModule never_ops
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[8] negate(x)
+  ROOT t = (s32[], f32[8]) tuple(i1, y)
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+callee {
+  c = f32[8] parameter(0)
+  ROOT e = f32[8] exponential(c)
+}
+br_true {
+  bt = f32[8] parameter(0)
+  ROOT nt = f32[8] negate(bt)
+}
+br_false {
+  bf = f32[8] parameter(0)
+  ROOT af = f32[8] abs(bf)
+}
+ENTRY main {
+  p = f32[8] parameter(0)
+  q = pred[] parameter(1)
+  a = f32[8] add(p, p)
+  z = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(z, a)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  wx = f32[8] get-tuple-element(w), index=1
+  b = f32[8] multiply(wx, wx)
+  cl = f32[8] call(b), to_apply=callee
+  c = f32[8] subtract(cl, p)
+  cd = f32[8] conditional(q, c, c), true_computation=br_true, false_computation=br_false
+  d = f32[8] negate(cd)
+  ar = f32[8] all-reduce(d), replica_groups={}, to_apply=sum
+  e = f32[8] abs(ar)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[8] rng(lo, hi), distribution=rng_uniform
+  ROOT f = f32[8] add(e, r)
+}`
+	m := parse(t, src)
+	_, _ = fuse(t, m, Options{NoGuard: true})
+	for _, name := range []string{"w", "cl", "cd", "ar", "r"} {
+		in := m.Entry.Instruction(name)
+		require.NotNil(t, in, "%s left the entry computation", name)
+		require.NotEqual(t, hlo.OpFusion, in.Opcode, name)
+	}
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if in.Opcode != hlo.OpFusion {
+				continue
+			}
+			for _, x := range in.Calls()[0].Instructions {
+				switch x.Opcode {
+				case hlo.OpWhile, hlo.OpCall, hlo.OpConditional, hlo.OpAllReduce, hlo.OpRng, hlo.OpParameter:
+					require.Equal(t, hlo.OpParameter, x.Opcode, "%s fused into %s", x.Name, in.Name)
+				}
+			}
+		}
+	}
+	// The element-wise ops next to them still fuse.
+	fusions := 0
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpFusion {
+			fusions++
+		}
+	}
+	require.Positive(t, fusions)
+}
+
+// TestInstructionBound: fusion stops growing a fused computation at the
+// instruction bound, saying so with the figures.
+func TestInstructionBound(t *testing.T) {
+	m := parse(t, `HloModule insts
+ENTRY main {
+  p = f32[8] parameter(0)
+  a = f32[8] negate(p)
+  b = f32[8] abs(a)
+  c = f32[8] negate(b)
+  d = f32[8] abs(c)
+  e = f32[8] negate(d)
+  ROOT f = f32[8] abs(e)
+}`)
+	_, ds := fuse(t, m, Options{MaxInstructions: 3})
+	require.Contains(t, reasons(ds), "the fused computation would have 4 instructions, over the limit of 3")
+	for _, c := range m.Computations {
+		if c != m.Entry {
+			require.LessOrEqual(t, len(c.Instructions), 3, c.Name)
+		}
+	}
+}
+
 // TestSiblingCycleRefused: two fusions reading the same operand, one
 // of which reads the other, are not merged.
 func TestSiblingCycleRefused(t *testing.T) {
