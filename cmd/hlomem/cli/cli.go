@@ -150,13 +150,27 @@ func newFlagSet(c *command, e *env) *flag.FlagSet {
 // parseArgs parses flags and requires exactly one positional argument, the
 // input file. Flags may come before or after the file.
 func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseFiles(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return "", &exitError{code: exitFailure, msg: fmt.Sprintf("%s: want exactly one input file, got %d", fs.Name(), len(pos))}
+	}
+	return pos[0], nil
+}
+
+// parseFiles parses flags and returns the positional arguments, flags
+// coming before or after them.
+func parseFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return "", err
+				return nil, err
 			}
-			return "", &exitError{code: exitFailure, msg: ""}
+			return nil, &exitError{code: exitFailure, msg: ""}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -164,9 +178,5 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return "", &exitError{code: exitFailure, msg: fmt.Sprintf("%s: want exactly one input file, got %d", fs.Name(), len(pos))}
-	}
-	return pos[0], nil
+	return pos, nil
 }

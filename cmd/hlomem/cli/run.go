@@ -20,8 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo",
-		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...",
+		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU (exit 2 on out of memory)",
 		run:     runRun,
 	})
 }
@@ -43,10 +43,34 @@ func runRun(e *env, args []string) error {
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	fuse := fs.Bool("fuse", false, fuseFlag)
-	file, err := parseArgs(fs, args)
+	var dev deviceFlags
+	dev.register(fs)
+	files, err := parseFiles(fs, args)
 	if err != nil {
 		return err
 	}
+	if dev.active() {
+		if *inputs != "" || argTexts != nil {
+			return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
+		}
+		tgt, err := assign.TargetByName(*target)
+		if err != nil {
+			return fmt.Errorf("hlomem run: %w", err)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		opts := assign.Options{Target: tgt, Algorithm: *algo}
+		if len(files) == 0 && dev.workload == "" {
+			fs.Usage()
+			return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
+		}
+		return runDevice(ctx, e, &dev, files, opts, prepareOptions(*sched, *fuse, assign.TotalCost(ctx, opts)), *verify)
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: want exactly one input file, got %d (several only with --device)", fs.Name(), len(files))}
+	}
+	file := files[0]
 	if !*verify && *inputs == "" && argTexts == nil {
 		return errors.New("hlomem run: say what to run: --verify (shadow execution), --inputs=random|FILE or --arg (evaluation)")
 	}
