@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
@@ -82,14 +81,9 @@ type CudaAsyncOptions struct {
 // request succeeds, growing the pool if need be. A CudaAsyncAllocator is
 // safe for concurrent use.
 type CudaAsyncAllocator struct {
-	name      string
-	limit     int64 // rounded up to a page
+	vaCommon  // limit rounded up to a page
 	threshold int64
 	cost      time.Duration
-
-	mu    sync.Mutex
-	space *vaSpace
-	stats Stats
 }
 
 var _ Allocator = (*CudaAsyncAllocator)(nil)
@@ -112,11 +106,9 @@ func NewCudaAsync(opts CudaAsyncOptions) (*CudaAsyncAllocator, error) {
 		return nil, fmt.Errorf("gpu: %s: driver call cost %v must not be negative", name, opts.DriverCost)
 	}
 	a := &CudaAsyncAllocator{
-		name:      name,
-		limit:     vaRoundUp(opts.Limit, vaPoolPage),
+		vaCommon:  vaCommon{name: name, limit: vaRoundUp(opts.Limit, vaPoolPage), space: newVASpace(base)},
 		threshold: opts.ReleaseThreshold,
 		cost:      opts.DriverCost,
-		space:     newVASpace(base),
 	}
 	if a.cost == 0 {
 		a.cost = DefaultPoolCost
@@ -131,7 +123,6 @@ func NewCudaAsync(opts CudaAsyncOptions) (*CudaAsyncAllocator, error) {
 }
 
 // Name is the allocator's name.
-func (a *CudaAsyncAllocator) Name() string { return a.name }
 
 // ReleaseThreshold is the number of free bytes the pool keeps at a trim.
 func (a *CudaAsyncAllocator) ReleaseThreshold() int64 { return a.threshold }
@@ -238,21 +229,6 @@ func (a *CudaAsyncAllocator) trimLocked() {
 	}
 }
 
-// Size is the rounded size of the live allocation at addr.
-func (a *CudaAsyncAllocator) Size(addr int64) (int64, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n, ok := a.space.live[addr]
-	return n, ok
-}
-
-// Stats are the allocator's counters.
-func (a *CudaAsyncAllocator) Stats() Stats {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.stats
-}
-
 // Dump writes the pool's state, the live allocations summarised by size,
 // the driver calls and the stats block. The dump is the same whatever
 // the request.
@@ -268,9 +244,7 @@ func (a *CudaAsyncAllocator) dumpLocked(w io.Writer) error {
 	fmt.Fprintf(&b, "cuda_async pool %s: pool %s (limit %s, release threshold %s), in use %s in %d allocations\n",
 		a.name, assign.HumanBytes(s.PoolBytes), assign.HumanBytes(a.limit), assign.HumanBytes(a.threshold),
 		assign.HumanBytes(s.BytesInUse), len(a.space.live))
-	vaWriteSizes(&b, a.space.live)
-	fmt.Fprintf(&b, "Driver calls: %d costing %v\n", s.DriverCalls, s.DriverTime)
-	_ = s.WriteXLA(&b)
+	a.writeDumpTail(&b)
 	_, err := w.Write(b.Bytes())
 	return err
 }

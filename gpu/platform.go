@@ -212,13 +212,46 @@ type PlatformOptions struct {
 // Stats.DriverTime. A negative size or an unknown address is rejected
 // before any driver call. A PlatformAllocator is safe for concurrent use.
 type PlatformAllocator struct {
-	name                string
-	limit               int64
+	vaCommon
 	allocCost, freeCost time.Duration
+}
+
+// vaCommon is what the virtual-address allocators (platform, cuda_async)
+// share: a name, a limit, the address space and the counters, under one
+// lock.
+type vaCommon struct {
+	name  string
+	limit int64
 
 	mu    sync.Mutex
 	space *vaSpace
 	stats Stats
+}
+
+// Name implements Allocator.
+func (a *vaCommon) Name() string { return a.name }
+
+// Size is the rounded size of the live allocation at addr.
+func (a *vaCommon) Size(addr int64) (int64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, ok := a.space.live[addr]
+	return n, ok
+}
+
+// Stats are the allocator's counters.
+func (a *vaCommon) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
+}
+
+// writeDumpTail writes the end of a dump: the live allocations by size,
+// the driver calls and the stats block.
+func (a *vaCommon) writeDumpTail(b *bytes.Buffer) {
+	vaWriteSizes(b, a.space.live)
+	fmt.Fprintf(b, "Driver calls: %d costing %v\n", a.stats.DriverCalls, a.stats.DriverTime)
+	_ = a.stats.WriteXLA(b)
 }
 
 var _ Allocator = (*PlatformAllocator)(nil)
@@ -258,11 +291,9 @@ func NewPlatform(opts PlatformOptions) (*PlatformAllocator, error) {
 		return nil, fmt.Errorf("gpu: %s: driver call costs must not be negative (alloc %v, free %v)", name, opts.AllocCost, opts.FreeCost)
 	}
 	a := &PlatformAllocator{
-		name:      name,
-		limit:     opts.Limit,
+		vaCommon:  vaCommon{name: name, limit: opts.Limit, space: newVASpace(base)},
 		allocCost: opts.AllocCost,
 		freeCost:  opts.FreeCost,
-		space:     newVASpace(base),
 	}
 	if a.allocCost == 0 {
 		a.allocCost = DefaultAllocCost
@@ -276,7 +307,6 @@ func NewPlatform(opts PlatformOptions) (*PlatformAllocator, error) {
 }
 
 // Name is the allocator's name.
-func (a *PlatformAllocator) Name() string { return a.name }
 
 // Allocate asks the driver for size bytes rounded up to 512.
 func (a *PlatformAllocator) Allocate(size int64) (int64, error) {
@@ -346,21 +376,6 @@ func (a *PlatformAllocator) Free(addr int64) error {
 	return nil
 }
 
-// Size is the rounded size of the live allocation at addr.
-func (a *PlatformAllocator) Size(addr int64) (int64, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n, ok := a.space.live[addr]
-	return n, ok
-}
-
-// Stats are the allocator's counters.
-func (a *PlatformAllocator) Stats() Stats {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.stats
-}
-
 // Dump writes the live allocations summarised by size, the driver calls
 // and the stats block. The dump is the same whatever the request.
 func (a *PlatformAllocator) Dump(w io.Writer, request int64) error {
@@ -374,9 +389,7 @@ func (a *PlatformAllocator) dumpLocked(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Platform allocator %s: %d allocations live, %s in use of %s\n",
 		a.name, len(a.space.live), assign.HumanBytes(s.BytesInUse), assign.HumanBytes(a.limit))
-	vaWriteSizes(&b, a.space.live)
-	fmt.Fprintf(&b, "Driver calls: %d costing %v\n", s.DriverCalls, s.DriverTime)
-	_ = s.WriteXLA(&b)
+	a.writeDumpTail(&b)
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -49,17 +49,17 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	tgt, err := assign.TargetByName(*target)
+	if err != nil {
+		return fmt.Errorf("hlomem run: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := assign.Options{Target: tgt, Algorithm: *algo}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
 			return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
 		}
-		tgt, err := assign.TargetByName(*target)
-		if err != nil {
-			return fmt.Errorf("hlomem run: %w", err)
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		opts := assign.Options{Target: tgt, Algorithm: *algo}
 		if len(files) == 0 && dev.workload == "" {
 			fs.Usage()
 			return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
@@ -88,13 +88,6 @@ func runRun(e *env, args []string) error {
 		}
 		argText, argName = string(b), *inputs
 	}
-	tgt, err := assign.TargetByName(*target)
-	if err != nil {
-		return fmt.Errorf("hlomem run: %w", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	opts := assign.Options{Target: tgt, Algorithm: *algo}
 	return eachAnalysis(e, file, prepareOptions(*sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
