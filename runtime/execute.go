@@ -24,6 +24,16 @@ type ExecOptions struct {
 	MaxSteps int64
 }
 
+// Mover is a Memory that may move live regions (a compacting allocator).
+// Execute registers a callback through OnMove and rebases the addresses it
+// holds when a region moves.
+type Mover interface {
+	// OnMove makes f the callback for every region the memory moves: size
+	// bytes based at from now live at to. f replaces any earlier callback;
+	// nil removes it.
+	OnMove(f func(from, to, size int64))
+}
+
 // DefaultMaxSteps is the instruction budget of a run when ExecOptions says
 // none.
 const DefaultMaxSteps = 1 << 30
@@ -90,6 +100,12 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 	if opts.Reference {
 		return x.reference(entry)
 	}
+	if mv, ok := mem.(Mover); ok {
+		// Execute takes the callback over for the run and leaves none
+		// behind: its addresses mean nothing once it returns.
+		mv.OnMove(x.moved)
+		defer mv.OnMove(nil)
+	}
 	if err := x.place(as); err != nil {
 		return nil, err
 	}
@@ -121,6 +137,11 @@ type executor struct {
 	placed []bool  // by value ID
 	ev     *Evaluator
 	params []Literal // the entry's arguments, a literal per parameter
+
+	// For a Mover: the allocation based at each address, and the values
+	// placed in each allocation (by allocation index).
+	allocAt map[int64]int
+	members [][]int
 }
 
 // reference evaluates the entry with the plan-free Evaluator.
@@ -133,40 +154,65 @@ func (x *executor) reference(entry *hlo.Computation) (*ExecResult, error) {
 }
 
 // place gives every value its address: its slot in the plan. A value
-// without a slot of its own (a phi) takes its buffer's.
+// without a slot of its own (a phi) takes its buffer's. Nothing allocates
+// after place, so a Mover moves regions only while place runs, each time
+// before the Allocate that made room returns; x.moved keeps the addresses
+// of the values placed so far right.
 func (x *executor) place(as *assign.Assignment) error {
 	a := x.a
 	x.placed = make([]bool, len(a.Values))
-	for _, al := range as.Allocations {
+	x.allocAt = make(map[int64]int, len(as.Allocations))
+	x.members = make([][]int, len(as.Allocations))
+	allocOf := make([]int, len(a.Values)) // by value ID, when placed
+	for i, al := range as.Allocations {
 		base, err := x.mem.Allocate(max(al.Size, 1), 256)
 		if err != nil {
 			return err
 		}
+		x.allocAt[base] = i
 		for _, s := range al.Slots {
 			if s.Value != nil && s.Value.ID >= 0 && s.Value.ID < len(x.addr) {
 				x.addr[s.Value.ID], x.placed[s.Value.ID] = base+s.Offset, true
+				allocOf[s.Value.ID] = i
+				x.members[i] = append(x.members[i], s.Value.ID)
 			}
 		}
 	}
 	for _, b := range a.Buffers {
-		var at int64
-		found := false
+		from := -1
 		for _, v := range b.Values {
 			if x.placed[v.ID] {
-				at, found = x.addr[v.ID], true
+				from = v.ID
 				break
 			}
 		}
-		if !found {
+		if from < 0 {
 			continue
 		}
 		for _, v := range b.Values {
 			if !x.placed[v.ID] {
-				x.addr[v.ID], x.placed[v.ID] = at, true
+				x.addr[v.ID], x.placed[v.ID] = x.addr[from], true
+				allocOf[v.ID] = allocOf[from]
+				x.members[allocOf[from]] = append(x.members[allocOf[from]], v.ID)
 			}
 		}
 	}
 	return nil
+}
+
+// moved is the Mover callback: it rebases the values of the allocation
+// based at from, if it is one of the run's (the memory may hold and move
+// regions of others too).
+func (x *executor) moved(from, to, size int64) {
+	i, ok := x.allocAt[from]
+	if !ok {
+		return
+	}
+	delete(x.allocAt, from)
+	x.allocAt[to] = i
+	for _, id := range x.members[i] {
+		x.addr[id] += to - from
+	}
 }
 
 // bindArgs checks args against the entry parameters' leaves and puts

@@ -13,6 +13,7 @@ import (
 	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/tpu"
 )
 
 func init() {
@@ -36,9 +37,14 @@ func runAssign(e *env, args []string) error {
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	peak := fs.String("peak-format", "current", peakFormatFlag)
+	genName := fs.String("generation", "tpu-v4", "with --target=tpu: the chip generation whose tiling arrays without one get (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e)")
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	gen, err := tpu.GenerationByName(*genName)
+	if err != nil {
+		return fmt.Errorf("hlomem assign: %w", err)
 	}
 	xopts, err := xlaOptions("assign", *peak)
 	if err != nil {
@@ -80,7 +86,12 @@ func runAssign(e *env, args []string) error {
 	if targetErr == nil {
 		cost = assign.TotalCost(ctx, opts)
 	}
-	err = eachAnalysis(e, file, prepareOptions(*sched, *fuse, cost), l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	popts := prepareOptions(*sched, *fuse, cost)
+	isTPU := targetErr == nil && tgt.Name == assign.TPU.Name
+	if isTPU {
+		popts.Fusion = tpuLayouts(gen)
+	}
+	err = eachAnalysis(e, file, popts, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		if targetErr != nil {
 			return targetErr
 		}
@@ -93,6 +104,11 @@ func runAssign(e *env, args []string) error {
 		checked := make(chan error, 1)
 		go func() { checked <- assign.Check(as) }()
 		werr := writeAssignment(w, as, m, *format, xopts, csvw)
+		if werr == nil && isTPU && (*format == "xla" || *format == "report") {
+			if _, werr = io.WriteString(w, "\n"); werr == nil {
+				werr = tpu.PaddingOf(as).Write(w, 0)
+			}
+		}
 		if err := <-checked; err != nil {
 			return fmt.Errorf("internal error, the plan is invalid: %w", err)
 		}
@@ -105,6 +121,16 @@ func runAssign(e *env, args []string) error {
 		return csvw.Flush()
 	}
 	return nil
+}
+
+// tpuLayouts is the preparation step of --target=tpu: every array without
+// a tiling gets the generation's (tpu.ApplyLayouts), so that every size
+// the analysis and the plan use is padded.
+func tpuLayouts(gen tpu.Generation) func(*hlo.Module) (bool, error) {
+	return func(m *hlo.Module) (bool, error) {
+		tpu.ApplyLayouts(m, gen)
+		return true, nil
+	}
 }
 
 // writeAssignment writes one module's plan in format.

@@ -56,6 +56,12 @@ func runRun(e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := assign.Options{Target: tgt, Algorithm: *algo}
+	if isTPUDevice(dev.device) {
+		if argTexts != nil || (*inputs != "" && *inputs != "random") {
+			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
+		}
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *seed)
+	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
 			return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
