@@ -17,12 +17,18 @@ package assign
 import (
 	"math"
 
+	"github.com/hlomem/hlomem/internal/segtree"
 	"github.com/hlomem/hlomem/liveness"
 )
 
 type reusableSet struct {
-	end  int // the schedule's last time
-	busy *busyTree
+	end int // the schedule's last time
+	// busy counts, per schedule step, the reusable allocations holding a
+	// value over [start, end) of its range. When every reusable
+	// allocation is busy at a step strictly inside a value's range, none
+	// can take that value's buffer: each holds a value overlapping it
+	// beyond a shared endpoint.
+	busy *segtree.AddMax[int32]
 	bits *busyBits // nil when too large: then tails and busy counts
 	als  []*Allocation
 	tail []int // per allocation: see tailOf
@@ -99,14 +105,14 @@ func (r *reusableSet) markBusy(al *Allocation, b *liveness.Buffer) {
 		return
 	}
 	if r.busy == nil {
-		r.busy = newBusyTree(r.end + 1)
+		r.busy = segtree.New[int32](r.end + 1)
 	}
 	for _, v := range b.Values {
 		if !v.Scheduled {
-			r.busy.inc(0, r.end+1, 1) // refuses everything
+			r.busy.Add(0, r.end+1, 1) // refuses everything
 			continue
 		}
-		r.busy.inc(v.Range.Start, v.Range.End, 1)
+		r.busy.Add(v.Range.Start, v.Range.End, 1)
 	}
 }
 
@@ -151,7 +157,7 @@ func (r *reusableSet) hopeless(b *liveness.Buffer) bool {
 	}
 	all := int32(len(r.als))
 	for _, v := range b.Values {
-		if v.Scheduled && v.Range.End > v.Range.Start && r.busy.peak(v.Range.Start, v.Range.End) >= all {
+		if v.Scheduled && v.Range.End > v.Range.Start && r.busy.Max(v.Range.Start, v.Range.End) >= all {
 			return true
 		}
 	}
@@ -219,66 +225,6 @@ func (r *reusableSet) need(b *liveness.Buffer) int {
 		}
 	}
 	return need
-}
-
-// busyTree counts, per schedule step, the reusable allocations holding a
-// value over [start, end) of its range (a range add, max query segment
-// tree). When every reusable allocation is busy at a step strictly inside
-// a value's range, none can take that value's buffer: each holds a value
-// overlapping it beyond a shared endpoint.
-type busyTree struct {
-	n   int
-	max []int32 // max over the node's steps, excluding ancestors' adds
-	add []int32 // added to the node's whole range
-}
-
-func newBusyTree(steps int) *busyTree {
-	n := 1
-	for n < steps {
-		n *= 2
-	}
-	return &busyTree{n: n, max: make([]int32, 2*n), add: make([]int32, 2*n)}
-}
-
-// inc adds d to steps [lo, hi).
-func (t *busyTree) inc(lo, hi int, d int32) {
-	if lo < hi {
-		t.incRec(1, 0, t.n, lo, hi, d)
-	}
-}
-
-func (t *busyTree) incRec(k, l, r, lo, hi int, d int32) {
-	if hi <= l || r <= lo {
-		return
-	}
-	if lo <= l && r <= hi {
-		t.add[k] += d
-		t.max[k] += d
-		return
-	}
-	m := (l + r) / 2
-	t.incRec(2*k, l, m, lo, hi, d)
-	t.incRec(2*k+1, m, r, lo, hi, d)
-	t.max[k] = t.add[k] + max(t.max[2*k], t.max[2*k+1])
-}
-
-// peak returns the largest count over steps [lo, hi).
-func (t *busyTree) peak(lo, hi int) int32 {
-	if lo >= hi {
-		return 0
-	}
-	return t.peakRec(1, 0, t.n, lo, hi)
-}
-
-func (t *busyTree) peakRec(k, l, r, lo, hi int) int32 {
-	if hi <= l || r <= lo {
-		return math.MinInt32 / 2
-	}
-	if lo <= l && r <= hi {
-		return t.max[k]
-	}
-	m := (l + r) / 2
-	return t.add[k] + max(t.peakRec(2*k, l, m, lo, hi), t.peakRec(2*k+1, m, r, lo, hi))
 }
 
 // busyBits records, per schedule step m, which reusable allocations hold a

@@ -38,6 +38,19 @@ func compileFile(t testing.TB, path string) *Program {
 	return compile(t, path, string(b))
 }
 
+// heldBytes is what the arrays on the device hold: each device buffer once.
+func heldBytes(c *Client) int64 {
+	held := map[*deviceBuffer]bool{}
+	var n int64
+	for _, a := range c.Arrays() {
+		if !held[a.buf] {
+			held[a.buf] = true
+			n += a.buf.size
+		}
+	}
+	return n
+}
+
 func newClient16(t testing.TB, prealloc bool) *Client {
 	t.Helper()
 	dev, err := DeviceByName("custom:16GiB")

@@ -166,28 +166,48 @@ func ConfigFromEnv(getenv func(string) string) (ClientConfig, error) {
 		name, v = EnvOldMemFraction, older
 	}
 	if v != "" {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		switch {
-		case err != nil || f != f:
-			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is not a number", name, v)
-		case f <= 0:
-			return ClientConfig{}, fmt.Errorf("gpu: %s=%q must be above 0", name, v)
-		case f > 1 && !c.UnifiedMemory:
-			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is above 1; that needs unified memory (%s=1)", name, v, EnvUnifiedMemory)
-		case f > 1e6:
-			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is too large", name, v)
+		f, err := ParseMemFraction(name, v, c.UnifiedMemory)
+		if err != nil {
+			return ClientConfig{}, fmt.Errorf("gpu: %w", err)
 		}
 		c.MemFraction = f
 	}
 	if v := getenv(EnvAllocator); v != "" {
-		switch k := AllocatorKind(strings.TrimSpace(v)); k {
-		case Default, BFCKind:
-			c.Allocator = BFCKind
-		case Platform, CudaAsync:
-			c.Allocator = k
-		default:
-			return ClientConfig{}, fmt.Errorf("gpu: %s=%q is not an allocator (want default, platform, bfc or cuda_async)", EnvAllocator, v)
+		k, err := ParseAllocator(EnvAllocator, v)
+		if err != nil {
+			return ClientConfig{}, fmt.Errorf("gpu: %w", err)
 		}
+		c.Allocator = k
 	}
 	return c, nil
+}
+
+// ParseMemFraction reads a memory fraction given as setting=value (an
+// environment variable or a flag, which errors name): a number in (0, 1],
+// or above 1 with unified memory.
+func ParseMemFraction(setting, v string, unified bool) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	switch {
+	case err != nil || f != f:
+		return 0, fmt.Errorf("%s=%q is not a number", setting, v)
+	case f <= 0:
+		return 0, fmt.Errorf("%s=%q must be above 0", setting, v)
+	case f > 1 && !unified:
+		return 0, fmt.Errorf("%s=%q is above 1; that needs unified memory (%s=1)", setting, v, EnvUnifiedMemory)
+	case f > 1e6:
+		return 0, fmt.Errorf("%s=%q is too large", setting, v)
+	}
+	return f, nil
+}
+
+// ParseAllocator reads an allocator name given as setting=value: default
+// (BFC), bfc, platform or cuda_async.
+func ParseAllocator(setting, v string) (AllocatorKind, error) {
+	switch k := AllocatorKind(strings.TrimSpace(v)); k {
+	case Default, BFCKind:
+		return BFCKind, nil
+	case Platform, CudaAsync:
+		return k, nil
+	}
+	return "", fmt.Errorf("%s=%q is not an allocator (want default, platform, bfc or cuda_async)", setting, v)
 }

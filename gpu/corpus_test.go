@@ -79,16 +79,8 @@ func TestPairedCorpusOnA100(t *testing.T) {
 				continue
 			}
 			// What is in use is the arrays' buffers, each once.
-			held := map[*deviceBuffer]bool{}
-			var inUse int64
-			for _, arr := range c.Arrays() {
-				if !held[arr.buf] {
-					held[arr.buf] = true
-					inUse += arr.buf.size
-				}
-			}
 			st := c.Stats()
-			require.Equal(t, inUse, st.BytesInUse, name)
+			require.Equal(t, heldBytes(c), st.BytesInUse, name)
 			require.GreaterOrEqual(t, st.PeakBytesInUse, params+RoundBytes(p.TempBytes)-RoundBytes(0), name)
 			for _, arr := range c.Arrays() {
 				require.NoError(t, c.Delete(arr.Name), name)

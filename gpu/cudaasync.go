@@ -122,8 +122,6 @@ func NewCudaAsync(opts CudaAsyncOptions) (*CudaAsyncAllocator, error) {
 	return a, nil
 }
 
-// Name is the allocator's name.
-
 // ReleaseThreshold is the number of free bytes the pool keeps at a trim.
 func (a *CudaAsyncAllocator) ReleaseThreshold() int64 { return a.threshold }
 
@@ -149,19 +147,19 @@ func (a *CudaAsyncAllocator) syncLocked() {
 // Allocate takes size bytes, rounded up to 512, from the pool, growing
 // the pool when its cached free bytes are not enough.
 func (a *CudaAsyncAllocator) Allocate(size int64) (int64, error) {
-	if size < 0 {
-		return 0, fmt.Errorf("gpu: %s: cannot allocate a negative size (%d bytes)", a.name, size)
+	if err := a.checkSize(size); err != nil {
+		return 0, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.stats
 	rounded := vaRounded(size)
 	if rounded > a.limit-s.BytesInUse {
-		return 0, a.oomLocked(size, rounded)
+		return 0, a.oomLocked(size, rounded, a.dumpLocked, a.occupancyLocked())
 	}
 	addr, ok := a.space.alloc(rounded)
 	if !ok {
-		return 0, a.oomLocked(size, rounded)
+		return 0, a.oomLocked(size, rounded, a.dumpLocked, a.occupancyLocked())
 	}
 	if cached := s.PoolBytes - s.BytesInUse; rounded > cached {
 		// The pool stays within the limit: it becomes the bytes in use
@@ -176,20 +174,6 @@ func (a *CudaAsyncAllocator) Allocate(size int64) (int64, error) {
 	return addr, nil
 }
 
-func (a *CudaAsyncAllocator) oomLocked(size, rounded int64) *OOMError {
-	var dump bytes.Buffer
-	_ = a.dumpLocked(&dump)
-	return &OOMError{
-		Allocator: a.name,
-		Requested: size,
-		Rounded:   rounded,
-		Stats:     a.stats,
-		Free:      a.limit - a.stats.BytesInUse,
-		Dump:      dump.String(),
-		Occupancy: a.occupancyLocked(),
-	}
-}
-
 // Free returns the allocation at addr to the pool, then trims the pool as
 // the stream synchronises. Freeing an address that is not a live
 // allocation (never allocated, or already freed) is an error and changes
@@ -197,9 +181,9 @@ func (a *CudaAsyncAllocator) oomLocked(size, rounded int64) *OOMError {
 func (a *CudaAsyncAllocator) Free(addr int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n, ok := a.space.free(addr)
-	if !ok {
-		return fmt.Errorf("gpu: %s: free of %#x, which is not a live allocation (never allocated or already freed)", a.name, addr)
+	n, err := a.freeLocked(addr)
+	if err != nil {
+		return err
 	}
 	a.stats.BytesInUse -= n
 	a.trimLocked()

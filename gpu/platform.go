@@ -246,6 +246,40 @@ func (a *vaCommon) Stats() Stats {
 	return a.stats
 }
 
+// checkSize refuses a negative request before any driver call.
+func (a *vaCommon) checkSize(size int64) error {
+	if size < 0 {
+		return fmt.Errorf("gpu: %s: cannot allocate a negative size (%d bytes)", a.name, size)
+	}
+	return nil
+}
+
+// freeLocked takes the live allocation at addr out of the address space
+// and returns its size; an address that is not live is an error.
+func (a *vaCommon) freeLocked(addr int64) (int64, error) {
+	n, ok := a.space.free(addr)
+	if !ok {
+		return 0, fmt.Errorf("gpu: %s: free of %#x, which is not a live allocation (never allocated or already freed)", a.name, addr)
+	}
+	return n, nil
+}
+
+// oomLocked is the OOM of a request of size bytes (rounded up to
+// rounded), with the allocator's dump and occupancy map.
+func (a *vaCommon) oomLocked(size, rounded int64, dump func(io.Writer) error, occupancy string) *OOMError {
+	var b bytes.Buffer
+	_ = dump(&b)
+	return &OOMError{
+		Allocator: a.name,
+		Requested: size,
+		Rounded:   rounded,
+		Stats:     a.stats,
+		Free:      a.limit - a.stats.BytesInUse,
+		Dump:      b.String(),
+		Occupancy: occupancy,
+	}
+}
+
 // writeDumpTail writes the end of a dump: the live allocations by size,
 // the driver calls and the stats block.
 func (a *vaCommon) writeDumpTail(b *bytes.Buffer) {
@@ -306,12 +340,10 @@ func NewPlatform(opts PlatformOptions) (*PlatformAllocator, error) {
 	return a, nil
 }
 
-// Name is the allocator's name.
-
 // Allocate asks the driver for size bytes rounded up to 512.
 func (a *PlatformAllocator) Allocate(size int64) (int64, error) {
-	if size < 0 {
-		return 0, fmt.Errorf("gpu: %s: cannot allocate a negative size (%d bytes)", a.name, size)
+	if err := a.checkSize(size); err != nil {
+		return 0, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -320,11 +352,11 @@ func (a *PlatformAllocator) Allocate(size int64) (int64, error) {
 	a.stats.DriverTime += a.allocCost
 	free := a.limit - a.stats.BytesInUse
 	if rounded > free {
-		return 0, a.oomLocked(size, rounded)
+		return 0, a.oomLocked(size, rounded, a.dumpLocked, a.occupancyLocked())
 	}
 	addr, ok := a.space.alloc(rounded)
 	if !ok {
-		return 0, a.oomLocked(size, rounded)
+		return 0, a.oomLocked(size, rounded, a.dumpLocked, a.occupancyLocked())
 	}
 	s := &a.stats
 	s.NumAllocs++
@@ -345,29 +377,15 @@ func (a *PlatformAllocator) syncLocked() {
 	s.LargestFreeBlockBytes = a.limit - s.BytesInUse
 }
 
-func (a *PlatformAllocator) oomLocked(size, rounded int64) *OOMError {
-	var dump bytes.Buffer
-	_ = a.dumpLocked(&dump)
-	return &OOMError{
-		Allocator: a.name,
-		Requested: size,
-		Rounded:   rounded,
-		Stats:     a.stats,
-		Free:      a.limit - a.stats.BytesInUse,
-		Dump:      dump.String(),
-		Occupancy: a.occupancyLocked(),
-	}
-}
-
 // Free gives the allocation at addr back to the driver. Freeing an
 // address that is not a live allocation (never allocated, or already
 // freed) is an error and changes nothing.
 func (a *PlatformAllocator) Free(addr int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n, ok := a.space.free(addr)
-	if !ok {
-		return fmt.Errorf("gpu: %s: free of %#x, which is not a live allocation (never allocated or already freed)", a.name, addr)
+	n, err := a.freeLocked(addr)
+	if err != nil {
+		return err
 	}
 	a.stats.DriverCalls++
 	a.stats.DriverTime += a.freeCost

@@ -52,15 +52,7 @@ ENTRY e {
 				if err != nil && !errors.As(err, &se) {
 					t.Fatalf("%s: replay error without its step: %v", k, err)
 				}
-				held := map[*deviceBuffer]bool{}
-				var inUse int64
-				for _, a := range c.Arrays() {
-					if !held[a.buf] {
-						held[a.buf] = true
-						inUse += a.buf.size
-					}
-				}
-				if got := c.Stats().BytesInUse; got != inUse {
+				if got, inUse := c.Stats().BytesInUse, heldBytes(c); got != inUse {
 					t.Fatalf("%s: %d bytes in use, the arrays hold %d", k, got, inUse)
 				}
 			}

@@ -138,10 +138,10 @@ type executor struct {
 	ev     *Evaluator
 	params []Literal // the entry's arguments, a literal per parameter
 
-	// For a Mover: the allocation based at each address, and the values
-	// placed in each allocation (by allocation index).
+	// For a Mover: the allocation (by index) based at each address, and
+	// the allocation of each value placed.
 	allocAt map[int64]int
-	members [][]int
+	allocOf []int // by value ID, the allocation holding it once placed
 }
 
 // reference evaluates the entry with the plan-free Evaluator.
@@ -162,8 +162,7 @@ func (x *executor) place(as *assign.Assignment) error {
 	a := x.a
 	x.placed = make([]bool, len(a.Values))
 	x.allocAt = make(map[int64]int, len(as.Allocations))
-	x.members = make([][]int, len(as.Allocations))
-	allocOf := make([]int, len(a.Values)) // by value ID, when placed
+	x.allocOf = make([]int, len(a.Values))
 	for i, al := range as.Allocations {
 		base, err := x.mem.Allocate(max(al.Size, 1), 256)
 		if err != nil {
@@ -173,8 +172,7 @@ func (x *executor) place(as *assign.Assignment) error {
 		for _, s := range al.Slots {
 			if s.Value != nil && s.Value.ID >= 0 && s.Value.ID < len(x.addr) {
 				x.addr[s.Value.ID], x.placed[s.Value.ID] = base+s.Offset, true
-				allocOf[s.Value.ID] = i
-				x.members[i] = append(x.members[i], s.Value.ID)
+				x.allocOf[s.Value.ID] = i
 			}
 		}
 	}
@@ -192,8 +190,7 @@ func (x *executor) place(as *assign.Assignment) error {
 		for _, v := range b.Values {
 			if !x.placed[v.ID] {
 				x.addr[v.ID], x.placed[v.ID] = x.addr[from], true
-				allocOf[v.ID] = allocOf[from]
-				x.members[allocOf[from]] = append(x.members[allocOf[from]], v.ID)
+				x.allocOf[v.ID] = x.allocOf[from]
 			}
 		}
 	}
@@ -210,8 +207,12 @@ func (x *executor) moved(from, to, size int64) {
 	}
 	delete(x.allocAt, from)
 	x.allocAt[to] = i
-	for _, id := range x.members[i] {
-		x.addr[id] += to - from
+	// Moves are rare (a compaction): a scan of the values placed so far
+	// costs less than keeping each allocation's list on every run.
+	for id, placed := range x.placed {
+		if placed && x.allocOf[id] == i {
+			x.addr[id] += to - from
+		}
 	}
 }
 

@@ -23,13 +23,11 @@ type Memory interface {
 // ErrOutOfBounds is returned for an access outside every allocated region.
 var ErrOutOfBounds = errors.New("runtime: access outside any allocated region")
 
-// pageSize is the HostArena's unit of backing store.
-const pageSize = 64 << 10
-
 // HostArena is the default Memory: a bump allocator over one address
-// space whose bytes are backed by pages made on first write, so an arena
-// of 16 GB that a run touches sparsely costs what it touches. Reads of
-// bytes never written give Fill. Accesses must fall inside a live region.
+// space whose bytes are backed by pages made on first write (Pages), so
+// an arena of 16 GB that a run touches sparsely costs what it touches.
+// Reads of bytes never written give Fill. Accesses must fall inside a
+// live region.
 type HostArena struct {
 	// Fill is what bytes never written read as (0 unless set). Device
 	// memory holds whatever was there before; a fill other than zero
@@ -39,13 +37,13 @@ type HostArena struct {
 
 	next    int64
 	regions map[int64]int64 // base -> size, live regions
-	pages   map[int64][]byte
+	pages   Pages
 	bases   []int64 // sorted bases of live and freed regions, for lookups
 }
 
 // NewHostArena returns an empty arena.
 func NewHostArena() *HostArena {
-	return &HostArena{regions: map[int64]int64{}, pages: map[int64][]byte{}}
+	return &HostArena{regions: map[int64]int64{}}
 }
 
 // Allocate implements Memory.
@@ -76,18 +74,14 @@ func (h *HostArena) Free(addr int64) error {
 		return fmt.Errorf("runtime: free of %d, which is not a live region", addr)
 	}
 	delete(h.regions, addr)
-	for p := addr / pageSize; p <= (addr+size-1)/pageSize && size > 0; p++ {
-		// Pages never written have nothing to drop; pages shared with a
-		// live neighbour stay.
-		if _, ok := h.pages[p]; ok && !h.pageShared(p, addr, size) {
-			delete(h.pages, p)
-		}
-	}
+	// Pages never written have nothing to drop; pages shared with a live
+	// neighbour stay.
+	h.pages.Drop(addr, addr+size, func(p int64) bool { return h.pageShared(p, addr, size) })
 	return nil
 }
 
 func (h *HostArena) pageShared(p, base, size int64) bool {
-	lo, hi := p*pageSize, (p+1)*pageSize
+	lo, hi := p*PageSize, (p+1)*PageSize
 	for b, s := range h.regions {
 		if b < hi && b+s > lo && !(b == base && s == size) {
 			return true
@@ -117,46 +111,30 @@ func (h *HostArena) inside(addr, n int64) bool {
 	return ok && addr >= base && addr+n <= base+size
 }
 
-// access checks that n bytes at addr lie in one live region and calls f
-// on each page's part of them, in address order.
-func (h *HostArena) access(what string, n int, addr int64, f func(pg, off, done, k int64)) error {
-	if n == 0 {
-		return nil
-	}
-	if !h.inside(addr, int64(n)) {
+// check reports an access of n bytes at addr outside every live region.
+func (h *HostArena) check(what string, n int, addr int64) error {
+	if n != 0 && !h.inside(addr, int64(n)) {
 		return fmt.Errorf("%w: %s of %d bytes at %d", ErrOutOfBounds, what, n, addr)
-	}
-	for done := int64(0); done < int64(n); {
-		pg, off := addr/pageSize, addr%pageSize
-		k := min(int64(n)-done, pageSize-off)
-		f(pg, off, done, k)
-		done, addr = done+k, addr+k
 	}
 	return nil
 }
 
 // ReadAt implements Memory.
 func (h *HostArena) ReadAt(p []byte, addr int64) error {
-	return h.access("read", len(p), addr, func(pg, off, done, k int64) {
-		if page, ok := h.pages[pg]; ok {
-			copy(p[done:done+k], page[off:off+k])
-		} else {
-			fill(p[done:done+k], h.Fill)
-		}
-	})
+	if err := h.check("read", len(p), addr); err != nil {
+		return err
+	}
+	h.pages.Read(p, addr, h.Fill)
+	return nil
 }
 
 // WriteAt implements Memory.
 func (h *HostArena) WriteAt(p []byte, addr int64) error {
-	return h.access("write", len(p), addr, func(pg, off, done, k int64) {
-		page, ok := h.pages[pg]
-		if !ok {
-			page = make([]byte, pageSize)
-			fill(page, h.Fill)
-			h.pages[pg] = page
-		}
-		copy(page[off:off+k], p[done:done+k])
-	})
+	if err := h.check("write", len(p), addr); err != nil {
+		return err
+	}
+	h.pages.Write(p, addr, h.Fill)
+	return nil
 }
 
 // PoisonByte fills the bytes of Execute's default arena before any value
@@ -164,13 +142,3 @@ func (h *HostArena) WriteAt(p []byte, addr int64) error {
 // type and a finite, unlikely value in every float type, so a read of
 // bytes no value wrote gives a wrong output rather than a plausible zero.
 const PoisonByte = 0xA5
-
-func fill(p []byte, b byte) {
-	if b == 0 {
-		clear(p)
-		return
-	}
-	for i := range p {
-		p[i] = b
-	}
-}

@@ -22,12 +22,12 @@ func TestHostArena(t *testing.T) {
 	require.NoError(t, h.ReadAt(buf, a+12345))
 	require.Equal(t, make([]byte, 8), buf)
 	msg := []byte("across a page boundary")
-	at := a + 3*pageSize - 5
+	at := a + 3*PageSize - 5
 	require.NoError(t, h.WriteAt(msg, at))
 	got := make([]byte, len(msg))
 	require.NoError(t, h.ReadAt(got, at))
 	require.Equal(t, msg, got)
-	require.LessOrEqual(t, len(h.pages), 2)
+	require.LessOrEqual(t, h.pages.Len(), 2)
 
 	// Outside every region, or across a region's end: refused.
 	require.True(t, errors.Is(h.WriteAt([]byte{1}, b+100), ErrOutOfBounds))

@@ -19,10 +19,7 @@ import (
 
 // tpuPrepare is the preparation of --target=tpu: default tiles first.
 func tpuPrepare(m *hlo.Module, gen Generation) (*liveness.Analysis, error) {
-	return liveness.PrepareWith(m, liveness.PrepareOptions{Fusion: func(m *hlo.Module) (bool, error) {
-		ApplyLayouts(m, gen)
-		return true, nil
-	}})
+	return liveness.PrepareWith(m, liveness.PrepareOptions{Fusion: LayoutPass(gen)})
 }
 
 // TestCorpusTPU: every corpus module (the hlo/ sets and the paired dumps)

@@ -32,8 +32,8 @@ package tpu
 // owner of the moved addresses learns of every move through the OnMove
 // callback, before the Allocate that compacted returns.
 //
-// Bytes are backed sparsely, in pages made on first write, as
-// runtime.HostArena's are, so an HBM of 16 GiB costs what a run touches.
+// Bytes are backed sparsely by runtime.Pages, as runtime.HostArena's
+// are, so an HBM of 16 GiB costs what a run touches.
 // A byte outside every live region reads as Fill whenever it next becomes
 // part of a region: Free and compaction reset the bytes they release that
 // sit on a page that stays (a page shared with a live region), and drop
@@ -51,9 +51,6 @@ import (
 // multiple of it, and an Allocate with a smaller alignment (0 included)
 // gets it.
 const Granule = 512
-
-// hbmPageSize is the unit of backing store, as runtime.HostArena's.
-const hbmPageSize = 64 << 10
 
 // Region is one live region of an HBM: Size bytes at Addr.
 type Region struct{ Addr, Size int64 }
@@ -74,7 +71,7 @@ type HBM struct {
 
 	capacity int64
 	regions  []hbmRegion // live regions, sorted by address
-	pages    map[int64][]byte
+	pages    runtime.Pages
 	onMove   func(from, to, size int64)
 
 	inUse, peak, numAllocs  int64
@@ -91,7 +88,7 @@ func NewHBM(capacity int64) (*HBM, error) {
 	if capacity <= 0 {
 		return nil, fmt.Errorf("tpu: hbm capacity %d must be positive", capacity)
 	}
-	return &HBM{capacity: capacity, pages: map[int64][]byte{}}, nil
+	return &HBM{capacity: capacity}, nil
 }
 
 // HBMStats are an HBM's counters.
@@ -266,11 +263,7 @@ func (h *HBM) compact() []hbmMove {
 		}
 		end = r.end()
 	}
-	for p := range h.pages {
-		if !h.touchesLive(p) {
-			delete(h.pages, p)
-		}
-	}
+	h.pages.DropAll(h.touchesLive)
 	h.compactions++
 	return moves
 }
@@ -285,53 +278,15 @@ func (h *HBM) notify(moves []hbmMove) {
 }
 
 // moveBytes copies size bytes from from down to to (to < from) and resets
-// the bytes of the source that the copy did not cover. Copying in
-// ascending order is safe for overlapping ranges: a chunk's destination
-// lies below every source byte not yet copied.
+// the bytes of the source that the copy did not cover.
 func (h *HBM) moveBytes(from, to, size int64) {
-	if len(h.pages) == 0 {
-		return // nothing written: every byte reads as Fill already
-	}
-	for done := int64(0); done < size; {
-		src, dst := from+done, to+done
-		k := min(size-done, hbmPageSize-src%hbmPageSize, hbmPageSize-dst%hbmPageSize)
-		sp := h.pages[src/hbmPageSize]
-		dp := h.pages[dst/hbmPageSize]
-		switch {
-		case sp != nil:
-			if dp == nil {
-				dp = h.newPage(dst / hbmPageSize)
-			}
-			copy(dp[dst%hbmPageSize:dst%hbmPageSize+k], sp[src%hbmPageSize:src%hbmPageSize+k])
-		case dp != nil:
-			hbmFill(dp[dst%hbmPageSize:dst%hbmPageSize+k], h.Fill)
-		}
-		done += k
-	}
-	h.reset(max(from, to+size), from+size)
-}
-
-// reset sets the backed bytes of [lo, hi) to Fill.
-func (h *HBM) reset(lo, hi int64) {
-	for lo < hi {
-		k := min(hi-lo, hbmPageSize-lo%hbmPageSize)
-		if p := h.pages[lo/hbmPageSize]; p != nil {
-			hbmFill(p[lo%hbmPageSize:lo%hbmPageSize+k], h.Fill)
-		}
-		lo += k
-	}
-}
-
-func (h *HBM) newPage(p int64) []byte {
-	page := make([]byte, hbmPageSize)
-	hbmFill(page, h.Fill)
-	h.pages[p] = page
-	return page
+	h.pages.MoveDown(from, to, size, h.Fill)
+	h.pages.Reset(max(from, to+size), from+size, h.Fill)
 }
 
 // touchesLive reports whether page p holds a byte of a live region.
 func (h *HBM) touchesLive(p int64) bool {
-	lo, hi := p*hbmPageSize, (p+1)*hbmPageSize
+	lo, hi := p*runtime.PageSize, (p+1)*runtime.PageSize
 	// The first region ending above lo is the only candidate.
 	i, _ := slices.BinarySearchFunc(h.regions, lo, func(r hbmRegion, lo int64) int {
 		if r.end() <= lo {
@@ -351,15 +306,8 @@ func (h *HBM) Free(addr int64) error {
 	r := h.regions[i]
 	h.regions = slices.Delete(h.regions, i, i+1)
 	h.inUse -= r.size
-	if len(h.pages) == 0 {
-		return nil
-	}
-	h.reset(r.addr, r.end())
-	for p := r.addr / hbmPageSize; p <= (r.end()-1)/hbmPageSize; p++ {
-		if _, ok := h.pages[p]; ok && !h.touchesLive(p) {
-			delete(h.pages, p)
-		}
-	}
+	h.pages.Reset(r.addr, r.end(), h.Fill)
+	h.pages.Drop(r.addr, r.end(), h.touchesLive)
 	return nil
 }
 
@@ -376,9 +324,8 @@ func (h *HBM) find(addr int64) (int, bool) {
 	})
 }
 
-// access checks that [addr, addr+n) lies in one live region and calls f
-// on each page's part of it, in address order.
-func (h *HBM) access(what string, n int, addr int64, f func(pg, off, done, k int64)) error {
+// check reports an access of n bytes at addr outside every live region.
+func (h *HBM) check(what string, n int, addr int64) error {
 	if n == 0 {
 		return nil
 	}
@@ -389,43 +336,23 @@ func (h *HBM) access(what string, n int, addr int64, f func(pg, off, done, k int
 	if i < 0 || addr < h.regions[i].addr || int64(n) > h.regions[i].end()-addr {
 		return fmt.Errorf("%w: tpu: hbm %s of %d bytes at %d", runtime.ErrOutOfBounds, what, n, addr)
 	}
-	for done := int64(0); done < int64(n); {
-		pg, off := addr/hbmPageSize, addr%hbmPageSize
-		k := min(int64(n)-done, hbmPageSize-off)
-		f(pg, off, done, k)
-		done, addr = done+k, addr+k
-	}
 	return nil
 }
 
 // ReadAt implements runtime.Memory.
 func (h *HBM) ReadAt(p []byte, addr int64) error {
-	return h.access("read", len(p), addr, func(pg, off, done, k int64) {
-		if page := h.pages[pg]; page != nil {
-			copy(p[done:done+k], page[off:off+k])
-		} else {
-			hbmFill(p[done:done+k], h.Fill)
-		}
-	})
+	if err := h.check("read", len(p), addr); err != nil {
+		return err
+	}
+	h.pages.Read(p, addr, h.Fill)
+	return nil
 }
 
 // WriteAt implements runtime.Memory.
 func (h *HBM) WriteAt(p []byte, addr int64) error {
-	return h.access("write", len(p), addr, func(pg, off, done, k int64) {
-		page := h.pages[pg]
-		if page == nil {
-			page = h.newPage(pg)
-		}
-		copy(page[off:off+k], p[done:done+k])
-	})
-}
-
-func hbmFill(p []byte, b byte) {
-	if b == 0 {
-		clear(p)
-		return
+	if err := h.check("write", len(p), addr); err != nil {
+		return err
 	}
-	for i := range p {
-		p[i] = b
-	}
+	h.pages.Write(p, addr, h.Fill)
+	return nil
 }

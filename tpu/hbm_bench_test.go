@@ -93,10 +93,7 @@ func BenchmarkHBMCompact(b *testing.B) {
 				}
 			}
 			saved := slices.Clone(h.regions)
-			savedPages := map[int64][]byte{}
-			for p, page := range h.pages {
-				savedPages[p] = slices.Clone(page)
-			}
+			savedPages := h.pages.Clone()
 			inUse := h.inUse
 			var moved int64
 			b.ResetTimer()
@@ -105,10 +102,7 @@ func BenchmarkHBMCompact(b *testing.B) {
 				h.regions = append(h.regions[:0], saved...)
 				h.inUse = inUse
 				if c.written {
-					clear(h.pages)
-					for p, page := range savedPages {
-						h.pages[p] = slices.Clone(page)
-					}
+					h.pages = savedPages.Clone()
 				}
 				before := h.bytesMoved
 				b.StartTimer()

@@ -141,8 +141,7 @@ func TestHBMAccess(t *testing.T) {
 
 	// Freed bytes read as Fill in the next region, and the pages no live
 	// region touches are gone.
-	_, ok := h.pages[0]
-	require.False(t, ok, "page 0 held only the freed region")
+	require.False(t, h.pages.Has(0), "page 0 held only the freed region")
 	requirePagesLive(t, h)
 	c := mustAllocate(t, h, 100*hbmKiB, 0)
 	require.Equal(t, a, c)
@@ -223,8 +222,8 @@ func TestHBMCompaction(t *testing.T) {
 // region: the memory costs what the live regions touch.
 func requirePagesLive(t testing.TB, h *HBM) {
 	t.Helper()
-	for p := range h.pages {
-		lo, hi := p*hbmPageSize, (p+1)*hbmPageSize
+	for p := range h.pages.All() {
+		lo, hi := p*runtime.PageSize, (p+1)*runtime.PageSize
 		live := false
 		for _, r := range h.Regions() {
 			if r.Addr < hi && r.Addr+r.Size > lo {

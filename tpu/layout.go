@@ -126,3 +126,13 @@ func ApplyLayouts(m *hlo.Module, gen Generation) {
 		}
 	}
 }
+
+// LayoutPass is ApplyLayouts as a pass of liveness.PrepareOptions.Fusion:
+// the preparation of --target=tpu, so that every size the analysis and
+// the plan use is padded.
+func LayoutPass(gen Generation) func(*hlo.Module) (bool, error) {
+	return func(m *hlo.Module) (bool, error) {
+		ApplyLayouts(m, gen)
+		return true, nil
+	}
+}

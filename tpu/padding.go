@@ -19,6 +19,8 @@ type PaddedBuffer struct {
 	// Kind is the allocation kind of the buffer's allocation in the plan
 	// (parameter, constant, maybe-live-out, preallocated-temp, ...).
 	Kind string
+
+	inst *hlo.Instruction // the defining instruction, XLA's label
 }
 
 // Expansion is padded / unpadded (1 when either is 0).
@@ -65,7 +67,7 @@ func PaddingOf(as *assign.Assignment) Padding {
 			}
 			un = max(un, n)
 		}
-		pb := PaddedBuffer{Name: rep.Name(), Shape: rep.Shape.String(), Unpadded: un, Padded: b.Size}
+		pb := PaddedBuffer{Name: rep.Name(), Shape: rep.Shape.String(), Unpadded: un, Padded: b.Size, inst: rep.Inst}
 		if rep.Inst != nil && rep.Inst.Metadata != nil {
 			pb.OpName = rep.Inst.Metadata.OpName
 		}
@@ -181,21 +183,18 @@ func (e *CompileOOMError) Error() string {
 		if x.Padded > x.Unpadded {
 			fmt.Fprintf(&b, "     Extra memory due to padding: %s (%.1fx expansion)\n", G(x.Padded-x.Unpadded), x.Expansion())
 		}
-		fmt.Fprintf(&b, "     XLA label: %s\n     Allocation type: %s\n     ==========================\n", label(as, x.Name), allocationType(x.Kind))
+		fmt.Fprintf(&b, "     XLA label: %s\n     Allocation type: %s\n     ==========================\n", x.label(), allocationType(x.Kind))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// label is the defining instruction of the named value as HLO text.
-func label(as *assign.Assignment, name string) string {
-	for _, b := range as.Analysis.Buffers {
-		for _, v := range b.Values {
-			if v.Name() == name && v.Inst != nil {
-				return v.Inst.String()
-			}
-		}
+// label is the defining instruction as HLO text (the value's name when
+// unknown).
+func (p PaddedBuffer) label() string {
+	if p.inst == nil {
+		return p.Name
 	}
-	return name
+	return p.inst.String()
 }
 
 func allocationType(kind string) string {

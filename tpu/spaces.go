@@ -73,12 +73,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/segtree"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -460,13 +460,14 @@ func chooseSpaces(cands []*spaceCand, n int, vmem int64) []*spaceCand {
 	if n == 0 {
 		return nil
 	}
-	t := newSpaceTree(n)
+	t := segtree.New[int64](n)
 	var chosen []*spaceCand
 	for _, c := range cands {
-		if t.max(c.lo, c.hi)+c.aligned > vmem {
+		// lo..hi are inclusive steps.
+		if t.Max(c.lo, c.hi+1)+c.aligned > vmem {
 			continue
 		}
-		t.add(c.lo, c.hi, c.aligned)
+		t.Add(c.lo, c.hi+1, c.aligned)
 		chosen = append(chosen, c)
 	}
 	return chosen
@@ -572,47 +573,4 @@ func vmemShape(s hlo.Shape) hlo.Shape {
 	}
 	v.Layout.MemorySpace = VMEMSpace
 	return v
-}
-
-// spaceTree is a segment tree over steps 0..n-1 with range add and range
-// maximum, the VMEM bytes held at each step.
-type spaceTree struct {
-	n        int
-	mx, lazy []int64
-}
-
-func newSpaceTree(n int) *spaceTree {
-	return &spaceTree{n: n, mx: make([]int64, 4*n), lazy: make([]int64, 4*n)}
-}
-
-// add adds x over steps lo..hi (inclusive).
-func (t *spaceTree) add(lo, hi int, x int64) { t.addRec(1, 0, t.n-1, lo, hi, x) }
-
-func (t *spaceTree) addRec(k, l, r, lo, hi int, x int64) {
-	if hi < l || r < lo {
-		return
-	}
-	if lo <= l && r <= hi {
-		t.mx[k] += x
-		t.lazy[k] += x
-		return
-	}
-	m := (l + r) / 2
-	t.addRec(2*k, l, m, lo, hi, x)
-	t.addRec(2*k+1, m+1, r, lo, hi, x)
-	t.mx[k] = max(t.mx[2*k], t.mx[2*k+1]) + t.lazy[k]
-}
-
-// max returns the largest value over steps lo..hi (inclusive).
-func (t *spaceTree) max(lo, hi int) int64 { return t.maxRec(1, 0, t.n-1, lo, hi) }
-
-func (t *spaceTree) maxRec(k, l, r, lo, hi int) int64 {
-	if hi < l || r < lo {
-		return math.MinInt64 / 2
-	}
-	if lo <= l && r <= hi {
-		return t.mx[k]
-	}
-	m := (l + r) / 2
-	return max(t.maxRec(2*k, l, m, lo, hi), t.maxRec(2*k+1, m+1, r, lo, hi)) + t.lazy[k]
 }

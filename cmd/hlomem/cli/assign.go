@@ -89,7 +89,7 @@ func runAssign(e *env, args []string) error {
 	popts := prepareOptions(*sched, *fuse, cost)
 	isTPU := targetErr == nil && tgt.Name == assign.TPU.Name
 	if isTPU {
-		popts.Fusion = tpuLayouts(gen)
+		popts.Fusion = tpu.LayoutPass(gen)
 	}
 	err = eachAnalysis(e, file, popts, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		if targetErr != nil {
@@ -121,16 +121,6 @@ func runAssign(e *env, args []string) error {
 		return csvw.Flush()
 	}
 	return nil
-}
-
-// tpuLayouts is the preparation step of --target=tpu: every array without
-// a tiling gets the generation's (tpu.ApplyLayouts), so that every size
-// the analysis and the plan use is padded.
-func tpuLayouts(gen tpu.Generation) func(*hlo.Module) (bool, error) {
-	return func(m *hlo.Module) (bool, error) {
-		tpu.ApplyLayouts(m, gen)
-		return true, nil
-	}
 }
 
 // writeAssignment writes one module's plan in format.

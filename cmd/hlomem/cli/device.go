@@ -63,27 +63,13 @@ func (d *deviceFlags) config(getenv func(string) string) (gpu.ClientConfig, erro
 		cfg.Preallocate = b
 	}
 	if d.memFraction != "" {
-		f, err := strconv.ParseFloat(d.memFraction, 64)
-		switch {
-		case err != nil || f != f:
-			return cfg, fmt.Errorf("--mem-fraction=%q is not a number", d.memFraction)
-		case f <= 0:
-			return cfg, fmt.Errorf("--mem-fraction=%q must be above 0", d.memFraction)
-		case f > 1 && !cfg.UnifiedMemory:
-			return cfg, fmt.Errorf("--mem-fraction=%q is above 1; that needs unified memory (%s=1)", d.memFraction, gpu.EnvUnifiedMemory)
-		case f > 1e6:
-			return cfg, fmt.Errorf("--mem-fraction=%q is too large", d.memFraction)
+		if cfg.MemFraction, err = gpu.ParseMemFraction("--mem-fraction", d.memFraction, cfg.UnifiedMemory); err != nil {
+			return cfg, err
 		}
-		cfg.MemFraction = f
 	}
 	if d.allocator != "" {
-		switch k := gpu.AllocatorKind(d.allocator); k {
-		case gpu.Default, gpu.BFCKind:
-			cfg.Allocator = gpu.BFCKind
-		case gpu.Platform, gpu.CudaAsync:
-			cfg.Allocator = k
-		default:
-			return cfg, fmt.Errorf("--allocator=%q is not an allocator (want default, bfc, platform or cuda_async)", d.allocator)
+		if cfg.Allocator, err = gpu.ParseAllocator("--allocator", d.allocator); err != nil {
+			return cfg, err
 		}
 	}
 	return cfg, nil
@@ -226,55 +212,29 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 }
 
 // defaultSession is the session run without a workload: each program in
-// turn puts its parameters, runs, and gives back its arrays.
+// turn puts its parameters, runs, and deletes the arrays the run leaves
+// (its arguments, less those it consumed by donation, and its outputs),
+// each once.
 func defaultSession(progs []*gpu.Program) *gpu.Workload {
 	w := &gpu.Workload{File: "(session)"}
 	for _, p := range progs {
 		w.Steps = append(w.Steps, gpu.Step{PutParams: p.Name}, gpu.Step{Run: p.Name})
-		names := append(gpu.ParamNames(p), outputNames(p)...)
-		for _, n := range names {
-			w.Steps = append(w.Steps, gpu.Step{Delete: n})
+		seen := map[string]bool{}
+		del := func(name string) {
+			if !seen[name] {
+				seen[name] = true
+				w.Steps = append(w.Steps, gpu.Step{Delete: name})
+			}
 		}
-	}
-	// Names repeat when a leaf is donated (its array is gone after the
-	// run) or listed twice: keep each delete once, and only of arrays the
-	// run leaves.
-	return dedupDeletes(w, progs)
-}
-
-func outputNames(p *gpu.Program) []string {
-	var names []string
-	for _, l := range p.Outputs {
-		names = append(names, p.Name+".out"+l.Name)
-	}
-	return names
-}
-
-// dedupDeletes drops the deletes of arrays a donation consumed and
-// repeated names.
-func dedupDeletes(w *gpu.Workload, progs []*gpu.Program) *gpu.Workload {
-	donated := map[string]bool{}
-	for _, p := range progs {
 		for _, l := range p.Params {
-			if l.Donated {
-				donated[l.Name] = true
+			if !l.Donated {
+				del(l.Name)
 			}
 		}
-	}
-	var steps []gpu.Step
-	seen := map[string]bool{}
-	for _, s := range w.Steps {
-		if s.Delete != "" {
-			if donated[s.Delete] || seen[s.Delete] {
-				continue
-			}
-			seen[s.Delete] = true
-		} else {
-			seen = map[string]bool{}
+		for _, l := range p.Outputs {
+			del(p.Name + ".out" + l.Name)
 		}
-		steps = append(steps, s)
 	}
-	w.Steps = steps
 	return w
 }
 

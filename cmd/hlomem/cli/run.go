@@ -60,7 +60,7 @@ func runRun(e *env, args []string) error {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *seed)
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -137,23 +137,9 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 // with a region per buffer, and fails unless every output is the same bit
 // for bit.
 func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []runtime.Literal, opts runtime.ExecOptions, printOut bool) error {
-	ref := opts
-	ref.Reference = true
-	want, err := runtime.Execute(ctx, as, args, nil, ref)
+	got, sums, err := planEqualsReference(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
-	}
-	got, err := runtime.Execute(ctx, as, args, nil, opts)
-	if err != nil {
-		return err
-	}
-	var sums []string
-	for i := range want.Outputs {
-		r, g := want.Outputs[i].Checksum(), got.Outputs[i].Checksum()
-		if r != g {
-			return fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
-		}
-		sums = append(sums, fmt.Sprintf("%016x", g))
 	}
 	if _, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " ")); err != nil {
 		return err
@@ -166,4 +152,30 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 		}
 	}
 	return nil
+}
+
+// planEqualsReference evaluates the entry on args on the plan's bytes in
+// mem (nil: a fresh HostArena) and with a region per buffer, and fails
+// unless every output is the same bit for bit; it returns the planned run
+// and its output checksums.
+func planEqualsReference(ctx context.Context, as *assign.Assignment, args []runtime.Literal, mem runtime.Memory, opts runtime.ExecOptions) (*runtime.ExecResult, []string, error) {
+	ref := opts
+	ref.Reference = true
+	want, err := runtime.Execute(ctx, as, args, nil, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := runtime.Execute(ctx, as, args, mem, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sums []string
+	for i := range want.Outputs {
+		r, g := want.Outputs[i].Checksum(), got.Outputs[i].Checksum()
+		if r != g {
+			return nil, nil, fmt.Errorf("the plan computes a different output %d: checksum %016x, reference %016x", i, g, r)
+		}
+		sums = append(sums, fmt.Sprintf("%016x", g))
+	}
+	return got, sums, nil
 }
