@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/jsonw"
 )
 
@@ -11,7 +12,9 @@ import (
 // total (Stats.LowerBound) with the step that proves it and the values live
 // there; the temp heaps' lower bound (Stats.TempLowerBound); XLA's stats;
 // and every allocation with its values, their offsets and inclusive live
-// ranges (README, "JSON").
+// ranges (README, "JSON"). A plan with tiled layouts adds what the padding
+// costs: "padding" with the unpadded and padded totals over the buffers and
+// the expansion, and each value's "unpadded_size" beside its "size".
 func (as *Assignment) WriteJSON(w io.Writer) error {
 	st := &as.Stats
 	j := jsonw.New(w)
@@ -54,6 +57,22 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 		j.Int(f.v)
 	}
 	j.EndObject()
+	tiled := as.tiled()
+	if tiled {
+		// Tiled layouts (the TPU's): what the tiles' padding costs.
+		p := as.Padding()
+		j.Key("padding")
+		j.BeginObject()
+		j.Key("buffers")
+		j.Int(int64(len(p.Buffers)))
+		j.Key("unpadded_bytes")
+		j.Int(p.Unpadded)
+		j.Key("padded_bytes")
+		j.Int(p.Padded)
+		j.Key("expansion")
+		j.Float(p.Expansion())
+		j.EndObject()
+	}
 	j.Key("allocations")
 	j.BeginArray()
 	for _, al := range as.Allocations {
@@ -87,6 +106,14 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 			j.Int(s.Offset)
 			j.Key("size")
 			j.Int(s.Size)
+			if tiled {
+				un, err := hlo.UnpaddedByteSize(v.Shape)
+				if err != nil {
+					un = v.Size
+				}
+				j.Key("unpadded_size")
+				j.Int(un)
+			}
 			j.Key("start")
 			j.Int(int64(v.Range.Start))
 			j.Key("end") // inclusive, as in XLA's live ranges

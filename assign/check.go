@@ -37,8 +37,8 @@ func Check(as *Assignment) error {
 			if s.Size < v.Size {
 				return fmt.Errorf("assign: value %s needs %d bytes, its slot has %d", v, v.Size, s.Size)
 			}
-			if al.Temp && as.Options.Align > 1 && s.Offset%as.Options.Align != 0 {
-				return fmt.Errorf("assign: value %s at offset %d in allocation %d is not aligned to %d", v, s.Offset, al.Index, as.Options.Align)
+			if align := as.ColorAlign(al.Color); al.Temp && align > 1 && s.Offset%align != 0 {
+				return fmt.Errorf("assign: value %s at offset %d in allocation %d is not aligned to %d", v, s.Offset, al.Index, align)
 			}
 			want := [2]int64{int64(al.Index), s.Offset}
 			if got, ok := bufAt[v.Buffer]; ok && got != want {

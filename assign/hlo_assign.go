@@ -876,7 +876,7 @@ func (as *Assignment) combineTemps() {
 			c.Size = t.Size
 			c.buffers = append(c.buffers, t.buffers...)
 		} else {
-			base := roundUp(c.Size, as.Options.Align)
+			base := roundUp(c.Size, as.ColorAlign(t.Color))
 			for _, s := range t.Slots {
 				s.Offset += base
 				c.Slots = append(c.Slots, s)
@@ -895,6 +895,15 @@ func (as *Assignment) combineTemps() {
 		}
 	}
 	as.Allocations = append(kept, order...)
+}
+
+// ColorAlign is the alignment of the temp chunks of memory space color:
+// the target's ColorAlignment for it, else Options.Align.
+func (as *Assignment) ColorAlign(color int64) int64 {
+	if a, ok := as.Options.Target.ColorAlignment[color]; ok && a > 0 {
+		return a
+	}
+	return as.Options.Align
 }
 
 func roundUp(x, a int64) int64 {

@@ -24,6 +24,11 @@ type Target struct {
 	// it when positive.
 	Alignment int64
 
+	// ColorAlignment overrides Alignment (and Options.Align) for the temp
+	// chunks of the memory spaces it names: the TPU-like target packs the
+	// scalars of SMEM, color 2, at word granularity.
+	ColorAlignment map[int64]int64
+
 	// Size returns the byte size of an array or tuple shape on the target;
 	// nil means hlo.ByteSize, which already pads tiled layouts as XLA does
 	// (the TPU case). The plan uses the sizes of the analysis (which are
@@ -45,11 +50,12 @@ type Target struct {
 // multiple of 128, and index tables of 16 bytes sit 128 bytes apart (0,
 // 128, 256 in module_0010), which 256-byte alignment cannot produce.
 // XLA:CPU aligns to 64. The TPU-like target uses 512-byte granules and the
-// padded sizes of tiled layouts.
+// padded sizes of tiled layouts; its scalar memory, SMEM (color 2), is
+// packed by 4-byte words.
 var (
 	GPU = Target{Name: "gpu", Alignment: 128, FusionCanShare: GPUFusionCanShare}
 	CPU = Target{Name: "cpu", Alignment: 64}
-	TPU = Target{Name: "tpu", Alignment: 512}
+	TPU = Target{Name: "tpu", Alignment: 512, ColorAlignment: map[int64]int64{2: 4}}
 )
 
 // TargetByName returns the predefined target called name: "gpu", "cpu" or
@@ -65,5 +71,5 @@ func TargetByName(name string) (Target, error) {
 
 // isZero reports whether t is the zero Target, which stands for GPU.
 func (t *Target) isZero() bool {
-	return t.Name == "" && t.Alignment == 0 && t.Size == nil && t.FusionCanShare == nil
+	return t.Name == "" && t.Alignment == 0 && t.Size == nil && t.FusionCanShare == nil && t.ColorAlignment == nil
 }

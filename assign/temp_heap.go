@@ -98,11 +98,12 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 	if len(r.intervals) == 0 {
 		return nil, nil
 	}
-	p, vals := heapProblem(r, as.Options.Align)
+	align := as.ColorAlign(color)
+	p, vals := heapProblem(r, align)
 	var sol *pack.Solution
 	var err error
 	if as.Options.Algorithm == "xla" {
-		sol = xlaHeapSolution(r, p, as.Options.Align)
+		sol = xlaHeapSolution(r, p, align)
 	} else {
 		sol, err = pack.Pack(ctx, p, pack.Options{Algorithm: as.Options.Algorithm, Budget: as.Options.Budget, Gap: max(as.Options.Gap, 0)})
 		if err != nil {

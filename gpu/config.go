@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hlomem/hlomem/internal/bytesize"
 )
 
 // Device is a GPU model: a name and its total memory in bytes.
@@ -73,24 +75,7 @@ func DeviceByName(name string) (Device, error) {
 // ParseBytes reads a byte count: digits with an optional B, KiB, MiB, GiB
 // or TiB suffix (powers of 1024; KB, MB, GB and TB mean the same, as
 // device memory is quoted).
-func ParseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"b", 1}} {
-		if v, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mult = strings.TrimSpace(v), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("bad byte size %q", s)
-	}
-	return v * mult, nil
-}
+func ParseBytes(s string) (int64, error) { return bytesize.Parse(s) }
 
 // AllocatorKind names the client allocator (XLA_PYTHON_CLIENT_ALLOCATOR).
 type AllocatorKind string

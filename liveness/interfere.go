@@ -32,7 +32,8 @@ func readsNothing(u Use) bool {
 }
 
 // interference returns the reads of a value after a later value of its
-// buffer was defined under the current schedule. XLA's HloLiveRange cuts
+// buffer was defined under the current schedule; a value live out of the
+// program is read by the entry's root, after every step. XLA's HloLiveRange cuts
 // each value's range where the next value of its buffer starts, which is
 // safe only when no such read exists; a module through XLA's copy
 // insertion has none.
@@ -64,13 +65,16 @@ func (a *Analysis) interference() []*Interference {
 			}
 			w := defs[i]
 			for _, u := range v.Uses {
-				if readsNothing(u) {
+				// The entry's root tuple forwards the value out of the
+				// program: the caller reads it after the last step.
+				out := v.LiveOut && u.Inst == a.Module.Entry.Root
+				if readsNothing(u) && !out {
 					continue
 				}
 				if !v.Shape.IsArray() {
 					continue // a tuple's index table: forwarded, not read
 				}
-				if t := a.Time(u.Inst); t > w.Range.Start {
+				if t := a.Time(u.Inst); t > w.Range.Start || out && w.Range.Start > v.Range.Start {
 					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w})
 				}
 			}

@@ -115,3 +115,52 @@ func TestRepairDonatedInvariantLeaf(t *testing.T) {
 		require.Same(t, p1.Inst, tup.Operands[2].Operands[0], sched)
 	}
 }
+
+// TestRepairLiveOutRead: a scheduled module that never went through
+// copy insertion hands an undonated parameter to a while loop, which
+// writes its state over the parameter's bytes, and returns the parameter
+// too. The caller reads the output after the last step, so the
+// parameter's value, cut short where the loop's value starts, would be
+// read after it was overwritten: the repair gives the root a copy.
+func TestRepairLiveOutRead(t *testing.T) {
+	m, err := hlo.ParseModule("liveout.hlo", `HloModule liveout, is_scheduled=true
+
+cond {
+  pc = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(pc), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  pb = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(pb), index=0
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  x = f32[8] get-tuple-element(pb), index=1
+  y = f32[8] negate(x)
+  ROOT t = (s32[], f32[8]) tuple(ni, y)
+}
+
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, p0)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  r = f32[8] get-tuple-element(w), index=1
+  ROOT out = (f32[8], f32[8]) tuple(r, p0)
+}
+`)
+	require.NoError(t, err)
+	a, err := Prepare(m, "")
+	require.NoError(t, err)
+	require.Empty(t, a.interference())
+	out := a.ValueAt(m.Entry.Root, hlo.ShapeIndex{1})
+	require.Equal(t, hlo.OpCopy, out.Inst.Opcode, "the root returns a copy of p0")
+	require.Equal(t, "p0", out.Inst.Operands[0].Name)
+	require.Equal(t, a.EndTime(), out.Range.End, "the copy lives to the end")
+	// p0's own buffer still holds the loop's state; p0 itself is no
+	// longer live out.
+	p0 := a.ValueAt(m.Entry.Instruction("p0"), nil)
+	require.False(t, p0.LiveOut)
+}

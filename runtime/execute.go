@@ -63,7 +63,8 @@ type ExecResult struct {
 // args holds one literal per array leaf of the entry parameters, parameter
 // by parameter in shape-index pre-order. An instruction it cannot evaluate
 // is an error naming it; never a guess. A nil mem runs on a HostArena
-// filled with PoisonByte.
+// filled with PoisonByte. A SpacedMemory gets the allocations of each
+// color other than 0 in that memory space (AllocateIn).
 func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
 	if as == nil || as.Analysis == nil || as.Module == nil || as.Module.Entry == nil {
 		return nil, errors.New("runtime: no assignment")
@@ -135,8 +136,11 @@ type executor struct {
 	mem    Memory
 	addr   []int64 // by value ID
 	placed []bool  // by value ID
-	ev     *Evaluator
-	params []Literal // the entry's arguments, a literal per parameter
+	// tilings caches the tiled order of the values with tiled layouts,
+	// by value ID (tiled.go).
+	tilings map[int]*tiling
+	ev      *Evaluator
+	params  []Literal // the entry's arguments, a literal per parameter
 
 	// For a Mover: the allocation (by index) based at each address, and
 	// the allocation of each value placed.
@@ -163,8 +167,15 @@ func (x *executor) place(as *assign.Assignment) error {
 	x.placed = make([]bool, len(a.Values))
 	x.allocAt = make(map[int64]int, len(as.Allocations))
 	x.allocOf = make([]int, len(a.Values))
+	spaced, _ := x.mem.(SpacedMemory)
 	for i, al := range as.Allocations {
-		base, err := x.mem.Allocate(max(al.Size, 1), 256)
+		var base int64
+		var err error
+		if spaced != nil && al.Color != 0 {
+			base, err = spaced.AllocateIn(al.Color, max(al.Size, 1), 256)
+		} else {
+			base, err = x.mem.Allocate(max(al.Size, 1), 256)
+		}
 		if err != nil {
 			return err
 		}
@@ -284,6 +295,16 @@ func (x *executor) loadArray(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.S
 	if int64(len(l.Data)) > v.Size {
 		return Literal{}, fmt.Errorf("runtime: %s%v: %d bytes read from a %d-byte value", in.Name, ix, len(l.Data), v.Size)
 	}
+	t, err := x.tilingOf(v.ID, v.Shape)
+	if err != nil {
+		return Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
+	}
+	if t.order != nil {
+		if err := x.readTiled(t, l.Data, x.addr[v.ID], v.Size); err != nil {
+			return Literal{}, fmt.Errorf("runtime: %s%v: %w", in.Name, ix, err)
+		}
+		return l, nil
+	}
 	return l, x.mem.ReadAt(l.Data, x.addr[v.ID])
 }
 
@@ -342,6 +363,16 @@ func (x *executor) storeLeaf(in *hlo.Instruction, ix hlo.ShapeIndex, l Literal) 
 	}
 	if int64(len(l.Data)) > v.Size {
 		return fmt.Errorf("runtime: %s%v: %d bytes computed for a %d-byte value", in.Name, ix, len(l.Data), v.Size)
+	}
+	t, err := x.tilingOf(v.ID, v.Shape)
+	if err != nil {
+		return fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
+	}
+	if t.order != nil {
+		if err := x.writeTiled(t, l.Data, x.addr[v.ID], v.Size); err != nil {
+			return fmt.Errorf("runtime: %s%v: %w", in.Name, ix, err)
+		}
+		return nil
 	}
 	return x.mem.WriteAt(l.Data, x.addr[v.ID])
 }

@@ -150,10 +150,9 @@ func NewLiteral(s hlo.Shape) (Literal, error) {
 
 // physStrides returns, for each logical dimension, its stride in elements in
 // the physical layout; ok is false when the layout is the row-major default.
-// Tiles do not change the order: a tiled array is kept densely in its
-// minor-to-major order at the start of its buffer, which the padded size
-// makes at least as large (the tiled byte order of a real TPU is not
-// modelled, and no value's bytes depend on it).
+// Tiles do not change a literal's order: a literal holds a tiled array
+// densely in its minor-to-major order; a planned run stores it in tile
+// order in its padded buffer and gathers it back (tiled.go).
 func physStrides(s hlo.Shape) (strides []int64, custom bool, err error) {
 	r := len(s.Dims)
 	if s.Layout != nil && s.Layout.ElementSizeBits != 0 {

@@ -20,6 +20,17 @@ type Memory interface {
 	WriteAt(p []byte, addr int64) error
 }
 
+// SpacedMemory is a Memory with several memory spaces (HLO's S(n), the
+// plan's colors), as a TPU has HBM, VMEM and SMEM: Execute puts each
+// allocation of a color other than 0 in that space with AllocateIn (color 0
+// with Allocate). Addresses of every space are one address space: Free,
+// ReadAt and WriteAt take any of them.
+type SpacedMemory interface {
+	Memory
+	// AllocateIn is Allocate in memory space color.
+	AllocateIn(color, size, align int64) (addr int64, err error)
+}
+
 // ErrOutOfBounds is returned for an access outside every allocated region.
 var ErrOutOfBounds = errors.New("runtime: access outside any allocated region")
 

@@ -60,7 +60,7 @@ func TestCorpusTPU(t *testing.T) {
 			rep, err := runtime.Shadow(context.Background(), as)
 			require.NoError(t, err, name)
 			require.Nil(t, rep.Violation, name)
-			p := PaddingOf(as)
+			p := as.Padding()
 			require.GreaterOrEqual(t, p.Padded, p.Unpadded, name)
 			un += p.Unpadded
 			pad += p.Padded
@@ -68,7 +68,7 @@ func TestCorpusTPU(t *testing.T) {
 			t.Logf("%-60s unpadded %14d padded %14d %6.2fx total %14d %v", name, p.Unpadded, p.Padded, p.Expansion(), as.Stats.TotalBytes, time.Since(start).Round(time.Millisecond))
 		}
 	}
-	t.Logf("%d modules: unpadded %d, padded %d bytes (%.2fx); %d refused by liveness before tiling", ran, un, pad, expansion(un, pad), refused)
+	t.Logf("%d modules: unpadded %d, padded %d bytes (%.2fx); %d refused by liveness before tiling", ran, un, pad, float64(pad)/float64(un), refused)
 	require.LessOrEqual(t, refused, 2)
 	require.Greater(t, pad, un)
 }

@@ -70,6 +70,7 @@ type HBM struct {
 	Fill byte
 
 	capacity int64
+	space    string      // the memory's name in errors ("" is hbm)
 	regions  []hbmRegion // live regions, sorted by address
 	pages    runtime.Pages
 	onMove   func(from, to, size int64)
@@ -158,10 +159,17 @@ type OOMError struct {
 	Free int64
 	// Capacity is the HBM's size.
 	Capacity int64
+	// Space names the memory: hbm, or vmem or smem for the allocators
+	// of a Chip's other spaces.
+	Space string
 }
 
 func (e *OOMError) Error() string {
-	s := fmt.Sprintf("Ran out of memory in memory space hbm: allocating %d bytes, %d free of %d", e.Requested, e.Free, e.Capacity)
+	space := e.Space
+	if space == "" {
+		space = "hbm"
+	}
+	s := fmt.Sprintf("Ran out of memory in memory space %s: allocating %d bytes, %d free of %d", space, e.Requested, e.Free, e.Capacity)
 	if e.Free >= e.Requested {
 		s += " (too little left once the regions are compacted with their alignment)"
 	}
@@ -184,7 +192,7 @@ func (h *HBM) Allocate(size, align int64) (int64, error) {
 	at, i, ok := h.firstFit(size, align)
 	if !ok {
 		if size > h.capacity-h.inUse || !h.fitsCompacted(size, align) {
-			return 0, &OOMError{Requested: size, Free: h.capacity - h.inUse, Capacity: h.capacity}
+			return 0, &OOMError{Requested: size, Free: h.capacity - h.inUse, Capacity: h.capacity, Space: h.space}
 		}
 		moves := h.compact()
 		at, i, ok = h.firstFit(size, align)

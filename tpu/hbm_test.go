@@ -552,3 +552,84 @@ func FuzzHBM(f *testing.F) {
 		requirePagesLive(t, h)
 	})
 }
+
+// TestChipSpaces: a chip's three memories share one address space; each
+// allocates within its own capacity, reads and writes reach the space an
+// address is in, and a space too small fails with its name.
+func TestChipSpaces(t *testing.T) {
+	_, err := NewChip(Generation{HBM: 0}, 0)
+	require.Error(t, err)
+	_, err = NewChip(Generation{HBM: VMEMBase}, 0)
+	require.Error(t, err)
+	c, err := NewChip(Generation{HBM: 1 << 20, VMEM: 4096, SMEM: 1024}, 0xA5)
+	require.NoError(t, err)
+	h, err := c.Allocate(1000, 0)
+	require.NoError(t, err)
+	require.Less(t, h, VMEMBase)
+	v, err := c.AllocateIn(VMEMSpace, 4000, 0)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, v, VMEMBase)
+	require.Less(t, v, SMEMBase)
+	s, err := c.AllocateIn(SMEMSpace, 8, 0)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, s, SMEMBase)
+	h0, err := c.AllocateIn(HBMSpace, 10, 0)
+	require.NoError(t, err)
+	require.Less(t, h0, VMEMBase)
+	for i, addr := range []int64{h, v, s} {
+		want := []byte{byte(i + 1), byte(i + 2), byte(i + 3)}
+		require.NoError(t, c.WriteAt(want, addr))
+		got := make([]byte, 3)
+		require.NoError(t, c.ReadAt(got, addr))
+		require.Equal(t, want, got)
+	}
+	// Fresh bytes read as the fill, in every space.
+	got := make([]byte, 2)
+	require.NoError(t, c.ReadAt(got, v+100))
+	require.Equal(t, []byte{0xA5, 0xA5}, got)
+	require.Equal(t, int64(4000), c.VMEM().Stats().InUse)
+	require.Equal(t, int64(8), c.SMEM().Stats().InUse)
+
+	_, err = c.AllocateIn(VMEMSpace, 200, 0)
+	var oom *OOMError
+	require.ErrorAs(t, err, &oom)
+	require.Equal(t, "vmem", oom.Space)
+	require.Contains(t, err.Error(), "memory space vmem")
+	_, err = c.AllocateIn(7, 8, 0)
+	require.Error(t, err)
+	// Outside every region of a space is out of bounds.
+	require.ErrorIs(t, c.ReadAt(got, SMEMBase+4000), runtime.ErrOutOfBounds)
+
+	require.NoError(t, c.Free(v))
+	require.NoError(t, c.Free(s))
+	require.NoError(t, c.Free(h))
+	require.Zero(t, c.VMEM().Stats().InUse)
+	require.Error(t, c.Free(v), "freed twice")
+
+	// A chip without SMEM takes no SMEM allocation.
+	c, err = NewChip(Generation{HBM: 1 << 20}, 0)
+	require.NoError(t, err)
+	_, err = c.AllocateIn(SMEMSpace, 4, 0)
+	require.ErrorAs(t, err, &oom)
+}
+
+// TestChipForwardsMoves: a compaction in VMEM reports its moves in the
+// chip's addresses.
+func TestChipForwardsMoves(t *testing.T) {
+	c, err := NewChip(Generation{HBM: 1 << 20, VMEM: 4 * Granule, SMEM: 1024}, 0)
+	require.NoError(t, err)
+	var moves [][3]int64
+	c.OnMove(func(from, to, size int64) { moves = append(moves, [3]int64{from, to, size}) })
+	a, err := c.AllocateIn(VMEMSpace, Granule, 0)
+	require.NoError(t, err)
+	b, err := c.AllocateIn(VMEMSpace, Granule, 0)
+	require.NoError(t, err)
+	_, err = c.AllocateIn(VMEMSpace, Granule, 0)
+	require.NoError(t, err)
+	require.NoError(t, c.Free(a))
+	_, err = c.AllocateIn(VMEMSpace, 2*Granule, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, moves)
+	require.Equal(t, [3]int64{b, VMEMBase, Granule}, moves[0])
+	c.OnMove(nil)
+}

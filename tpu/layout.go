@@ -91,16 +91,22 @@ func Tiles(t hlo.ElementType, rank int, gen Generation) []hlo.Tile {
 
 // ApplyLayouts gives every instruction shape of m that has no tiling
 // DefaultLayout's, in every computation (fused ones too, so that a fusion's
-// parameters keep the shapes of its operands). Shapes already tiled are
-// kept. The module header's entry_computation_layout, which hlomem keeps
-// verbatim, is not rewritten.
-func ApplyLayouts(m *hlo.Module, gen Generation) {
+// parameters keep the shapes of its operands), and reports whether it
+// changed any. Shapes already tiled are kept. The module header's
+// entry_computation_layout, which hlomem keeps verbatim, is not
+// rewritten.
+func ApplyLayouts(m *hlo.Module, gen Generation) bool {
 	if m == nil {
-		return
+		return false
 	}
+	changed := false
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			in.Shape = DefaultLayout(in.Shape, gen)
+			s := DefaultLayout(in.Shape, gen)
+			if !changed && s.String() != in.Shape.String() {
+				changed = true
+			}
+			in.Shape = s
 		}
 	}
 	// A bitcast only relabels bytes; where tiling pads its result and
@@ -122,17 +128,19 @@ func ApplyLayouts(m *hlo.Module, gen Generation) {
 			ke, ok2 := op.Shape.Elements()
 			if err1 == nil && err2 == nil && n != k && ok1 && ok2 && ne == ke {
 				in.Opcode = hlo.OpReshape
+				changed = true
 			}
 		}
 	}
+	return changed
 }
 
 // LayoutPass is ApplyLayouts as a pass of liveness.PrepareOptions.Fusion:
 // the preparation of --target=tpu, so that every size the analysis and
-// the plan use is padded.
+// the plan use is padded. PrepareOptions also tiles what the fusion
+// passes make.
 func LayoutPass(gen Generation) func(*hlo.Module) (bool, error) {
 	return func(m *hlo.Module) (bool, error) {
-		ApplyLayouts(m, gen)
-		return true, nil
+		return ApplyLayouts(m, gen), nil
 	}
 }

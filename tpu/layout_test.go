@@ -44,7 +44,7 @@ func TestPublishedSizes(t *testing.T) {
 // TestDefaultLayoutTiles pins the tiling of every element width, rank and
 // generation setting, with the padded size each gives.
 func TestDefaultLayoutTiles(t *testing.T) {
-	gen16 := V6e
+	gen16 := V7x
 	for _, tc := range []struct {
 		in   string
 		gen  Generation
@@ -112,18 +112,41 @@ ENTRY e {
 }
 
 func TestGenerationByName(t *testing.T) {
-	for _, n := range []string{"tpu-v4", "v4", "TPU-V5E", "v5p", "tpu-v6e"} {
-		_, err := GenerationByName(n)
+	for n, want := range map[string]Generation{
+		"tpu-v4": V4, "v4": V4, "TPU-V5E": V5e, "v5p": V5p, "tpu-v6e": V6e, "tpu-7x": V7x, "7x": V7x, "tpu7x": V7x,
+	} {
+		g, err := GenerationByName(n)
 		require.NoError(t, err, n)
+		require.Equal(t, want, g, n)
+	}
+	// The presets' figures are JAX's (tpu_info.py), per TensorCore for
+	// VMEM and SMEM.
+	for _, tc := range []struct {
+		g               Generation
+		hbm, vmem, smem int64
+		tile16          bool
+	}{
+		{V4, 32 << 30, 16 << 20, 1 << 20, false},
+		{V5e, 16 << 30, 128 << 20, 1 << 20, false},
+		{V5p, 95 << 30, 64 << 20, 1 << 20, false},
+		{V6e, 32 << 30, 128 << 20, 1 << 20, false},
+		{V7x, 96 << 30, 64 << 20, 1 << 20, true},
+	} {
+		require.Equal(t, tc.hbm, tc.g.HBM, tc.g.Name)
+		require.Equal(t, tc.vmem, tc.g.VMEM, tc.g.Name)
+		require.Equal(t, tc.smem, tc.g.SMEM, tc.g.Name)
+		require.Equal(t, tc.tile16, tc.g.Tile16, tc.g.Name)
 	}
 	g, err := GenerationByName("tpu-custom:16GiB:32MiB")
 	require.NoError(t, err)
-	require.Equal(t, int64(16<<30), g.HBM)
-	require.Equal(t, int64(32<<20), g.VMEM)
+	require.Equal(t, Generation{Name: "tpu-custom", HBM: 16 << 30, VMEM: 32 << 20, SMEM: DefaultCustomSMEM}, g)
 	g, err = GenerationByName("custom:8GiB")
 	require.NoError(t, err)
-	require.Equal(t, int64(16<<20), g.VMEM)
-	for _, bad := range []string{"v3", "tpu-custom:", "tpu-custom:0", "tpu-custom:1GiB:x"} {
+	require.Equal(t, Generation{Name: "tpu-custom", HBM: 8 << 30, VMEM: DefaultCustomVMEM, SMEM: DefaultCustomSMEM}, g)
+	g, err = GenerationByName("tpu-custom:8GiB:64MiB:16KiB")
+	require.NoError(t, err)
+	require.Equal(t, Generation{Name: "tpu-custom", HBM: 8 << 30, VMEM: 64 << 20, SMEM: 16 << 10}, g)
+	for _, bad := range []string{"v3", "tpu-custom:", "tpu-custom:0", "tpu-custom:1GiB:x", "tpu-custom:1GiB:1MiB:0", "tpu-custom:1GiB:1MiB:1KiB:1", "tpu-v4x"} {
 		_, err := GenerationByName(bad)
 		require.Error(t, err, bad)
 	}

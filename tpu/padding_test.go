@@ -51,7 +51,7 @@ func TestCompileOOM(t *testing.T) {
 	require.Contains(t, msg, `op_name="model/loss/one_hot"`)
 	require.Contains(t, msg, "XLA label: %i = s32[29360128,10]{1,0:T(8,128)} iota()")
 
-	p := PaddingOf(as)
+	p := as.Padding()
 	require.Greater(t, p.Padded, p.Unpadded)
 	var b strings.Builder
 	require.NoError(t, p.Write(&b, 2))

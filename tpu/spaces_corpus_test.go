@@ -20,13 +20,20 @@ import (
 const spacesCorpusMaxInstructions = 20000
 
 // TestAssignSpacesCorpus: on the paired dumps (XLA-scheduled) and the
-// unscheduled XLA corpus, AssignSpaces with 16 MiB of VMEM succeeds and
-// its output passes every check of checkSpaces (verification, text round
-// trip, preparation, assign.Check, the shadow run, VMEM within capacity,
-// and numerics where the evaluator runs the module within a second);
-// across the corpus values are placed.
+// unscheduled XLA corpus, tiled as TPU v4 tiles them, AssignSpaces with
+// 16 MiB of VMEM and 1 MiB of SMEM succeeds and its output passes every
+// check of checkSpaces (verification, text round trip, preparation,
+// assign.Check, the shadow run, VMEM and SMEM within capacity, and
+// numerics where the evaluator runs the module within a second); across
+// the corpus values are placed. The table gives, per module, the values
+// prefetched, produced in VMEM and evicted, the bytes moved into VMEM
+// (prefetched and produced), the bytes evicted, the HBM traffic saved, the
+// HBM of the plan before and after, the VMEM peak and heap, and the
+// scalars placed in SMEM.
 func TestAssignSpacesCorpus(t *testing.T) {
 	const vmem = 16 << 20
+	gen := V4
+	gen.VMEM = vmem
 	files := corpus.Glob(t, "paired/*/*after_optimizations.txt")
 	files = append(files, corpus.Glob(t, "paired-jax/*/*after_optimizations.txt")...)
 	files = append(files, corpus.Glob(t, "hlo/xla/*.hlo")...)
@@ -36,8 +43,8 @@ func TestAssignSpacesCorpus(t *testing.T) {
 		modules, placedIn, refused, large, numeric, unparsed int
 		sizable, sizablePlaced                               int
 		nothing                                              []string
-		placed                                               int
-		prefetched, saved                                    int64
+		placed, prefetches, produced, evicted, scalars       int
+		moved, evictedBytes, saved, hbmBefore, hbmAfter      int64
 	)
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -61,10 +68,11 @@ func TestAssignSpacesCorpus(t *testing.T) {
 				continue
 			}
 			t0 := time.Now()
-			out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: vmem})
+			out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: vmem, SMEM: gen.SMEM, Generation: &gen})
 			took := time.Since(t0)
 			require.NoError(t, err, name)
 			c := checkSpaces(t, name, m, out, rep, vmem, time.Second)
+			require.LessOrEqual(t, rep.SMEMHeap, gen.SMEM, name)
 			modules++
 			if rep.Placed > 0 {
 				placedIn++
@@ -83,18 +91,27 @@ func TestAssignSpacesCorpus(t *testing.T) {
 				numeric++
 			}
 			placed += rep.Placed
-			prefetched += rep.BytesPrefetched
+			prefetches += rep.Prefetches
+			produced += rep.Produced
+			evicted += rep.Evicted
+			scalars += rep.SMEMScalars
+			moved += rep.BytesPrefetched + rep.BytesProduced
+			evictedBytes += rep.BytesEvicted
 			saved += rep.HBMTrafficSaved
-			rows = append(rows, fmt.Sprintf("%-60.60s %6d %6d %14d %14d %10d %10d %3d %7.2f",
-				name, len(out.Entry.Instructions), rep.Placed, rep.BytesPrefetched, rep.HBMTrafficSaved, rep.VMEMPeak, rep.VMEMHeap, rep.Dropped, took.Seconds()))
+			hbmBefore += rep.HBMPeakBefore
+			hbmAfter += rep.HBMPeakAfter
+			rows = append(rows, fmt.Sprintf("%-50.50s %6d %5d %5d %5d %13d %12d %14d %13d %13d %9d %9d %4d %3d %6.2f",
+				name, len(out.Entry.Instructions), rep.Prefetches, rep.Produced, rep.Evicted, rep.BytesPrefetched+rep.BytesProduced, rep.BytesEvicted,
+				rep.HBMTrafficSaved, rep.HBMPeakBefore, rep.HBMPeakAfter, rep.VMEMPeak, rep.VMEMHeap, rep.SMEMScalars, rep.Dropped, took.Seconds()))
 		}
 	}
-	t.Logf("%-60s %6s %6s %14s %14s %10s %10s %3s %7s", "module", "insts", "placed", "prefetched B", "HBM saved B", "VMEM peak", "VMEM heap", "drp", "s")
+	t.Logf("%-50s %6s %5s %5s %5s %13s %12s %14s %13s %13s %9s %9s %4s %3s %6s", "module", "insts", "pref", "prod", "evict",
+		"to VMEM B", "evicted B", "HBM saved B", "HBM peak bef", "HBM peak aft", "VMEM peak", "VMEM heap", "smem", "drp", "s")
 	for _, r := range rows {
 		t.Log(r)
 	}
-	t.Logf("%d modules in %v: %d with placements, %d values placed, %d bytes prefetched, %d HBM bytes saved; outputs compared with the original on %d; skipped %d files that hold no module, %d modules liveness refuses and %d over %d instructions",
-		modules, time.Since(start).Round(time.Millisecond), placedIn, placed, prefetched, saved, numeric, unparsed, refused, large, spacesCorpusMaxInstructions)
+	t.Logf("%d modules in %v: %d with placements; %d values placed in VMEM (%d prefetched, %d produced there, %d of them evicted), %d bytes moved to VMEM, %d evicted, %d bytes of HBM traffic saved; the HBM peak %d -> %d bytes; %d scalar buffers in SMEM; outputs compared with the original on %d; skipped %d files that hold no module, %d modules liveness refuses and %d over %d instructions",
+		modules, time.Since(start).Round(time.Millisecond), placedIn, placed, prefetches, produced, evicted, moved, evictedBytes, saved, hbmBefore, hbmAfter, scalars, numeric, unparsed, refused, large, spacesCorpusMaxInstructions)
 	t.Logf("%d of the %d modules with at least 8 entry instructions have placements; none in %v", sizablePlaced, sizable, nothing)
 	require.Positive(t, modules)
 	require.GreaterOrEqual(t, placedIn, modules*2/5, "modules with placements")

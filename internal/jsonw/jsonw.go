@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -105,6 +106,19 @@ func (j *Writer) String(s string) {
 func (j *Writer) Int(n int64) {
 	j.element()
 	j.num = strconv.AppendInt(j.num[:0], n, 10)
+	j.w.Write(j.num)
+}
+
+// Float writes a finite number in the shortest form that reads back the
+// same (strconv 'g'); NaN and infinities, which JSON lacks, are written as
+// null.
+func (j *Writer) Float(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		j.Null()
+		return
+	}
+	j.element()
+	j.num = strconv.AppendFloat(j.num[:0], f, 'g', -1, 64)
 	j.w.Write(j.num)
 }
 

@@ -3,6 +3,7 @@ package jsonw
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,29 @@ func TestMatchesEncodingJSON(t *testing.T) {
 	j.EndObject()
 	require.NoError(t, j.Close())
 	require.Equal(t, want.String(), got.String())
+}
+
+// TestFloat: finite numbers read back as the same float64; NaN and the
+// infinities, which JSON cannot hold, become null.
+func TestFloat(t *testing.T) {
+	vals := []float64{0, 1, -2.5, 12.8, 1.0 / 3, 1e-300, 6.02214076e23, 68.26666666666667}
+	var b bytes.Buffer
+	j := New(&b)
+	j.BeginArray()
+	for _, f := range vals {
+		j.Float(f)
+	}
+	j.Float(math.NaN())
+	j.Float(math.Inf(-1))
+	j.EndArray()
+	require.NoError(t, j.Close())
+	var got []*float64
+	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+	require.Len(t, got, len(vals)+2)
+	for i, f := range vals {
+		require.NotNil(t, got[i])
+		require.Equal(t, f, *got[i])
+	}
+	require.Nil(t, got[len(vals)])
+	require.Nil(t, got[len(vals)+1])
 }

@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
+		usage:   "[--target=gpu|cpu|tpu [--generation=GEN] [--vmem=SIZE] [--smem=SIZE]] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
 		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
 		run:     runAssign,
 	})
@@ -37,7 +37,9 @@ func runAssign(e *env, args []string) error {
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	peak := fs.String("peak-format", "current", peakFormatFlag)
-	genName := fs.String("generation", "tpu-v4", "with --target=tpu: the chip generation whose tiling arrays without one get (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e)")
+	genName := fs.String("generation", "tpu-v4", "with --target=tpu: the chip generation whose tiling arrays without one get, and whose SMEM --vmem uses (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x, tpu-custom:HBM[:VMEM[:SMEM]])")
+	var sf spaceFlags
+	sf.register(fs, false)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -88,10 +90,18 @@ func runAssign(e *env, args []string) error {
 	}
 	popts := prepareOptions(*sched, *fuse, cost)
 	isTPU := targetErr == nil && tgt.Name == assign.TPU.Name
+	prepare := func(m *hlo.Module) (*liveness.Analysis, error) { return liveness.PrepareWith(m, popts) }
+	var spaces *tpu.SpaceReport
 	if isTPU {
-		popts.Fusion = tpu.LayoutPass(gen)
+		use, err := sf.apply(&gen, false)
+		if err != nil {
+			return fmt.Errorf("hlomem assign: %w", err)
+		}
+		prepare = tpuPrepare(ctx, gen, use, sf.minWindow, popts, &spaces)
+	} else if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
+		return fmt.Errorf("hlomem assign: --vmem, --smem and --min-window need --target=tpu")
 	}
-	err = eachAnalysis(e, file, popts, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	err = eachPrepared(e, file, prepare, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		if targetErr != nil {
 			return targetErr
 		}
@@ -106,7 +116,10 @@ func runAssign(e *env, args []string) error {
 		werr := writeAssignment(w, as, m, *format, xopts, csvw)
 		if werr == nil && isTPU && (*format == "xla" || *format == "report") {
 			if _, werr = io.WriteString(w, "\n"); werr == nil {
-				werr = tpu.PaddingOf(as).Write(w, 0)
+				werr = as.Padding().Write(w, 0)
+			}
+			if werr == nil && spaces != nil {
+				werr = writeSpaces(w, spaces, gen)
 			}
 		}
 		if err := <-checked; err != nil {

@@ -81,9 +81,17 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 // eachAnalysis loads and verifies every module of file, prepares and
 // analyses each as XLA does before buffer assignment (liveness.PrepareWith
 // popts: its scheduler, "" picking keep for a scheduled module and best
-// otherwise, and the optimization passes --fuse asks for) and calls write for it with where to write its part of the
-// output, laid out as l says (moduleOutput).
+// otherwise, and the optimization passes --fuse asks for) and calls write
+// for it with where to write its part of the output, laid out as l says
+// (moduleOutput).
 func eachAnalysis(e *env, file string, popts liveness.PrepareOptions, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
+	return eachPrepared(e, file, func(m *hlo.Module) (*liveness.Analysis, error) {
+		return liveness.PrepareWith(m, popts)
+	}, l, write)
+}
+
+// eachPrepared is eachAnalysis with the preparation prepare.
+func eachPrepared(e *env, file string, prepare func(*hlo.Module) (*liveness.Analysis, error), l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
 	mods, err := loadModules(e, file, true)
 	if err != nil {
 		return err
@@ -91,7 +99,7 @@ func eachAnalysis(e *env, file string, popts liveness.PrepareOptions, l layout, 
 	name := inputName(file)
 	out := newModuleOutput(e.stdout, l, len(mods))
 	for _, m := range mods {
-		a, err := liveness.PrepareWith(m, popts)
+		a, err := prepare(m)
 		if err != nil {
 			return moduleError(name, m, err)
 		}

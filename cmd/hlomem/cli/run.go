@@ -20,8 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...",
-		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU (exit 2 on out of memory)",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] FILE.hlo",
+		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU or a program on a TPU-like chip (exit 2 on out of memory)",
 		run:     runRun,
 	})
 }
@@ -45,6 +45,8 @@ func runRun(e *env, args []string) error {
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	var dev deviceFlags
 	dev.register(fs)
+	var sf spaceFlags
+	sf.register(fs, true)
 	files, err := parseFiles(fs, args)
 	if err != nil {
 		return err
@@ -60,7 +62,7 @@ func runRun(e *env, args []string) error {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {

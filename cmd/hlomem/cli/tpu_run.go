@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/bytesize"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
@@ -17,17 +19,110 @@ import (
 
 // isTPUDevice reports whether --device names a TPU generation.
 func isTPUDevice(name string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(name)), "tpu")
+	n := strings.ToLower(strings.TrimSpace(name))
+	return strings.HasPrefix(n, "tpu") || n == "7x"
+}
+
+// spaceFlags are the memory-space flags of assign --target=tpu and of a
+// TPU run: the VMEM and SMEM capacities AssignSpaces gets and its window.
+type spaceFlags struct {
+	vmem, smem string
+	minWindow  int
+}
+
+func (f *spaceFlags) register(fs *flag.FlagSet, run bool) {
+	what := "with --target=tpu: "
+	def := " (default 0: no memory-space assignment)"
+	if run {
+		what = "on a TPU: "
+		def = " (default: the generation's; 0 keeps every value in HBM)"
+	}
+	fs.StringVar(&f.vmem, "vmem", "", what+"VMEM capacity (e.g. 16MiB) for memory-space assignment: values prefetched to, produced in and evicted from VMEM (S(1))"+def)
+	fs.StringVar(&f.smem, "smem", "", what+"SMEM capacity for scalars (S(2)); default the generation's when VMEM is used, 0 keeps scalars in HBM")
+	fs.IntVar(&f.minWindow, "min-window", 0, what+"fewest instructions between a copy-start and its copy-done (0: 2)")
+}
+
+// apply sets gen's VMEM and SMEM from the flags and says whether memory
+// spaces are to be assigned: with run, unless --vmem=0; without, only
+// when --vmem is given. --vmem=0 leaves the generation's VMEM the chip's
+// (a module may place values there itself).
+func (f *spaceFlags) apply(gen *tpu.Generation, run bool) (bool, error) {
+	use := run
+	if f.vmem != "" {
+		v, err := bytesize.Parse(f.vmem)
+		if err != nil {
+			return false, fmt.Errorf("--vmem=%q: %v", f.vmem, err)
+		}
+		if v > 0 {
+			gen.VMEM = v
+		}
+		use = v > 0
+	}
+	if f.smem != "" {
+		v, err := bytesize.Parse(f.smem)
+		if err != nil {
+			return false, fmt.Errorf("--smem=%q: %v", f.smem, err)
+		}
+		gen.SMEM = v
+	}
+	if f.minWindow < 0 {
+		return false, fmt.Errorf("--min-window=%d: want 0 or more", f.minWindow)
+	}
+	return use && gen.VMEM > 0, nil
+}
+
+// tpuPrepare returns the preparation of a module for the TPU: tiles for
+// gen and, with spaces, AssignSpaces; rep receives the spaces report of
+// the module prepared last (nil without spaces).
+func tpuPrepare(ctx context.Context, gen tpu.Generation, spaces bool, minWindow int, popts liveness.PrepareOptions, rep **tpu.SpaceReport) func(*hlo.Module) (*liveness.Analysis, error) {
+	return func(m *hlo.Module) (*liveness.Analysis, error) {
+		*rep = nil
+		if !spaces {
+			return liveness.PrepareWith(m, tpu.PrepareOptions(popts, gen))
+		}
+		g := gen
+		out, r, err := tpu.AssignSpaces(ctx, m, tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: minWindow, Generation: &g, Prepare: popts})
+		if err != nil {
+			return nil, err
+		}
+		*rep = r
+		return liveness.PrepareWith(out, liveness.PrepareOptions{})
+	}
+}
+
+// writeSpaces prints what memory-space assignment did.
+func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
+	h := assign.HumanBytes
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory spaces: %d values in VMEM (%d prefetched, %d produced there, %d of them evicted): %s moved to VMEM (%s prefetched, %s produced), %s evicted, %s of HBM traffic saved\n",
+		r.Placed, r.Prefetches, r.Produced, r.Evicted, h(r.BytesPrefetched+r.BytesProduced), h(r.BytesPrefetched), h(r.BytesProduced), h(r.BytesEvicted), h(r.HBMTrafficSaved))
+	fmt.Fprintf(&b, "  VMEM: plan %s of %s, peak %s; SMEM: %d scalar buffers (%d values), plan %s of %s; HBM peak %s -> %s\n",
+		h(r.VMEMHeap), h(gen.VMEM), h(r.VMEMPeak), r.SMEMScalars, r.SMEMValues, h(r.SMEMHeap), h(gen.SMEM), h(r.HBMPeakBefore), h(r.HBMPeakAfter))
+	for _, d := range r.Decisions {
+		fmt.Fprintf(&b, "  %s %s (%s) %s: %d uses from VMEM, %d from HBM", d.Kind, d.Name, d.Computation, h(d.Bytes), d.Uses, d.HBMUses)
+		if d.CopyStart != "" {
+			fmt.Fprintf(&b, ", %s..%s over %d instructions moving %s", d.CopyStart, d.CopyDone, d.Window, h(d.WindowBytes))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // runTPU runs each module of file on a TPU-like chip: arrays tiled as
-// XLA:TPU tiles them, the plan for the TPU target checked against the
-// generation's HBM (XLA:TPU's compile-time OOM, exit 2), then with
-// --verify the shadow execution, and with --inputs=random the evaluator on
-// the padded buffers of an HBM that compacts, compared with a plan-free
-// run. It prints the unpadded and padded bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, verify, evaluate bool, rexec runtime.ExecOptions) error {
+// XLA:TPU tiles them, values placed in VMEM and SMEM by memory-space
+// assignment (unless --vmem=0), the plan for the TPU target checked
+// against the generation's memories (XLA:TPU's compile-time OOM, exit 2),
+// then with --verify the shadow execution, and with --inputs=random the
+// evaluator on the tiled, padded buffers of a chip whose HBM compacts,
+// compared with a plan-free run. It prints the unpadded and padded HBM
+// bytes and the VMEM and SMEM bytes live at every step.
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions) error {
 	gen, err := tpu.GenerationByName(genName)
+	if err != nil {
+		return fmt.Errorf("hlomem run: %w", err)
+	}
+	spaces, err := sf.apply(&gen, true)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
 	}
@@ -35,42 +130,58 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 		return errors.New("hlomem run: a TPU run takes one input file")
 	}
 	opts.Target = assign.TPU
-	popts.Fusion = tpu.LayoutPass(gen)
+	h := assign.HumanBytes
 	out := e.stdout
-	fmt.Fprintf(out, "device %s: HBM %s (%d bytes), VMEM %s\n", gen.Name, assign.HumanBytes(gen.HBM), gen.HBM, assign.HumanBytes(gen.VMEM))
-	return eachAnalysis(e, files[0], popts, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	fmt.Fprintf(out, "device %s: HBM %s (%d bytes), VMEM %s, SMEM %s\n", gen.Name, h(gen.HBM), gen.HBM, h(gen.VMEM), h(gen.SMEM))
+	var rep *tpu.SpaceReport
+	prepare := tpuPrepare(ctx, gen, spaces, sf.minWindow, popts, &rep)
+	return eachPrepared(e, files[0], prepare, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err
 		}
+		if err := assign.Check(as); err != nil {
+			return fmt.Errorf("internal error, the plan is invalid: %w", err)
+		}
 		if err := tpu.CompileOOM(as, gen, 5); err != nil {
 			return &exitError{code: exitInfeasible, msg: err.Error()}
 		}
-		p := tpu.PaddingOf(as)
+		if rep != nil {
+			if err := writeSpaces(w, rep, gen); err != nil {
+				return err
+			}
+		}
+		p := as.Padding()
+		var hbm int64
+		for _, al := range as.Allocations {
+			if al.Color == tpu.HBMSpace {
+				hbm += al.Size
+			}
+		}
 		fmt.Fprintf(w, "plan: %s of %s HBM; buffers unpadded %s, padded %s (%.2fx expansion)\n",
-			assign.HumanBytes(as.Stats.TotalBytes), assign.HumanBytes(gen.HBM), assign.HumanBytes(p.Unpadded), assign.HumanBytes(p.Padded), p.Expansion())
+			h(hbm), h(gen.HBM), h(p.Unpadded), h(p.Padded), p.Expansion())
 		if verify {
 			if err := shadowRun(ctx, w, as); err != nil {
 				return err
 			}
 		}
 		if evaluate {
-			hbm, err := tpu.NewHBM(gen.HBM)
+			chip, err := tpu.NewChip(gen, runtime.PoisonByte)
 			if err != nil {
 				return err
 			}
-			hbm.Fill = runtime.PoisonByte
 			args := runtime.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
-			got, _, err := planEqualsReference(ctx, as, args, hbm, rexec)
+			got, _, err := planEqualsReference(ctx, as, args, chip, rexec)
 			if err != nil {
 				return err
 			}
-			st := hbm.Stats()
-			fmt.Fprintf(w, "ok: the run on the padded buffers of the HBM equals the reference run; %d steps; %d compactions moved %d bytes\n", got.Steps, st.Compactions, st.BytesMoved)
+			st := chip.HBM().Stats()
+			fmt.Fprintf(w, "ok: the run on the tiled, padded buffers of HBM, VMEM and SMEM equals the reference run; %d steps; %d compactions moved %d bytes; VMEM peak %d bytes, SMEM peak %d bytes\n",
+				got.Steps, st.Compactions, st.BytesMoved, chip.VMEM().Stats().Peak, chip.SMEM().Stats().Peak)
 		}
-		fmt.Fprintln(w, "step instruction unpadded padded")
+		fmt.Fprintln(w, "step instruction unpadded padded vmem smem")
 		for _, s := range tpu.LiveBytes(as.Analysis) {
-			fmt.Fprintf(w, "%d %s %d %d\n", s.Step, s.Inst, s.Unpadded, s.Padded)
+			fmt.Fprintf(w, "%d %s %d %d %d %d\n", s.Step, s.Inst, s.Unpadded, s.Padded, s.VMEM, s.SMEM)
 		}
 		return nil
 	})
