@@ -17,6 +17,7 @@ build:
 demo:
 	$(GO) run ./cmd/hlomem assign --format=report testdata/demo.hlo
 	$(GO) run ./cmd/hlomem run --device=a100-40gb testdata/demo.hlo
+	$(GO) run ./cmd/hlomem run --device=tpu-v4 --verify --inputs=random testdata/demo.hlo
 
 test:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
