@@ -15,7 +15,6 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-
 // TestAssignSpacesCorpus: on the paired dumps (XLA-scheduled) and the
 // unscheduled XLA corpus, tiled as TPU v4 tiles them, AssignSpaces with
 // 16 MiB of VMEM and 1 MiB of SMEM succeeds and its output passes every
@@ -37,11 +36,11 @@ func TestAssignSpacesCorpus(t *testing.T) {
 	start := time.Now()
 	var rows []string
 	var (
-		modules, placedIn, refused, numeric, unparsed int
-		sizable, sizablePlaced                               int
-		nothing                                              []string
-		placed, prefetches, produced, evicted, scalars       int
-		moved, evictedBytes, saved, hbmBefore, hbmAfter      int64
+		modules, placedIn, refused, numeric, unparsed   int
+		sizable, sizablePlaced                          int
+		nothing                                         []string
+		placed, prefetches, produced, evicted, scalars  int
+		moved, evictedBytes, saved, hbmBefore, hbmAfter int64
 	)
 	for _, f := range files {
 		src, err := os.ReadFile(f)
