@@ -11,7 +11,8 @@ package liveness
 //
 //   - while init: a leaf the loop changes (it is not loop-invariant) whose
 //     value is a constant or an entry parameter not donated at that index,
-//     appears at an earlier leaf too, or is read somewhere the while does
+//     appears at another leaf too (earlier, or later as loop-invariant
+//     state the loop keeps reading), or is read somewhere the while does
 //     not depend on (it may be read after the loop);
 //   - while body root and conditional branch roots: a leaf whose value is
 //     a constant, is not defined in that computation (a pass-through of a
@@ -90,7 +91,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 		c     *hlo.Computation
 		root  bool // replace c's root
 		while *hlo.Instruction
-		need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool
+		need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool
 	}
 	var sites []site
 	type inPlaceSite struct {
@@ -115,11 +116,14 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 			switch in.Opcode {
 			case hlo.OpWhile:
 				w := in
-				sites = append(sites, site{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+				sites = append(sites, site{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 					if a.ValueAt(w, ix) == v {
 						return false // loop-invariant: the loop never writes it
 					}
-					if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+					// A value the loop writes here and that the state
+					// holds at another leaf too (one the loop may leave
+					// alone and read on) shares one buffer with itself.
+					if v.Inst.Opcode == hlo.OpConstant || seen[v] || dup {
 						return true
 					}
 					if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !paramDonated(v) {
@@ -135,7 +139,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 				}})
 				if b := w.Body(); b != nil && len(b.Params) == 1 {
 					body := b
-					sites = append(sites, site{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+					sites = append(sites, site{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 						if v.Inst.Opcode == hlo.OpConstant || seen[v] {
 							return true
 						}
@@ -172,7 +176,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 					if br == nil {
 						continue
 					}
-					sites = append(sites, site{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+					sites = append(sites, site{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !inside.within(br, v.Inst.Parent) ||
 							v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == br
 					}})
@@ -180,7 +184,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 			}
 		}
 	}
-	sites = append(sites, site{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool) bool {
+	sites = append(sites, site{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 		if v.Inst.Opcode == hlo.OpConstant || seen[v] {
 			return true
 		}
@@ -218,6 +222,14 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 			x = s.while.Operands[0]
 		}
 		seen := map[*Value]bool{}
+		count := map[*Value]int{}
+		x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if !sub.IsTuple() {
+				if v := a.ValueAt(x, ix); v != nil {
+					count[v]++
+				}
+			}
+		})
 		var needs []hlo.ShapeIndex
 		any := false
 		x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
@@ -228,7 +240,7 @@ func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed boo
 			if v == nil {
 				return
 			}
-			if s.need(v, ix, seen) {
+			if s.need(v, ix, seen, count[v] > 1) {
 				needs = append(needs, append(hlo.ShapeIndex{}, ix...))
 				any = true
 			}

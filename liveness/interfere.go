@@ -125,7 +125,7 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 				}
 				copies[f.Value] = cp
 			}
-			u.Inst.ReplaceOperand(u.Operand, cp)
+			u.Inst.ReplaceOperand(u.Operand, reshapedCopy(s, names, cp, u.Inst.Operands[u.Operand]))
 			changed = true
 		}
 		m.Renumber()
@@ -137,6 +137,27 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 			return nil, changed, err
 		}
 	}
+}
+
+// reshapedCopy returns cp for a read whose operand op has cp's shape, and
+// otherwise (the read reaches the value through a bitcast, which only
+// relabels its bytes) a bitcast of cp to op's shape, added right after cp
+// in the module and in schedule s.
+func reshapedCopy(s *Schedule, names *hlo.NameUniquer, cp, op *hlo.Instruction) *hlo.Instruction {
+	if hlo.Compatible(cp.Shape, op.Shape) {
+		return cp
+	}
+	c := cp.Parent
+	bc := &hlo.Instruction{Name: names.Unique("bitcast"), Opcode: hlo.OpBitcast, Shape: op.Shape, Operands: []*hlo.Instruction{cp}}
+	var next *hlo.Instruction
+	if k := slices.Index(c.Instructions, cp); k >= 0 && k+1 < len(c.Instructions) {
+		next = c.Instructions[k+1]
+	}
+	c.InsertBefore(bc, next)
+	seq := slices.Clone(s.Sequence(c))
+	seq = slices.Insert(seq, slices.Index(seq, cp)+1, bc)
+	s.Set(c, seq)
+	return bc
 }
 
 // unrepaired is the error for an interference the repair cannot mend.

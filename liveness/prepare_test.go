@@ -164,3 +164,54 @@ ENTRY main {
 	p0 := a.ValueAt(m.Entry.Instruction("p0"), nil)
 	require.False(t, p0.LiveOut)
 }
+
+// TestRepairReadThroughBitcast: a read that reaches a value through a
+// bitcast gets the copy in its own shape: a bitcast of the copy, not the
+// copy of the value's shape (torax's f64[1] read as f64[] after
+// simplification).
+func TestRepairReadThroughBitcast(t *testing.T) {
+	m, err := hlo.ParseModule("bitcast.hlo", `HloModule bitcastread, is_scheduled=true
+
+cond {
+  pc = (s32[], f32[1]) parameter(0)
+  i = s32[] get-tuple-element(pc), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  pb = (s32[], f32[1]) parameter(0)
+  i = s32[] get-tuple-element(pb), index=0
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  x = f32[1] get-tuple-element(pb), index=1
+  y = f32[1] negate(x)
+  ROOT t = (s32[], f32[1]) tuple(ni, y)
+}
+
+ENTRY main {
+  p0 = f32[1] parameter(0)
+  a = f32[1] negate(p0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1]) tuple(zero, a)
+  w = (s32[], f32[1]) while(init), condition=cond, body=body
+  r = f32[1] get-tuple-element(w), index=1
+  b = f32[] bitcast(a)
+  c = f32[] negate(b)
+  rr = f32[] reshape(r)
+  ROOT out = (f32[], f32[]) tuple(c, rr)
+}
+`)
+	require.NoError(t, err)
+	a, err := Prepare(m, "")
+	require.NoError(t, err)
+	require.Empty(t, a.interference())
+	require.NoError(t, hlo.Verify(m))
+	c := m.Entry.Instruction("c")
+	bc := c.Operands[0]
+	require.Equal(t, hlo.OpBitcast, bc.Opcode)
+	require.Equal(t, "f32[]", bc.Shape.StringNoLayout())
+	require.Equal(t, hlo.OpCopy, bc.Operands[0].Opcode, "c reads a bitcast of a copy of a")
+	require.Equal(t, "a", bc.Operands[0].Operands[0].Name)
+	require.NoError(t, a.Schedule.Validate(m, a.Kinds))
+}
