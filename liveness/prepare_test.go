@@ -215,3 +215,49 @@ ENTRY main {
 	require.Equal(t, "a", bc.Operands[0].Operands[0].Name)
 	require.NoError(t, a.Schedule.Validate(m, a.Kinds))
 }
+
+// TestCopyWhileInitSharedLeaf: a value at two leaves of a loop's state,
+// one the loop writes and one it keeps unchanged and reads, gets a copy
+// at the written leaf; otherwise the loop writes over the bytes the
+// invariant leaf still reads (the pattern of torax's solver loops).
+func TestCopyWhileInitSharedLeaf(t *testing.T) {
+	m, err := hlo.ParseModule("shared.hlo", `HloModule shared
+
+cond {
+  pc = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(pc), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  pb = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(pb), index=0
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  x = f32[4] get-tuple-element(pb), index=1
+  k = f32[4] get-tuple-element(pb), index=2
+  y = f32[4] add(x, k)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(ni, y, k)
+}
+
+ENTRY main {
+  p0 = f32[4] parameter(0)
+  a = f32[4] negate(p0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, a, a)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+`)
+	require.NoError(t, err)
+	changed, err := InsertCopies(m)
+	require.NoError(t, err)
+	require.True(t, changed)
+	init := m.Entry.Instruction("w").Operands[0]
+	require.Equal(t, hlo.OpCopy, init.Operands[1].Opcode, "the written leaf gets a copy")
+	require.Equal(t, "a", init.Operands[2].Name, "the invariant leaf keeps a")
+	a, err := Prepare(m, "")
+	require.NoError(t, err)
+	require.Empty(t, a.interference())
+}
