@@ -109,8 +109,12 @@ func sameOptions(file, run Options) error {
 // WriteFile writes data to path through a temporary file in the same
 // directory, renamed into place once complete, so that a run interrupted or
 // failing midway leaves the file as it was. It creates the directory if
-// needed and keeps an existing file's permissions.
+// needed and keeps an existing file's permissions; when path is a link, the
+// file it links to is replaced and the link kept.
 func WriteFile(path string, data []byte) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	return writeFileWith(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err

@@ -148,4 +148,15 @@ func TestWriteFileKeepsOldOnFailure(t *testing.T) {
 
 	// The directory is made if needed.
 	require.NoError(t, WriteFile(filepath.Join(dir, "testdata", "x.peak"), []byte("x\n")))
+
+	// A link stays a link; the file it names is replaced.
+	link := filepath.Join(dir, "link.peak")
+	require.NoError(t, os.Symlink(path, link))
+	require.NoError(t, WriteFile(link, []byte("via link\n")))
+	fi, err = os.Lstat(link)
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink)
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "via link\n", string(b))
 }

@@ -13,8 +13,8 @@
 // *before_optimizations.txt, else any other HLO text of it (*.hlo, or *.txt
 // that starts as HLO does). XLA's other dumps (-buffer-assignment.txt,
 // -memory-usage-report.txt, .dot, .pb, ...) are skipped and counted
-// (Inputs.Skipped). Collect does this; the modules come out in a fixed
-// order: paths as given, files in lexical order, modules in file order.
+// (DirInputs). Collect does this; the modules come out in a fixed order:
+// paths as given, files in lexical order, modules in file order.
 //
 // # Lines
 //

@@ -32,7 +32,8 @@ const DefaultAlgorithm = "xla"
 // is hlomem peak's default: GPU, XLA's heap algorithm, the module's own
 // schedule when XLA scheduled it and the best of hlomem's otherwise.
 type Options struct {
-	// Target is the backend; the zero Target is GPU.
+	// Target is the backend; the zero Target is GPU. For TPU, arrays
+	// without a tiled layout get tpu-v4's, as hlomem assign does by default.
 	Target assign.Target
 	// Algorithm is the temp-heap packer (assign.Options.Algorithm); ""
 	// means DefaultAlgorithm. The time-budgeted "auto" and "exact" are
