@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
@@ -279,22 +281,29 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 		Source:     source,
 	}
 	if l.Module == "" {
-		// A module without its HloModule line: name it after its file.
+		// No name (the parser names even a module without its HloModule
+		// line after its entry): name it after its file, in one word of
+		// the golden file.
 		base := filepath.Base(source)
-		l.Module = strings.TrimSuffix(base, filepath.Ext(base))
+		l.Module = strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) || r == '|' || r == '#' {
+				return '_'
+			}
+			return r
+		}, strings.TrimSuffix(base, filepath.Ext(base)))
 	}
 	// One entry per buffer: the values of one buffer (a loop's state,
 	// its body's parameter and result) share its bytes.
-	seen := map[*liveness.Buffer]bool{}
+	var listed []int // buffer IDs
 	for _, v := range live {
 		if len(l.Top) == TopBuffers {
 			break
 		}
 		if v.Buffer != nil {
-			if seen[v.Buffer] {
+			if slices.Contains(listed, v.Buffer.ID) {
 				continue
 			}
-			seen[v.Buffer] = true
+			listed = append(listed, v.Buffer.ID)
 		}
 		name := v.Inst.Name
 		if len(v.Index) > 0 {
