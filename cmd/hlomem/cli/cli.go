@@ -52,6 +52,9 @@ type env struct {
 type exitError struct {
 	code int
 	msg  string
+	// keepOutput: the output is the command's complete result although
+	// it fails (the verdicts of a failed check), so it is printed.
+	keepOutput bool
 }
 
 func (e *exitError) Error() string { return e.msg }
@@ -92,8 +95,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		// Partial output is dropped on failure, except for commands that
 		// explicitly return an exitError carrying a result (exit 2 keeps
-		// its report).
-		if ee != nil && ee.code == exitInfeasible {
+		// its report, a failed check its verdicts).
+		if ee != nil && (ee.code == exitInfeasible || ee.keepOutput) {
 			e.stdout.copyTo(stdout)
 		}
 		return code

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/internal/corpus"
@@ -15,8 +16,13 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// scriptCmds are the commands scripts have beyond testscript's own, added
+// by the files that define them (some only on some systems).
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
 // TestScripts runs the txtar scripts in testdata/script. Scripts see the
-// corpus directory as $CORPUS; the condition [corpus] is true when it exists.
+// corpus directory as $CORPUS; the condition [corpus] is true when it exists,
+// and [cmd:NAME] when the script command NAME (scriptCmds) is there.
 // HLOMEM_UPDATE=1 (or -update) rewrites their cmp files, as it rewrites the
 // golden files (golden.Updating).
 func TestScripts(t *testing.T) {
@@ -27,9 +33,14 @@ func TestScripts(t *testing.T) {
 			e.Setenv("CORPUS", dir)
 			return nil
 		},
+		Cmds: scriptCmds,
 		Condition: func(cond string) (bool, error) {
 			if cond == "corpus" {
 				return dir != "", nil
+			}
+			if name, ok := strings.CutPrefix(cond, "cmd:"); ok {
+				_, has := scriptCmds[name]
+				return has, nil
 			}
 			return false, nil
 		},

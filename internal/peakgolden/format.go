@@ -1,0 +1,215 @@
+package peakgolden
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// formatTag opens every golden file; the version changes when the meaning
+// of a column does.
+const formatTag = "# hlomem peak v1"
+
+// columnsComment is the second line of a golden file, naming the columns.
+const columnsComment = "# module schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes"
+
+// File is a golden file: the options its figures were measured with and
+// one line per module, sorted by module.
+type File struct {
+	Options Options
+	Lines   []Line
+}
+
+// header is the first line for opts (resolved).
+func header(opts Options) string {
+	sched := opts.Schedule
+	if sched == "" {
+		sched = "default"
+	}
+	return fmt.Sprintf("%s target=%s algorithm=%s schedule=%s", formatTag, opts.Target.Name, opts.Algorithm, sched)
+}
+
+// Write writes the golden file of lines measured with opts: the header,
+// then one line per module in the order given (Measure's is sorted).
+func Write(w io.Writer, opts Options, lines []Line) error {
+	opts, err := opts.resolved()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, header(opts))
+	fmt.Fprintln(bw, columnsComment)
+	for i := range lines {
+		bw.WriteString(lines[i].text())
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// Bytes returns the golden file of lines as Write writes it.
+func Bytes(opts Options, lines []Line) ([]byte, error) {
+	var b bytes.Buffer
+	if err := Write(&b, opts, lines); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// text is the line as the golden file holds it.
+func (l *Line) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %d %d %d %d", l.Module, l.Schedule, l.LowerBound, l.Temp, l.Total, l.PeakStep)
+	for _, t := range l.Top {
+		fmt.Fprintf(&b, " | %s %s %d", t.Name, t.Shape, t.Bytes)
+	}
+	return b.String()
+}
+
+// ParseError is a malformed golden file, at a line.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Parse reads the golden file named name (for messages) from data. The
+// first line must be the header; then blank lines and lines starting with
+// # are skipped and every other line is a module's.
+func Parse(name string, data []byte) (*File, error) {
+	f := &File{}
+	errAt := func(line int, format string, args ...any) error {
+		return &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	text := string(data)
+	if len(text) == 0 {
+		return nil, errAt(1, "empty file; a peak file starts with %q (write one with hlomem peak --update)", formatTag)
+	}
+	rows := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	opts, err := parseHeader(strings.TrimSuffix(rows[0], "\r"))
+	if err != nil {
+		return nil, errAt(1, "%v", err)
+	}
+	f.Options = opts
+	first := map[string]int{}
+	for i, row := range rows[1:] {
+		n := i + 2
+		row = strings.TrimSuffix(row, "\r")
+		if strings.TrimSpace(row) == "" || strings.HasPrefix(row, "#") {
+			continue
+		}
+		l, err := parseLine(row)
+		if err != nil {
+			return nil, errAt(n, "%v", err)
+		}
+		if at, dup := first[l.Module]; dup {
+			return nil, errAt(n, "module %s again (first on line %d)", l.Module, at)
+		}
+		first[l.Module] = n
+		l.lineNo = n
+		f.Lines = append(f.Lines, l)
+	}
+	return f, nil
+}
+
+// parseHeader reads the options from the first line.
+func parseHeader(row string) (Options, error) {
+	var o Options
+	rest, ok := strings.CutPrefix(row, formatTag)
+	if !ok || rest != "" && rest[0] != ' ' {
+		if strings.HasPrefix(row, "# hlomem peak ") {
+			return o, fmt.Errorf("unsupported version %q (this hlomem reads %q)", row, formatTag)
+		}
+		return o, fmt.Errorf("not a peak file: the first line is %q, want %q followed by the options", abbreviate(row), formatTag)
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return o, fmt.Errorf("header: want key=value, got %q", kv)
+		}
+		if seen[k] {
+			return o, fmt.Errorf("header: %s given twice", k)
+		}
+		seen[k] = true
+		switch k {
+		case "target":
+			o.Target.Name = v
+		case "algorithm":
+			o.Algorithm = v
+		case "schedule":
+			if v != "default" {
+				o.Schedule = v
+			}
+		default:
+			return o, fmt.Errorf("header: unknown option %q (want target, algorithm and schedule)", k)
+		}
+	}
+	for _, k := range []string{"target", "algorithm", "schedule"} {
+		if !seen[k] {
+			return o, fmt.Errorf("header: no %s= option", k)
+		}
+	}
+	return o, nil
+}
+
+// parseLine reads one module's line.
+func parseLine(row string) (Line, error) {
+	var l Line
+	parts := strings.Split(row, " | ")
+	head := strings.Fields(parts[0])
+	if len(head) != 6 {
+		return l, fmt.Errorf("want 6 fields (module schedule lower_bound temp total peak_step) before the first \" | \", got %d", len(head))
+	}
+	l.Module, l.Schedule = head[0], head[1]
+	if !knownSchedule(l.Schedule) {
+		return l, fmt.Errorf("module %s: unknown schedule %q", l.Module, l.Schedule)
+	}
+	for i, dst := range []*int64{&l.LowerBound, &l.Temp, &l.Total} {
+		v, err := strconv.ParseInt(head[2+i], 10, 64)
+		if err != nil || v < 0 {
+			return l, fmt.Errorf("module %s: %s: want a byte count, got %q", l.Module, []string{"lower_bound", "temp", "total"}[i], head[2+i])
+		}
+		*dst = v
+	}
+	step, err := strconv.Atoi(head[5])
+	if err != nil || step < -1 {
+		return l, fmt.Errorf("module %s: peak_step: want a step (-1 for none), got %q", l.Module, head[5])
+	}
+	l.PeakStep = step
+	for i, p := range parts[1:] {
+		f := strings.Fields(p)
+		if len(f) != 3 {
+			return l, fmt.Errorf("module %s: buffer %d: want name shape bytes, got %q", l.Module, i+1, strings.TrimSpace(p))
+		}
+		b, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || b < 0 {
+			return l, fmt.Errorf("module %s: buffer %d (%s): want a byte count, got %q", l.Module, i+1, f[0], f[2])
+		}
+		l.Top = append(l.Top, Buffer{Name: f[0], Shape: f[1], Bytes: b})
+	}
+	return l, nil
+}
+
+func knownSchedule(s string) bool {
+	switch s {
+	case liveness.SchedKeep, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder:
+		return true
+	}
+	return false
+}
+
+// abbreviate shortens a line quoted in a message.
+func abbreviate(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}

@@ -1,0 +1,379 @@
+package peakgolden
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/tpu"
+)
+
+// TopBuffers is how many of the largest buffers live at the peak a Line
+// lists.
+const TopBuffers = 5
+
+// DefaultAlgorithm packs the temp heaps when Options.Algorithm is "":
+// XLA's own heap algorithm, so that the temp figure is the one XLA
+// allocates for the module, and deterministic.
+const DefaultAlgorithm = "xla"
+
+// Options are the assignment options the figures depend on; the zero value
+// is hlomem peak's default: GPU, XLA's heap algorithm, the module's own
+// schedule when XLA scheduled it and the best of hlomem's otherwise.
+type Options struct {
+	// Target is the backend; the zero Target is GPU. For TPU, arrays
+	// without a tiled layout get tpu-v4's, as hlomem assign does by default.
+	Target assign.Target
+	// Algorithm is the temp-heap packer (assign.Options.Algorithm); ""
+	// means DefaultAlgorithm. The time-budgeted "auto" and "exact" are
+	// refused: a golden figure must not depend on the machine's load.
+	Algorithm string
+	// Schedule is the scheduler (liveness.PrepareOptions.Scheduler): ""
+	// keeps a scheduled module's order and picks the best otherwise.
+	Schedule string
+}
+
+// resolved fills in the defaults and refuses what cannot give
+// deterministic figures.
+func (o Options) resolved() (Options, error) {
+	if o.Target.Name == "" {
+		o.Target = assign.GPU
+	}
+	if o.Algorithm == "" {
+		o.Algorithm = DefaultAlgorithm
+	}
+	switch o.Algorithm {
+	case "auto", "exact":
+		return o, fmt.Errorf("algorithm %q searches within a time budget, so its figures may change from run to run; use xla (the default), portfolio or another greedy packer", o.Algorithm)
+	}
+	if _, ok := pack.PackerNamed(o.Algorithm); !ok {
+		var names []string
+		for _, n := range pack.Algorithms() {
+			if n != "auto" && n != "exact" {
+				names = append(names, n)
+			}
+		}
+		return o, fmt.Errorf("unknown algorithm %q (want one of %s)", o.Algorithm, strings.Join(names, ", "))
+	}
+	switch o.Schedule {
+	case "", liveness.SchedKeep, liveness.SchedBest, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder:
+	default:
+		return o, fmt.Errorf("unknown schedule %q (want keep, postorder, dfs, list or best)", o.Schedule)
+	}
+	return o, nil
+}
+
+// Buffer is one of the largest buffers live at a module's peak.
+type Buffer struct {
+	// Name is the defining instruction's name, with the shape index when
+	// the value is a tuple element ("custom-call.5{1}").
+	Name string
+	// Shape is the value's shape without layout or spaces.
+	Shape string
+	Bytes int64
+}
+
+// String gives the buffer as sentences name it: fusion.42 f32[8,4096] 128.00KiB.
+func (b Buffer) String() string {
+	return b.Name + " " + b.Shape + " " + assign.HumanBytes(b.Bytes)
+}
+
+// Line is one module's figures.
+type Line struct {
+	// Module is the module's name, NAME#K when several inputs hold a
+	// module of that name (package doc).
+	Module string
+	// Schedule is the schedule the figures are for: keep (the module's
+	// order), list, dfs or postorder.
+	Schedule   string
+	LowerBound int64 // assign.Stats.LowerBound
+	Temp       int64 // assign.Stats.TempBytes
+	Total      int64 // assign.Stats.TotalBytes
+	// PeakStep is the step of the lower bound (Assignment.Peak), -1 when
+	// nothing is live.
+	PeakStep int
+	// Top are the largest buffers live at PeakStep, largest first.
+	Top []Buffer
+
+	// Source is the file the module came from; it is not written.
+	Source string
+	// lineNo is the line of a parsed golden file, 0 otherwise.
+	lineNo int
+}
+
+// Field is one of the byte figures of a Line on which a verdict rests.
+type Field string
+
+// The fields, as the golden file's header names them.
+const (
+	LowerBound Field = "lower_bound"
+	Temp       Field = "temp"
+	Total      Field = "total"
+)
+
+// Fields lists the fields in the order sentences give them.
+var Fields = []Field{Temp, Total, LowerBound}
+
+// label is the field's name in a sentence.
+func (f Field) label() string {
+	if f == LowerBound {
+		return "lower bound"
+	}
+	return string(f)
+}
+
+// Value returns the field's figure in l.
+func (l *Line) Value(f Field) int64 {
+	switch f {
+	case LowerBound:
+		return l.LowerBound
+	case Temp:
+		return l.Temp
+	case Total:
+		return l.Total
+	}
+	panic("peakgolden: unknown field " + string(f))
+}
+
+// Measure parses every module of files, assigns each with opts and returns
+// its Line, sorted by module (Sort). Files are read and measured on up to
+// GOMAXPROCS goroutines, each file's modules dropped once measured; the
+// lines do not depend on it. An error names the module's file and name,
+// unless it carries a position in the input; with several, the first
+// file's is returned. Cancelling ctx returns its error at once.
+func Measure(ctx context.Context, files []string, opts Options) ([]Line, error) {
+	opts, err := opts.resolved()
+	if err != nil {
+		return nil, err
+	}
+	perFile := make([][]Line, len(files))
+	errs := make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				perFile[i], errs[i] = measureFile(ctx, files[i], opts)
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for _, i := range largestFirst(files) {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	// Parsing and assigning a module do not watch ctx: when it is
+	// cancelled, return at once and leave the modules in flight to
+	// finish on their own, their results unread.
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var lines []Line
+	for i := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		lines = append(lines, perFile[i]...)
+	}
+	nameModules(lines)
+	Sort(lines)
+	return lines, nil
+}
+
+// largestFirst returns the indices of files, largest file first (ties,
+// and files it cannot stat, in order): started first, the longest jobs do
+// not keep one goroutine busy after the others are done.
+func largestFirst(files []string) []int {
+	size := make([]int64, len(files))
+	order := make([]int, len(files))
+	for i, f := range files {
+		order[i] = i
+		if fi, err := os.Stat(f); err == nil {
+			size[i] = fi.Size()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
+	return order
+}
+
+// measureFile parses one file and measures its modules in order.
+func measureFile(ctx context.Context, file string, opts Options) ([]Line, error) {
+	mods, err := hlo.ParseFile(file)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]Line, len(mods))
+	for i, m := range mods {
+		if lines[i], err = measure(ctx, m, file, opts); err != nil {
+			return nil, err
+		}
+	}
+	return lines, nil
+}
+
+// measure assigns one module and sums it up.
+func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l Line, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+		if err != nil && !isInputError(err) {
+			err = fmt.Errorf("%s: module %s: %w", source, m.Name, err)
+		}
+	}()
+	popts := liveness.PrepareOptions{Scheduler: opts.Schedule}
+	if opts.Target.Name == assign.TPU.Name {
+		gen, err := tpu.GenerationByName("tpu-v4")
+		if err != nil {
+			return l, err
+		}
+		popts.Fusion = tpu.LayoutPass(gen)
+	}
+	a, err := liveness.PrepareWith(m, popts)
+	if err != nil {
+		return l, err
+	}
+	as, err := assign.Assign(ctx, a, assign.Options{Target: opts.Target, Algorithm: opts.Algorithm})
+	if err != nil {
+		return l, err
+	}
+	if err := assign.Check(as); err != nil {
+		return l, fmt.Errorf("internal error, the plan is invalid: %w", err)
+	}
+	step, live := as.Peak()
+	l = Line{
+		Module:     m.Name,
+		Schedule:   scheduleName(a.Schedule),
+		LowerBound: as.Stats.LowerBound,
+		Temp:       as.Stats.TempBytes,
+		Total:      as.Stats.TotalBytes,
+		PeakStep:   step,
+		Source:     source,
+	}
+	if l.Module == "" {
+		// No name (the parser names even a module without its HloModule
+		// line after its entry): name it after its file, in one word of
+		// the golden file.
+		base := filepath.Base(source)
+		l.Module = strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) || r == '|' || r == '#' {
+				return '_'
+			}
+			return r
+		}, strings.TrimSuffix(base, filepath.Ext(base)))
+	}
+	// One entry per buffer: the values of one buffer (a loop's state,
+	// its body's parameter and result) share its bytes.
+	var listed []int // buffer IDs
+	for _, v := range live {
+		if len(l.Top) == TopBuffers {
+			break
+		}
+		if v.Buffer != nil {
+			if slices.Contains(listed, v.Buffer.ID) {
+				continue
+			}
+			listed = append(listed, v.Buffer.ID)
+		}
+		name := v.Inst.Name
+		if len(v.Index) > 0 {
+			name += v.Index.String()
+		}
+		l.Top = append(l.Top, Buffer{Name: name, Shape: shapeText(v.Shape), Bytes: v.Size})
+	}
+	return l, nil
+}
+
+// scheduleName names the schedule as --schedule does.
+func scheduleName(s *liveness.Schedule) string {
+	if s == nil || s.Name == "module order" {
+		return liveness.SchedKeep
+	}
+	return s.Name
+}
+
+// shapeText prints a shape as one word: no layout, no spaces.
+func shapeText(s hlo.Shape) string {
+	return strings.ReplaceAll(s.StringNoLayout(), " ", "")
+}
+
+// nameModules makes the module names unique: when several lines share a
+// name, each becomes NAME#K, K counting from 1 in input order.
+func nameModules(lines []Line) {
+	count := map[string]int{}
+	for _, l := range lines {
+		count[l.Module]++
+	}
+	seen := map[string]int{}
+	for i := range lines {
+		n := lines[i].Module
+		if count[n] > 1 {
+			seen[n]++
+			lines[i].Module = n + "#" + strconv.Itoa(seen[n])
+		}
+	}
+}
+
+// Sort orders lines by module name, NAME#2 before NAME#10.
+func Sort(lines []Line) {
+	sort.SliceStable(lines, func(i, j int) bool { return lessModule(lines[i].Module, lines[j].Module) })
+}
+
+func lessModule(a, b string) bool {
+	an, ak := splitOrdinal(a)
+	bn, bk := splitOrdinal(b)
+	if an != bn {
+		return an < bn
+	}
+	return ak < bk
+}
+
+// splitOrdinal splits NAME#K into NAME and K (0 without one).
+func splitOrdinal(s string) (string, int) {
+	i := strings.LastIndexByte(s, '#')
+	if i < 0 {
+		return s, 0
+	}
+	k, err := strconv.Atoi(s[i+1:])
+	if err != nil {
+		return s, 0
+	}
+	return s[:i], k
+}
+
+// isInputError reports whether err carries a position in the input.
+func isInputError(err error) bool {
+	var list hlo.ErrorList
+	var one *hlo.Error
+	return errors.As(err, &list) || errors.As(err, &one)
+}
