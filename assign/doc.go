@@ -31,6 +31,15 @@
 // that are not live at once. Each temp heap's packing also passes
 // pack.Check, which shares no code with the packers.
 //
+// # Reading XLA's dump
+//
+// ReadXLA reads XLA's own buffer-assignment dump (xla_read.go), the text
+// WriteXLA writes, into plain data: allocations with their values and
+// offsets, the total, and the HloLiveRange block. It is strict, with
+// positioned errors, and never panics. XLAAssignment.Locate matches the
+// dump's values with an analysis of the module by instruction name and
+// shape index, so that a plan can be compared with XLA's value by value.
+//
 // # Unverified input
 //
 // Assign takes an analysis made by liveness.Analyze (which verified the
