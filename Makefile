@@ -15,6 +15,8 @@ build:
 	$(GO) build ./...
 
 demo:
+	$(GO) run ./cmd/hlomem report --html=transformer-memory.html testdata/transformer.hlo
+	@echo "memory viewer: transformer-memory.html"
 	$(GO) run ./cmd/hlomem assign --format=report testdata/demo.hlo
 	$(GO) run ./cmd/hlomem run --device=a100-40gb testdata/demo.hlo
 	$(GO) run ./cmd/hlomem run --device=tpu-v4 --verify --inputs=random testdata/demo.hlo

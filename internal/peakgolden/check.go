@@ -8,7 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/hlomem/hlomem/internal/atomicfile"
 )
 
 // Check measures files with opts and compares them with the golden file
@@ -112,46 +113,8 @@ func sameOptions(file, run Options) error {
 // needed and keeps an existing file's permissions; when path is a link, the
 // file it links to is replaced and the link kept.
 func WriteFile(path string, data []byte) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
-	}
-	return writeFileWith(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-// writeFileWith is WriteFile with the content written by write.
-func writeFileWith(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

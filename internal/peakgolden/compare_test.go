@@ -2,6 +2,7 @@ package peakgolden
 
 import (
 	"errors"
+	"github.com/hlomem/hlomem/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func TestWriteFileKeepsOldOnFailure(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("old\n"), 0o600))
 	// A write that fails midway (an interrupted update) leaves the old
 	// file and no temporary file behind.
-	err := writeFileWith(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		io.WriteString(w, "half of the new")
 		return errors.New("interrupted")
 	})

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/atomicfile"
+	"github.com/hlomem/hlomem/internal/peakgolden"
+	"github.com/hlomem/hlomem/report"
+)
+
+func init() {
+	register(&command{
+		name:    "report",
+		usage:   "[--html=OUT.html] [--svg=OUT.svg] [--pprof=OUT.pb.gz] [--format=text|json] [--top=N] [--what-if=BOOL] [--xla=FILE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo|DUMPDIR",
+		summary: "what a module's memory goes to: totals, the peak and its buffers with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
+		run:     runReport,
+	})
+}
+
+func runReport(e *env, args []string) error {
+	c := commands["report"]
+	fs := newFlagSet(c, e)
+	htmlOut := fs.String("html", "", "write the memory viewer, one self-contained HTML page, to this file")
+	svgOut := fs.String("svg", "", "write the live-bytes and buffer charts as one SVG to this file (several modules: one file each, the module's name before the extension)")
+	pprofOut := fs.String("pprof", "", "write the buffers live at the peak as a pprof profile to this file (several modules: one file each)")
+	format := fs.String("format", "text", "report on standard output: text or json")
+	top := fs.Int("top", report.DefaultTop, "how many of the buffers live at the peak the text lists")
+	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
+	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt); default: the one beside an *after_optimizations.txt")
+	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
+	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
+	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
+	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	fuse := fs.Bool("fuse", false, fuseFlag)
+	path, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("hlomem report: unknown format %q (want text or json)", *format)
+	}
+	if *budget < 0 {
+		return fmt.Errorf("hlomem report: --budget must not be negative, got %v", *budget)
+	}
+	tgt, err := assign.TargetByName(*target)
+	if err != nil {
+		return fmt.Errorf("hlomem report: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	aopts := assign.Options{Target: tgt, Algorithm: *algo, Budget: *budget}
+	opts := report.Options{Assign: aopts, Prepare: prepareOptions(*sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
+
+	// The modules: those of an HLO file (or standard input), or of each
+	// module's best dump in a directory.
+	type input struct {
+		file string
+		m    *hlo.Module
+	}
+	var inputs []input
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		in, err := peakgolden.Collect([]string{path})
+		if err != nil {
+			return fmt.Errorf("hlomem report: %w", err)
+		}
+		for _, d := range in.Dirs {
+			fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
+		}
+		if len(in.Files) == 0 {
+			return fmt.Errorf("hlomem report: %s holds no HLO module", path)
+		}
+		files = in.Files
+	}
+	if *xlaFile != "" && len(files) > 1 {
+		return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+	}
+	for _, f := range files {
+		mods, err := loadModules(e, f, true)
+		if err != nil {
+			return err
+		}
+		for _, m := range mods {
+			inputs = append(inputs, input{file: f, m: m})
+		}
+	}
+	if *xlaFile != "" && len(inputs) > 1 {
+		return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+	}
+	progress := newProgress(e.stderr)
+	defer progress.done()
+	var reports []*report.Report
+	for i, in := range inputs {
+		o := opts
+		if *whatIf {
+			o.WhatIf = report.WhatIfs(in.m)
+		}
+		xf := *xlaFile
+		if xf == "" {
+			xf = besideXLA(in.file)
+		}
+		if xf != "" {
+			src, err := os.ReadFile(xf)
+			if err != nil {
+				return fmt.Errorf("hlomem report: %w", err)
+			}
+			x, err := assign.ReadXLA(xf, src)
+			if err != nil {
+				return err
+			}
+			o.XLA, o.XLAFile = x, xf
+		}
+		name := in.m.Name
+		o.Progress = func(stage string) { progress.say(fmt.Sprintf("report %d/%d %s: %s", i+1, len(inputs), name, stage)) }
+		r, err := report.Build(ctx, in.m, o)
+		if err != nil {
+			if ctx.Err() != nil {
+				return errors.New("hlomem report: interrupted; nothing written")
+			}
+			return moduleError(inputName(in.file), in.m, err)
+		}
+		reports = append(reports, r)
+	}
+	progress.done()
+
+	// Standard output: the text or JSON of every module.
+	l := headed
+	if *format == "json" {
+		l = jsonArray
+	}
+	out := newModuleOutput(e.stdout, l, len(reports))
+	for i, r := range reports {
+		w, err := out.next(inputs[i].m)
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			err = r.WriteJSON(w)
+		} else {
+			err = r.WriteText(w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := out.finish(); err != nil {
+		return err
+	}
+	// The files, each whole or not at all.
+	if *htmlOut != "" {
+		if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
+			return fmt.Errorf("hlomem report: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		path  string
+		write func(*report.Report, io.Writer) error
+	}{{*svgOut, (*report.Report).WriteSVG}, {*pprofOut, (*report.Report).WritePprof}} {
+		if f.path == "" {
+			continue
+		}
+		for _, r := range reports {
+			p := f.path
+			if len(reports) > 1 {
+				p = perModule(p, r.Module)
+			}
+			if err := atomicfile.Write(p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
+				return fmt.Errorf("hlomem report: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// besideXLA returns the buffer-assignment dump XLA writes beside an
+// *after_optimizations.txt module (the same name with
+// -buffer-assignment.txt), or "" when there is none.
+func besideXLA(file string) string {
+	if !strings.HasSuffix(file, "after_optimizations.txt") {
+		return ""
+	}
+	p := strings.TrimSuffix(file, ".txt") + "-buffer-assignment.txt"
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
+// perModule puts a module's name before a path's extension: out.svg ->
+// out.NAME.svg (out.pb.gz -> out.NAME.pb.gz).
+func perModule(path, module string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, module)
+	dir, base := filepath.Split(path)
+	ext := ""
+	if i := strings.Index(base, "."); i > 0 {
+		base, ext = base[:i], base[i:]
+	}
+	return filepath.Join(dir, base+"."+safe+ext)
+}
+
+// progress shows long work on a terminal: one line rewritten in place on
+// stderr, cleared when done. On anything but a terminal it says nothing.
+type progress struct {
+	w     io.Writer
+	shown bool
+}
+
+func newProgress(w io.Writer) *progress {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return &progress{w: w}
+	}
+	return &progress{}
+}
+
+func (p *progress) say(s string) {
+	if p.w == nil {
+		return
+	}
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", s)
+	p.shown = true
+}
+
+func (p *progress) done() {
+	if p.w != nil && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// jsonBuffer is a buffer in the JSON report and in the HTML page's data.
+type jsonBuffer struct {
+	ID         int    `json:"id"`
+	Name       string `json:"name"`
+	Shape      string `json:"shape"`
+	Size       int64  `json:"size"`
+	Kind       string `json:"kind"`
+	Color      int64  `json:"color,omitempty"`
+	Allocation int    `json:"allocation"`
+	Offset     int64  `json:"offset"`
+	Start      int    `json:"start"`
+	End        int    `json:"end"`
+	Values     int    `json:"values"`
+	OpName     string `json:"op_name,omitempty"`
+	Source     string `json:"source,omitempty"`
+}
+
+func jsonBuffers(bs []*Buffer) []jsonBuffer {
+	out := make([]jsonBuffer, len(bs))
+	for i, b := range bs {
+		out[i] = jsonBuffer{ID: b.ID, Name: b.Name, Shape: b.Shape, Size: b.Size, Kind: b.Kind, Color: b.Color,
+			Allocation: b.Allocation, Offset: b.Offset, Start: b.Start, End: b.End, Values: b.Values, OpName: b.OpName, Source: b.Source}
+	}
+	return out
+}
+
+func bufferIDs(bs []*Buffer) []int {
+	out := make([]int, len(bs))
+	for i, b := range bs {
+		out[i] = b.ID
+	}
+	return out
+}
+
+type jsonAllocation struct {
+	Index int    `json:"index"`
+	Kind  string `json:"kind"`
+	Color int64  `json:"color,omitempty"`
+	Base  int64  `json:"base"`
+	Size  int64  `json:"size"`
+}
+
+func jsonAllocations(as []Allocation) []jsonAllocation {
+	out := make([]jsonAllocation, len(as))
+	for i, a := range as {
+		out[i] = jsonAllocation(a)
+	}
+	return out
+}
+
+type jsonWhatIf struct {
+	Lever      string `json:"lever"`
+	LowerBound int64  `json:"lower_bound,omitempty"`
+	Total      int64  `json:"total_bytes,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+type jsonMoved struct {
+	Buffer        int    `json:"buffer"`
+	Name          string `json:"name"`
+	Size          int64  `json:"size"`
+	Kind          string `json:"kind"`
+	Allocation    int    `json:"allocation"`
+	Offset        int64  `json:"offset"`
+	XLAKind       string `json:"xla_kind"`
+	XLAAllocation int    `json:"xla_allocation"`
+	XLAOffset     int64  `json:"xla_offset"`
+}
+
+type jsonXLA struct {
+	File        string           `json:"file"`
+	Total       int64            `json:"total_bytes"`
+	Saves       int64            `json:"hlomem_saves_bytes"`
+	Allocations []jsonAllocation `json:"allocations"`
+	Placed      int              `json:"placed"`
+	Unplaced    int              `json:"unplaced"`
+	Missing     int              `json:"missing"`
+	Moved       []jsonMoved      `json:"moved"`
+	Buffers     []jsonBuffer     `json:"buffers"`
+}
+
+// jsonReport is the whole report as JSON.
+type jsonReport struct {
+	Module            string           `json:"module"`
+	Target            string           `json:"target"`
+	Algorithm         string           `json:"algorithm"`
+	Schedule          string           `json:"schedule"`
+	Parameters        int64            `json:"parameter_bytes"`
+	Outputs           int64            `json:"output_bytes"`
+	Temps             int64            `json:"temp_bytes"`
+	Constants         int64            `json:"constant_bytes"`
+	ThreadLocal       int64            `json:"thread_local_bytes"`
+	Total             int64            `json:"total_bytes"`
+	LowerBound        int64            `json:"lower_bound"`
+	TempLowerBound    int64            `json:"temp_lower_bound"`
+	TempFragmentation int64            `json:"temp_fragmentation_bytes"`
+	XLAMinimum        int64            `json:"xla_minimum_bytes"`
+	PeakStep          int              `json:"peak_step"`
+	PeakInst          string           `json:"peak_instruction"`
+	PeakLive          int64            `json:"peak_live_bytes"`
+	PeakBuffers       int              `json:"peak_buffers"`
+	Peak              []int            `json:"peak"`
+	AtPeak            []int            `json:"at_peak"`
+	WhatIf            []jsonWhatIf     `json:"what_if"`
+	Steps             []string         `json:"steps"`
+	Live              []int64          `json:"live_bytes"`
+	Allocations       []jsonAllocation `json:"allocations"`
+	Buffers           []jsonBuffer     `json:"buffers"`
+	XLA               *jsonXLA         `json:"xla,omitempty"`
+}
+
+func (r *Report) jsonView() *jsonReport {
+	j := &jsonReport{
+		Module: r.Module, Target: r.Target, Algorithm: r.Algorithm, Schedule: r.Schedule,
+		Parameters: r.Parameters, Outputs: r.Outputs, Temps: r.Temps, Constants: r.Constants, ThreadLocal: r.ThreadLocal,
+		Total: r.Total, LowerBound: r.LowerBound, TempLowerBound: r.TempLowerBound, TempFragmentation: r.TempFragmentation,
+		XLAMinimum: r.XLAMinimum, PeakStep: r.PeakStep, PeakInst: r.PeakInst, PeakLive: r.PeakLive, PeakBuffers: r.PeakBuffers,
+		Peak: bufferIDs(r.Peak), AtPeak: bufferIDs(r.AtPeak), WhatIf: []jsonWhatIf{}, Steps: r.Steps, Live: r.Live,
+		Allocations: jsonAllocations(r.Allocations), Buffers: jsonBuffers(r.Buffers),
+	}
+	for _, w := range r.WhatIf {
+		j.WhatIf = append(j.WhatIf, jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err})
+	}
+	if x := r.XLA; x != nil {
+		jx := &jsonXLA{File: x.File, Total: x.Total, Saves: x.Total - r.Total, Allocations: jsonAllocations(x.Allocations),
+			Placed: x.Placed, Unplaced: x.Unplaced, Missing: x.Missing, Moved: []jsonMoved{}, Buffers: jsonBuffers(x.Buffers)}
+		for _, m := range x.Moved {
+			jx.Moved = append(jx.Moved, jsonMoved{Buffer: m.Buffer.ID, Name: m.Buffer.Name, Size: m.Buffer.Size, Kind: m.Kind,
+				Allocation: m.Allocation, Offset: m.Offset, XLAKind: m.XLAKind, XLAAllocation: m.XLAAllocation, XLAOffset: m.XLAOffset})
+		}
+		j.XLA = jx
+	}
+	return j
+}
+
+// WriteJSON writes the whole report as one JSON object: totals, the peak
+// (buffer IDs into "buffers"), the what-ifs, the live bytes per step,
+// the allocations and every buffer with its place, and XLA's plan.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.jsonView())
+}

@@ -1,0 +1,348 @@
+// Package report is what a user looks at to see why a program needs its
+// memory: the totals of a module's buffer assignment, the step of its
+// peak and the buffers live there with the source lines that made them,
+// what a different schedule, fusion or packer would save, and, given
+// XLA's own buffer assignment of the same module, where XLA put every
+// buffer beside where hlomem puts it.
+//
+// Build plans a module (liveness and assign, as hlomem assign does) and
+// gathers a Report. The report writes itself as text (WriteText), as JSON
+// (WriteJSON), as one SVG of its charts (WriteSVG), as a self-contained
+// HTML memory viewer in the spirit of XProf's (WriteHTML: the live bytes
+// over program order with the peak marked, the buffer chart with one
+// rectangle per buffer at its offset over its live range, details on
+// hover, and a sortable table of the buffers at the peak), and as a pprof
+// profile of the bytes live at the peak (WritePprof), which go tool pprof
+// reads.
+//
+// Geometry. The buffer chart lays the plan's allocations one after the
+// other in index order, each at the sum of the sizes before it; a buffer
+// (liveness.Buffer: the values that share an address) sits at its
+// allocation's base plus its slot's offset, from the first step one of its
+// values is live to the last. Steps are positions in the flattened
+// schedule (liveness.Analysis.Sequence).
+package report
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// DefaultTop is Options.Top when it is 0.
+const DefaultTop = 10
+
+// Options configures Build. The zero value plans for the GPU with the
+// default packer and schedule, lists the DefaultTop largest buffers at the
+// peak and computes every what-if.
+type Options struct {
+	// Assign and Prepare are the plan's options, as hlomem assign takes
+	// them (target, packer, budget; schedule, fusion passes).
+	Assign  assign.Options
+	Prepare liveness.PrepareOptions
+	// Top is how many of the buffers live at the peak the report lists
+	// (0: DefaultTop; negative: all).
+	Top int
+	// WhatIf lists the alternatives to plan (WhatIfs(...) gives the
+	// usual set); nil plans none.
+	WhatIf []Lever
+	// Progress, when set, is told each stage as it starts.
+	Progress func(stage string)
+	// XLA is XLA's own buffer assignment of this module (read from its
+	// *-buffer-assignment.txt dump), shown beside hlomem's plan; nil
+	// shows none.
+	XLA *assign.XLAAssignment
+	// XLAFile names where XLA came from, for the report.
+	XLAFile string
+}
+
+// Report is what Build found about one module.
+type Report struct {
+	Module    string
+	Target    string
+	Algorithm string
+	Schedule  string // the scheduler that ran ("keep" for XLA's own)
+	Steps     []string
+	// Totals.
+	Parameters, Outputs, Temps, Constants, ThreadLocal, Total int64
+	LowerBound, TempLowerBound, TempFragmentation             int64
+	// XLAMinimum is XLA's MinimumMemoryForModule (assign.Stats).
+	XLAMinimum int64
+	// PeakStep is the step of the lower bound (the peak) and PeakInst
+	// the instruction scheduled there; PeakLive the bytes of the buffers
+	// live at it (each once) and PeakBuffers how many they are.
+	PeakStep    int
+	PeakInst    string
+	PeakLive    int64
+	PeakBuffers int
+	// AtPeak lists every buffer live at the peak, largest first, and
+	// Peak the Options.Top first of them.
+	AtPeak, Peak []*Buffer
+	// Buffers are every buffer of the plan with bytes, by address.
+	Buffers []*Buffer
+	// Allocations are the plan's allocations, stacked by index.
+	Allocations []Allocation
+	// Live is the bytes live at every step, the curve of the memory
+	// viewer: liveness' lower bound at the step (each buffer once, less
+	// what an output taking over a dying operand's memory saves), which
+	// no plan of the schedule goes under there.
+	Live []int64
+	// WhatIf are the alternatives planned, in Options.WhatIf order.
+	WhatIf []WhatIf
+	// XLA is XLA's plan of the same module beside this one, when given.
+	XLA *XLAPlan
+}
+
+// Buffer is one buffer of the plan: the values that share an address.
+type Buffer struct {
+	ID int
+	// Name is its largest value (instruction{index}), Shape that value's
+	// shape, Inst its instruction's name.
+	Name, Shape, Inst string
+	Size              int64
+	Kind              string // the allocation's kind
+	Color             int64
+	Allocation        int
+	// Offset is the buffer's address: its allocation's base (the sum of
+	// the sizes of the allocations before it) plus its slot's offset.
+	Offset int64
+	// Start and End are the first and last steps (inclusive) at which
+	// one of its values is live.
+	Start, End int
+	Values     int
+	OpName     string
+	// Source is the file:line of the instruction (metadata, or JAX's
+	// stack frames), "" when unknown.
+	Source string
+}
+
+// Allocation is one of the plan's allocations as the chart stacks them.
+type Allocation struct {
+	Index      int
+	Kind       string
+	Color      int64
+	Base, Size int64
+}
+
+// WhatIf is the plan of the module under one alternative.
+type WhatIf struct {
+	Lever             Lever
+	LowerBound, Total int64
+	// Err says why the alternative could not be planned ("" when it was).
+	Err string
+}
+
+// Build plans m (a clone; m is left as it was) with opts and gathers the
+// report.
+func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
+	if m == nil {
+		return nil, fmt.Errorf("report: no module")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	progress := func(s string) {
+		if opts.Progress != nil {
+			opts.Progress(s)
+		}
+	}
+	progress("plan")
+	as, err := plan(ctx, m, opts.Prepare, opts.Assign)
+	if err != nil {
+		return nil, err
+	}
+	r := newReport(as, opts)
+	r.WhatIf = whatIfs(ctx, m, opts, progress)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.XLA != nil {
+		progress("XLA's plan")
+		r.XLA = compareXLA(r, as, opts.XLA, opts.XLAFile)
+	}
+	return r, nil
+}
+
+// plan prepares a clone of m and assigns it.
+func plan(ctx context.Context, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) (*assign.Assignment, error) {
+	a, err := liveness.PrepareWith(m.Clone(), popts)
+	if err != nil {
+		return nil, err
+	}
+	as, err := assign.Assign(ctx, a, aopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := assign.Check(as); err != nil {
+		return nil, fmt.Errorf("internal error, the plan is invalid: %w", err)
+	}
+	return as, nil
+}
+
+// newReport gathers the report of the plan as.
+func newReport(as *assign.Assignment, opts Options) *Report {
+	a := as.Analysis
+	st := as.Stats
+	r := &Report{
+		Module:            as.Module.Name,
+		Target:            as.Options.Target.Name,
+		Algorithm:         as.Options.Algorithm,
+		Schedule:          scheduleName(as.Module, opts.Prepare.Scheduler),
+		Parameters:        st.ParameterBytes,
+		Outputs:           st.MaybeLiveOutBytes,
+		Temps:             st.TempBytes,
+		Constants:         st.ConstantBytes,
+		Total:             st.TotalBytes,
+		LowerBound:        st.LowerBound,
+		TempLowerBound:    st.TempLowerBound,
+		TempFragmentation: st.TempFragmentation,
+		XLAMinimum:        st.XLAMinimumBytes,
+	}
+	if r.Target == "" {
+		r.Target = assign.GPU.Name
+	}
+	if r.Algorithm == "" {
+		r.Algorithm = "auto"
+	}
+	r.Steps = make([]string, len(a.Sequence))
+	for i, in := range a.Sequence {
+		r.Steps[i] = in.Name
+	}
+	// The allocations stacked, and every buffer at its address.
+	var base int64
+	for _, al := range as.Allocations {
+		r.Allocations = append(r.Allocations, Allocation{Index: al.Index, Kind: al.Kind(), Color: al.Color, Base: base, Size: al.Size})
+		if al.ThreadLocal {
+			r.ThreadLocal += al.Size
+		}
+		base += al.Size
+	}
+	byID := make([]*Buffer, len(a.Buffers))
+	for _, al := range as.Allocations {
+		for _, s := range al.Slots {
+			v := s.Value
+			if v == nil || v.Buffer == nil || byID[v.Buffer.ID] != nil {
+				continue
+			}
+			b := newBuffer(as, v.Buffer)
+			b.Kind, b.Color, b.Allocation = al.Kind(), al.Color, al.Index
+			b.Offset = r.Allocations[al.Index].Base + s.Offset
+			byID[v.Buffer.ID] = b
+			r.Buffers = append(r.Buffers, b)
+		}
+	}
+	sort.SliceStable(r.Buffers, func(i, j int) bool {
+		if r.Buffers[i].Offset != r.Buffers[j].Offset {
+			return r.Buffers[i].Offset < r.Buffers[j].Offset
+		}
+		return r.Buffers[i].ID < r.Buffers[j].ID
+	})
+	// The live curve: the lower bound's figure at every step.
+	r.Live = make([]int64, len(a.Sequence))
+	curve := a.LowerBoundCurve(nil, nil)
+	for t := range r.Live {
+		if t < len(curve) {
+			r.Live[t] = curve[t].Bytes()
+		}
+	}
+	// The peak and what is live there.
+	step, live := as.Peak()
+	r.PeakStep = step
+	if step >= 0 && step < len(a.Sequence) {
+		r.PeakInst = a.Sequence[step].String()
+	}
+	seen := make([]bool, len(a.Buffers))
+	for _, v := range live {
+		if v.Buffer == nil || seen[v.Buffer.ID] || byID[v.Buffer.ID] == nil {
+			continue
+		}
+		seen[v.Buffer.ID] = true
+		b := byID[v.Buffer.ID]
+		r.PeakLive += b.Size
+		r.PeakBuffers++
+		r.AtPeak = append(r.AtPeak, b)
+	}
+	sort.SliceStable(r.AtPeak, func(i, j int) bool {
+		if r.AtPeak[i].Size != r.AtPeak[j].Size {
+			return r.AtPeak[i].Size > r.AtPeak[j].Size
+		}
+		return r.AtPeak[i].ID < r.AtPeak[j].ID
+	})
+	top := opts.Top
+	if top == 0 {
+		top = DefaultTop
+	}
+	r.Peak = r.AtPeak
+	if top > 0 && len(r.Peak) > top {
+		r.Peak = r.Peak[:top]
+	}
+	return r
+}
+
+// newBuffer describes buffer b of as's analysis, without its place.
+func newBuffer(as *assign.Assignment, lb *liveness.Buffer) *Buffer {
+	b := &Buffer{ID: lb.ID, Size: lb.Size, Start: -1, End: -1, Values: len(lb.Values)}
+	var rep *liveness.Value
+	for _, v := range lb.Values {
+		if rep == nil || v.Size > rep.Size || v.Size == rep.Size && v.ID < rep.ID {
+			rep = v
+		}
+		if !v.Scheduled {
+			continue
+		}
+		if b.Start < 0 || v.Range.Start < b.Start {
+			b.Start = v.Range.Start
+		}
+		b.End = max(b.End, v.Range.End)
+	}
+	last := max(len(as.Analysis.Sequence)-1, 0)
+	if b.Start < 0 {
+		b.Start, b.End = 0, last
+	}
+	// A value live out is live to the schedule's end, one past its last
+	// step.
+	b.Start, b.End = min(b.Start, last), min(b.End, last)
+	if rep != nil {
+		b.Name, b.Shape, b.Inst = rep.Name(), rep.Shape.String(), rep.Inst.Name
+		if md := rep.Inst.Metadata; md != nil {
+			b.OpName = md.OpName
+		}
+		b.Source = as.Module.Source(rep.Inst)
+	}
+	return b
+}
+
+// scheduleName says which schedule the plan has: the one asked for, or
+// what the preparation picks ("keep" for a module XLA scheduled, "best"
+// otherwise).
+func scheduleName(m *hlo.Module, asked string) string {
+	switch {
+	case asked != "":
+		return asked
+	case m.IsScheduled:
+		return liveness.SchedKeep
+	}
+	return liveness.SchedBest
+}
+
+// percent is 100·x/y, 0 when y is 0.
+func percent(x, y int64) float64 {
+	if y == 0 {
+		return 0
+	}
+	return 100 * float64(x) / float64(y)
+}
+
+// shortInst is an instruction's text cut to n characters.
+func shortInst(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

@@ -1,0 +1,304 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/golden"
+)
+
+// transformerHLO is the bundled example of make demo.
+const transformerHLO = "../testdata/transformer.hlo"
+
+func parseFile(t testing.TB, path string) *hlo.Module {
+	t.Helper()
+	mods, err := hlo.ParseFile(path)
+	require.NoError(t, err)
+	require.Len(t, mods, 1)
+	return mods[0]
+}
+
+// transformerReport is the report of the bundled example with every
+// what-if.
+func transformerReport(t testing.TB) *Report {
+	t.Helper()
+	m := parseFile(t, transformerHLO)
+	r, err := Build(context.Background(), m, Options{WhatIf: WhatIfs(m)})
+	require.NoError(t, err)
+	return r
+}
+
+// TestSections: each section of the text report of the bundled example,
+// whole, against its golden file (HLOMEM_UPDATE=1 rewrites them).
+func TestSections(t *testing.T) {
+	r := transformerReport(t)
+	for _, s := range []string{"totals", "peak", "what-if"} {
+		var b bytes.Buffer
+		require.NoError(t, r.writeSection(&b, s))
+		require.NotEmpty(t, b.String(), s)
+		golden.Check(t, filepath.Join("testdata", "golden", "transformer-"+s+".golden"), b.Bytes())
+	}
+	var all bytes.Buffer
+	require.NoError(t, r.WriteText(&all))
+	for _, s := range []string{"\nTotals\n", "\nPeak\n", "\nWhat if\n"} {
+		require.Contains(t, all.String(), s)
+	}
+}
+
+// TestReportFigures: the report's figures agree with the plan's and with
+// each other.
+func TestReportFigures(t *testing.T) {
+	r := transformerReport(t)
+	require.Equal(t, r.Parameters+r.Outputs+r.Temps+r.Constants+r.ThreadLocal, r.Total)
+	var sum int64
+	for _, a := range r.Allocations {
+		sum += a.Size
+	}
+	require.Equal(t, r.Total, sum)
+	require.LessOrEqual(t, r.LowerBound, r.Total)
+	require.GreaterOrEqual(t, r.PeakStep, 0)
+	require.Less(t, r.PeakStep, len(r.Steps))
+	// The buffers at the peak are live there, largest first, and the
+	// peak's bytes are theirs.
+	var live int64
+	for i, b := range r.AtPeak {
+		require.LessOrEqual(t, b.Start, r.PeakStep, b.Name)
+		require.GreaterOrEqual(t, b.End, r.PeakStep, b.Name)
+		if i > 0 {
+			require.GreaterOrEqual(t, r.AtPeak[i-1].Size, b.Size)
+		}
+		live += b.Size
+	}
+	require.Equal(t, r.PeakLive, live)
+	require.Len(t, r.Peak, DefaultTop)
+	// Every buffer lies in its allocation, within its live steps.
+	for _, b := range r.Buffers {
+		a := r.Allocations[b.Allocation]
+		require.GreaterOrEqual(t, b.Offset, a.Base, b.Name)
+		require.LessOrEqual(t, b.Offset+b.Size, a.Base+a.Size, b.Name)
+		require.LessOrEqual(t, b.Start, b.End, b.Name)
+		require.Less(t, b.End, len(r.Steps), b.Name)
+	}
+	// Source lines come from the metadata.
+	src := 0
+	for _, b := range r.Peak {
+		if strings.HasPrefix(b.Source, "/home/user/model/transformer.py:") {
+			src++
+		}
+	}
+	require.Positive(t, src)
+	// The live curve never exceeds the plan and reaches the bound.
+	var top int64
+	for _, v := range r.Live {
+		require.LessOrEqual(t, v, r.Total)
+		top = max(top, v)
+	}
+	require.LessOrEqual(t, top, r.LowerBound)
+	// The what-ifs: the plan's own choices give its figures.
+	m := parseFile(t, transformerHLO)
+	for _, w := range r.WhatIf {
+		require.Empty(t, w.Err, w.Lever.String())
+		if w.Lever.Current(Options{}, m) {
+			require.Equal(t, r.Total, w.Total, w.Lever.String())
+			require.Equal(t, r.LowerBound, w.LowerBound, w.Lever.String())
+		}
+	}
+}
+
+// TestJSON: the JSON report decodes and holds the figures and every
+// buffer.
+func TestJSON(t *testing.T) {
+	r := transformerReport(t)
+	var b bytes.Buffer
+	require.NoError(t, r.WriteJSON(&b))
+	var j jsonReport
+	require.NoError(t, json.Unmarshal(b.Bytes(), &j))
+	require.Equal(t, r.Total, j.Total)
+	require.Equal(t, r.LowerBound, j.LowerBound)
+	require.Equal(t, r.PeakStep, j.PeakStep)
+	require.Len(t, j.Buffers, len(r.Buffers))
+	require.Len(t, j.Live, len(r.Steps))
+	require.Len(t, j.WhatIf, len(r.WhatIf))
+	require.Len(t, j.AtPeak, r.PeakBuffers)
+	ids := map[int]bool{}
+	for _, x := range j.Buffers {
+		ids[x.ID] = true
+	}
+	for _, id := range j.Peak {
+		require.True(t, ids[id], "peak buffer %d is among the buffers", id)
+	}
+}
+
+// rectCount counts the buffer rectangles of an SVG or HTML text.
+func rectCount(s string) int { return strings.Count(s, `<rect class="b `) }
+
+// TestSVG: the SVG is well-formed XML with one rectangle per buffer.
+func TestSVG(t *testing.T) {
+	r := transformerReport(t)
+	var b bytes.Buffer
+	require.NoError(t, r.WriteSVG(&b))
+	d := xml.NewDecoder(bytes.NewReader(b.Bytes()))
+	rects := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			for _, a := range se.Attr {
+				if a.Name.Local == "class" && strings.HasPrefix(a.Value, "b ") {
+					rects++
+				}
+			}
+		}
+	}
+	require.Equal(t, len(r.Buffers), rects)
+	require.Contains(t, b.String(), "Live bytes over program order")
+	require.Contains(t, b.String(), `class="peak"`)
+}
+
+// TestHTMLSelfContained: the page loads nothing from elsewhere, holds one
+// rectangle per buffer and the table of the buffers at the peak.
+func TestHTMLSelfContained(t *testing.T) {
+	r := transformerReport(t)
+	var b bytes.Buffer
+	require.NoError(t, r.WriteHTML(&b))
+	s := b.String()
+	require.True(t, strings.HasPrefix(s, "<!DOCTYPE html>"))
+	require.Equal(t, len(r.Buffers), rectCount(s))
+	// No resource from the network: the only URL is the SVG namespace.
+	for _, u := range regexp.MustCompile(`(?i)(src|href)\s*=|https?://[^"' ]+`).FindAllString(s, -1) {
+		require.Equal(t, "http://www.w3.org/2000/svg", u)
+	}
+	require.Equal(t, len(r.AtPeak), strings.Count(s, "<tr data-size="))
+	require.Contains(t, s, `data-sort="size"`)
+	require.Contains(t, s, `data-sort="start"`)
+}
+
+// TestPprof: the profile parses back with the pprof package, holds one
+// sample per buffer at the peak whose values add up to the peak's bytes,
+// with their source lines; go tool pprof -top reads it.
+func TestPprof(t *testing.T) {
+	r := transformerReport(t)
+	var b bytes.Buffer
+	require.NoError(t, r.WritePprof(&b))
+	p, err := profile.Parse(bytes.NewReader(b.Bytes()))
+	require.NoError(t, err)
+	require.NoError(t, p.CheckValid())
+	require.Equal(t, "space", p.SampleType[0].Type)
+	require.Equal(t, "bytes", p.SampleType[0].Unit)
+	require.Len(t, p.Sample, len(r.AtPeak))
+	var sum int64
+	lines := 0
+	for _, s := range p.Sample {
+		sum += s.Value[0]
+		if l := s.Location[0].Line[0]; l.Line > 0 {
+			require.Equal(t, "/home/user/model/transformer.py", l.Function.Filename)
+			lines++
+		}
+	}
+	require.Equal(t, r.PeakLive, sum)
+	require.Positive(t, lines)
+
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool pprof: no go command on PATH")
+	}
+	path := filepath.Join(t.TempDir(), "peak.pb.gz")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	out, err := exec.Command(gobin, "tool", "pprof", "-top", "-nodefraction=0", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "params['mlp']['w1']")
+	require.Contains(t, string(out), fmt.Sprintf("Showing nodes accounting for %dB, 100%% of %dB total", r.PeakLive, r.PeakLive))
+	out, err = exec.Command(gobin, "tool", "pprof", "-top", "-lines", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "transformer.py:84")
+}
+
+// TestXLAComparisonRequiresPlan: without XLA's plan there is no XLA
+// section.
+func TestNoXLA(t *testing.T) {
+	r := transformerReport(t)
+	require.Nil(t, r.XLA)
+	var b bytes.Buffer
+	require.NoError(t, r.writeSection(&b, "xla"))
+	require.Empty(t, b.String())
+	_ = assign.GPU
+}
+
+// pairedReport is the report of a paired torch-xla module with XLA's own
+// buffer assignment beside it.
+func pairedReport(t *testing.T, dir string, whatIf bool) *Report {
+	t.Helper()
+	mods := corpus.Glob(t, "paired/"+dir+"/*after_optimizations.txt")
+	require.Len(t, mods, 1)
+	m := parseFile(t, mods[0])
+	xf := strings.TrimSuffix(mods[0], ".txt") + "-buffer-assignment.txt"
+	src, err := os.ReadFile(xf)
+	require.NoError(t, err)
+	x, err := assign.ReadXLA(xf, src)
+	require.NoError(t, err)
+	opts := Options{XLA: x, XLAFile: filepath.Base(xf)}
+	if whatIf {
+		opts.WhatIf = WhatIfs(m)
+	}
+	r, err := Build(context.Background(), m, opts)
+	require.NoError(t, err)
+	return r
+}
+
+// TestXLASection: beside XLA's own plan of a paired module, the report
+// gives both totals, what hlomem saves, and the buffers placed
+// differently, against its golden file; XLA's layout holds every buffer
+// at XLA's address.
+func TestXLASection(t *testing.T) {
+	r := pairedReport(t, "*module_0010*", false)
+	require.NotNil(t, r.XLA)
+	var b bytes.Buffer
+	require.NoError(t, r.writeSection(&b, "xla"))
+	golden.Check(t, filepath.Join("testdata", "golden", "paired-0010-xla.golden"), b.Bytes())
+	x := r.XLA
+	require.Zero(t, x.Unplaced)
+	require.Zero(t, x.Missing)
+	require.Equal(t, len(r.Buffers), x.Placed)
+	var sum int64
+	for _, a := range x.Allocations {
+		sum += a.Size
+	}
+	require.Equal(t, x.Total, sum)
+	for _, xb := range x.Buffers {
+		a := x.Allocations[xb.Allocation]
+		require.GreaterOrEqual(t, xb.Offset, a.Base, xb.Name)
+		require.LessOrEqual(t, xb.Offset+xb.Size, a.Base+a.Size, xb.Name)
+	}
+	require.Contains(t, b.String(), "hlomem saves")
+}
+
+// TestXLAAcrossPaired: on every paired torch-xla module, XLA's plan reads
+// and places every buffer of hlomem's analysis.
+func TestXLAAcrossPaired(t *testing.T) {
+	dirs := corpus.Glob(t, "paired/*")
+	for _, d := range dirs {
+		r := pairedReport(t, filepath.Base(d), false)
+		require.Zero(t, r.XLA.Unplaced, d)
+		require.Zero(t, r.XLA.Missing, d)
+		t.Logf("%-50s XLA %9d hlomem %9d moved %3d of %3d", filepath.Base(d), r.XLA.Total, r.Total, len(r.XLA.Moved), r.XLA.Placed)
+	}
+}

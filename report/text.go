@@ -1,0 +1,205 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hlomem/hlomem/assign"
+)
+
+// The sections of the text report, in order; each has a writer of its
+// own, so that each is tested on its own.
+var sections = []struct {
+	name  string
+	write func(*bufio.Writer, *Report)
+}{
+	{"totals", writeTotals},
+	{"peak", writePeak},
+	{"what-if", writeWhatIf},
+	{"xla", writeXLA},
+}
+
+// WriteText writes the report as text: its totals, the peak and the
+// buffers live there, what each alternative would give, and XLA's own
+// plan beside it.
+func (r *Report) WriteText(w io.Writer) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "Memory report of %s (target %s, schedule %s, packer %s)\n", r.Module, r.Target, r.Schedule, r.Algorithm)
+	for _, s := range sections {
+		s.write(b, r)
+	}
+	return b.Flush()
+}
+
+// writeSection writes one section of the text report by name (tests).
+func (r *Report) writeSection(w io.Writer, name string) error {
+	b := bufio.NewWriter(w)
+	for _, s := range sections {
+		if s.name == name {
+			s.write(b, r)
+		}
+	}
+	return b.Flush()
+}
+
+// bytesCol prints n as a human figure with the exact count.
+func bytesCol(n int64) string {
+	return fmt.Sprintf("%s (%d bytes)", assign.HumanBytes(n), n)
+}
+
+func writeTotals(b *bufio.Writer, r *Report) {
+	b.WriteString("\nTotals\n")
+	row := func(name string, n int64, note string) {
+		fmt.Fprintf(b, "  %-19s %s%s\n", name, bytesCol(n), note)
+	}
+	row("parameters", r.Parameters, "")
+	row("outputs", r.Outputs, "")
+	row("temps", r.Temps, "")
+	row("constants", r.Constants, "")
+	if r.ThreadLocal > 0 {
+		row("thread-local", r.ThreadLocal, "")
+	}
+	row("total", r.Total, "")
+	above := ""
+	if r.Total > r.LowerBound {
+		above = fmt.Sprintf(": the plan is %s (%.1f%%) above it", assign.HumanBytes(r.Total-r.LowerBound), percent(r.Total-r.LowerBound, r.LowerBound))
+	} else {
+		above = ": the plan reaches it"
+	}
+	row("lower bound", r.LowerBound, above)
+	row("temp fragmentation", r.TempFragmentation, fmt.Sprintf(" (%.1f%% of the temps; their own lower bound is %s)", percent(r.TempFragmentation, r.Temps), assign.HumanBytes(r.TempLowerBound)))
+}
+
+func writePeak(b *bufio.Writer, r *Report) {
+	b.WriteString("\nPeak\n")
+	if r.PeakStep < 0 {
+		b.WriteString("  nothing is live\n")
+		return
+	}
+	fmt.Fprintf(b, "  step %d of %d: %s\n", r.PeakStep, len(r.Steps), shortInst(r.PeakInst, 160))
+	fmt.Fprintf(b, "  live there: %s in %d buffers", bytesCol(r.PeakLive), r.PeakBuffers)
+	if len(r.Peak) < r.PeakBuffers {
+		fmt.Fprintf(b, "; the %d largest:\n", len(r.Peak))
+	} else {
+		b.WriteString(":\n")
+	}
+	rows := [][]string{{"size", "shape", "kind", "buffer", "op_name", "source"}}
+	for _, x := range r.Peak {
+		rows = append(rows, []string{assign.HumanBytes(x.Size), x.Shape, x.Kind, x.Name, orDash(tail(x.OpName, 56)), orDash(x.Source)})
+	}
+	writeTable(b, rows, "    ")
+}
+
+func writeWhatIf(b *bufio.Writer, r *Report) {
+	if len(r.WhatIf) == 0 {
+		return
+	}
+	b.WriteString("\nWhat if\n")
+	rows := [][]string{{"lever", "lower bound", "total", "vs this plan"}}
+	for _, w := range r.WhatIf {
+		if w.Err != "" {
+			rows = append(rows, []string{w.Lever.String(), "-", "-", "fails: " + firstLine(w.Err)})
+			continue
+		}
+		vs := "same"
+		switch d := w.Total - r.Total; {
+		case d < 0:
+			vs = fmt.Sprintf("saves %s (%.1f%%)", assign.HumanBytes(-d), percent(-d, r.Total))
+		case d > 0:
+			vs = fmt.Sprintf("costs %s more (%.1f%%)", assign.HumanBytes(d), percent(d, r.Total))
+		}
+		rows = append(rows, []string{w.Lever.String(), assign.HumanBytes(w.LowerBound), assign.HumanBytes(w.Total), vs})
+	}
+	writeTable(b, rows, "  ")
+}
+
+func writeXLA(b *bufio.Writer, r *Report) {
+	x := r.XLA
+	if x == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nXLA's own plan (%s)\n", x.File)
+	if r.Schedule != "keep" {
+		fmt.Fprintf(b, "  (XLA planned its own schedule; hlomem's plan here is for the %s schedule)\n", r.Schedule)
+	}
+	fmt.Fprintf(b, "  XLA: %s in %d allocations; hlomem: %s in %d allocations\n", bytesCol(x.Total), len(x.Allocations), bytesCol(r.Total), len(r.Allocations))
+	switch d := x.Total - r.Total; {
+	case d > 0:
+		fmt.Fprintf(b, "  hlomem saves %s (%.1f%% of XLA's)\n", assign.HumanBytes(d), percent(d, x.Total))
+	case d < 0:
+		fmt.Fprintf(b, "  XLA saves %s (%.1f%% of hlomem's)\n", assign.HumanBytes(-d), percent(-d, r.Total))
+	default:
+		b.WriteString("  both take the same\n")
+	}
+	fmt.Fprintf(b, "  buffers placed differently: %d of %d", len(x.Moved), x.Placed)
+	if x.Unplaced > 0 || x.Missing > 0 {
+		fmt.Fprintf(b, " (%d of hlomem's buffers XLA does not place, %d of XLA's values hlomem does not have)", x.Unplaced, x.Missing)
+	}
+	if len(x.Moved) == 0 {
+		b.WriteString("\n")
+		return
+	}
+	n := min(len(x.Moved), DefaultTop)
+	if n < len(x.Moved) {
+		fmt.Fprintf(b, "; the %d largest:\n", n)
+	} else {
+		b.WriteString(":\n")
+	}
+	rows := [][]string{{"size", "buffer", "hlomem", "XLA"}}
+	for _, m := range x.Moved[:n] {
+		rows = append(rows, []string{assign.HumanBytes(m.Buffer.Size), m.Buffer.Name,
+			fmt.Sprintf("%s %d +%d", m.Kind, m.Allocation, m.Offset), fmt.Sprintf("%s %d +%d", m.XLAKind, m.XLAAllocation, m.XLAOffset)})
+	}
+	writeTable(b, rows, "    ")
+}
+
+// writeTable writes rows in columns padded to their widest cell; the last
+// column is not padded.
+func writeTable(b *bufio.Writer, rows [][]string, indent string) {
+	var width []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for _, row := range rows {
+		b.WriteString(indent)
+		for i, c := range row {
+			if i == len(row)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", width[i]-len(c)+2))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// tail is s cut to its last n characters behind "...": the end of an
+// op_name (jit(f)/jit(main)/.../mlp/mul) says the most.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n+3:]
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
