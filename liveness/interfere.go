@@ -112,7 +112,7 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 		copies := map[*Value]*hlo.Instruction{}
 		for _, f := range found {
 			u := f.Use
-			if h, ok := handOver(f); ok {
+			if h, ok := handOver(a, f); ok {
 				// The read is in a computation the value's own one calls:
 				// copy where the value is handed over.
 				u = h
@@ -224,7 +224,7 @@ func addCopy(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference
 // handOver finds, for a read in another computation than the one defining
 // the value, the call or conditional in the defining computation that hands
 // the value on towards the read.
-func handOver(f *Interference) (Use, bool) {
+func handOver(a *Analysis, f *Interference) (Use, bool) {
 	home := f.Value.Inst.Parent
 	if f.Use.Inst.Parent == home {
 		return Use{}, false
@@ -243,7 +243,11 @@ func handOver(f *Interference) (Use, bool) {
 		// where the tuple that holds it is built.
 		op, ix := x.Inst.Operands[x.Operand], x.Index
 		for len(ix) > 0 && op.Opcode == hlo.OpTuple && int(ix[0]) < len(op.Operands) {
-			if len(ix) == 1 && op.Operands[ix[0]] == f.Value.Inst && len(f.Value.Index) == 0 {
+			// The leaf is the value itself, or a get-tuple-element of
+			// the tuple that holds it (a loop's state handed on to an
+			// inner loop).
+			if len(ix) == 1 && (op.Operands[ix[0]] == f.Value.Inst && len(f.Value.Index) == 0 ||
+				op.Operands[ix[0]].Shape.IsArray() && a.ValueAt(op.Operands[ix[0]], nil) == f.Value) {
 				return Use{Inst: op, Operand: int(ix[0])}, true
 			}
 			op, ix = op.Operands[ix[0]], ix[1:]

@@ -261,3 +261,76 @@ ENTRY main {
 	require.NoError(t, err)
 	require.Empty(t, a.interference())
 }
+
+// TestRepairInvariantStateOfInnerLoop: an outer loop's state element,
+// handed on to an inner loop as loop-invariant state (through a
+// get-tuple-element of the outer body's parameter), is read inside the
+// inner loop after the outer body has written the element's next value:
+// the repair copies it where the inner loop's state is built, not inside
+// the inner loop, where the copy would come too late (diffrax under the
+// list scheduler).
+func TestRepairInvariantStateOfInnerLoop(t *testing.T) {
+	m, err := hlo.ParseModule("nested.hlo", `HloModule nested, is_scheduled=true
+
+inner_cond {
+  pc = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(pc), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+inner_body {
+  pb = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(pb), index=0
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  k = f32[4] get-tuple-element(pb), index=1
+  acc = f32[4] get-tuple-element(pb), index=2
+  acc2 = f32[4] add(acc, k)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(ni, k, acc2)
+}
+
+outer_cond {
+  pc = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(pc), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+outer_body {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  y = f32[4] negate(x)
+  zero = s32[] constant(0)
+  zf = f32[] constant(0)
+  z = f32[4] broadcast(zf), dimensions={}
+  it = (s32[], f32[4], f32[4]) tuple(zero, x, z)
+  w = (s32[], f32[4], f32[4]) while(it), condition=inner_cond, body=inner_body
+  r = f32[4] get-tuple-element(w), index=2
+  ROOT t = (s32[], f32[4], f32[4]) tuple(ni, y, r)
+}
+
+ENTRY main {
+  p0 = f32[4] parameter(0)
+  c = f32[4] copy(p0)
+  zero = s32[] constant(0)
+  zf = f32[] constant(0)
+  z = f32[4] broadcast(zf), dimensions={}
+  init = (s32[], f32[4], f32[4]) tuple(zero, c, z)
+  w = (s32[], f32[4], f32[4]) while(init), condition=outer_cond, body=outer_body
+  ROOT r = f32[4] get-tuple-element(w), index=2
+}
+`)
+	require.NoError(t, err)
+	a, err := Prepare(m, "")
+	require.NoError(t, err)
+	require.Empty(t, a.interference())
+	require.NoError(t, hlo.Verify(m))
+	// The inner loop's state holds a copy of x, made in the outer body.
+	it := m.Computation("outer_body").Instruction("it")
+	require.Equal(t, hlo.OpCopy, it.Operands[1].Opcode)
+	require.Equal(t, "outer_body", it.Operands[1].Parent.Name)
+}
