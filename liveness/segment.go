@@ -83,6 +83,7 @@ type segment struct {
 	a      *Analysis
 	c      *hlo.Computation
 	tl     *timeline
+	sched  *Schedule
 	lo, hi int
 	blocks []*hlo.Instruction // the window's instructions in incumbent order
 	T0, T1 int
@@ -106,6 +107,7 @@ type segment struct {
 	// outside the window, under the incumbent.
 	K          int64
 	OutsideMax int64
+	free       []int8   // freeable, per block: 1 yes, -1 no, 0 not computed
 	reach      []uint64 // precedes: transitive successors, a bit row per block
 	reachW     int
 	// relaxed counts the takeovers the end-position relaxation allowed
@@ -140,12 +142,12 @@ type segScratch struct {
 }
 
 // newSegment builds the model of the window [lo, hi) of c's sequence in
-// the schedule installed in a (a.Schedule, laid out as tl), with em the
-// events of a. It reports false when the window cannot be searched: the
+// schedule sched, laid out as tl, whose LowerBoundCurve is curve, with em
+// the events of a. It reports false when the window cannot be searched: the
 // incumbent breaks an aliasing constraint (it needs copies of its own).
-func newSegment(a *Analysis, em *eventModel, tl *timeline, curve []StepBound, c *hlo.Computation, lo, hi int) (*segment, bool) {
-	seq := a.Schedule.Sequence(c)
-	s := &segment{a: a, c: c, tl: tl, lo: lo, hi: hi, blocks: seq[lo:hi]}
+func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curve []StepBound, c *hlo.Computation, lo, hi int) (*segment, bool) {
+	seq := sched.Sequence(c)
+	s := &segment{a: a, c: c, tl: tl, sched: sched, lo: lo, hi: hi, blocks: seq[lo:hi]}
 	m := hi - lo
 	if lo == 0 {
 		s.T0 = tl.spans[c.ID].Start
@@ -224,6 +226,39 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, curve []StepBound, c 
 		}
 	}
 	slices.SortFunc(relevant, func(x, y *Buffer) int { return x.ID - y.ID })
+	// A buffer none of whose values starts in the window, with a value
+	// live from before it to after it, is live and crossing at every step
+	// whatever the order (its chained ranges cover the window): it only
+	// adds to K, and its values' events decide nothing.
+	kept := relevant[:0]
+	for _, b := range relevant {
+		startsIn, spans := false, false
+		for _, v := range b.Values {
+			if !em.scheduled[v.ID] {
+				continue
+			}
+			ve := &em.vals[v.ID]
+			st := where(ve.start)
+			if st.block != locPre && st.block != locPost {
+				startsIn = true
+				break
+			}
+			if st.block == locPre && !spans {
+				spans = ve.toEnd
+				for _, es := range [][]event{ve.defEnd, ve.pos, ve.ends} {
+					for _, e := range es {
+						spans = spans || where(e).block == locPost
+					}
+				}
+			}
+		}
+		if !startsIn && spans {
+			s.K += b.Size
+			continue
+		}
+		kept = append(kept, b)
+	}
+	relevant = kept
 	s.at = map[int32][]int32{}
 	for i, b := range relevant {
 		bufIdx[b.ID] = int32(i)
@@ -883,7 +918,9 @@ func (s *segment) mayGive(x int32, op *hlo.Instruction, b int32) bool {
 			if i == j {
 				continue
 			}
-			if li.block == lj.block && li.off < lj.off || li.block != lj.block && s.precedes(li.block, lj.block) {
+			// Same step: the first in Positions order is the end
+			// position (a later one must be strictly later).
+			if li.block == lj.block && (li.off < lj.off || li.off == lj.off && tied[j] < tied[i]) || li.block != lj.block && s.precedes(li.block, lj.block) {
 				later = true
 				break
 			}
@@ -955,11 +992,243 @@ func (s *segment) evaluate(order []int32, steps []int64) int64 {
 
 // sequence returns c's sequence with the window in the given block order.
 func (s *segment) sequence(order []int32) []*hlo.Instruction {
-	seq := s.a.Schedule.Sequence(s.c)
+	seq := s.sched.Sequence(s.c)
 	out := make([]*hlo.Instruction, 0, len(seq))
 	out = append(out, seq[:s.lo]...)
 	for _, b := range order {
 		out = append(out, s.blocks[b])
 	}
 	return append(out, seq[s.hi:]...)
+}
+
+// freeable reports a block the exact search may run ahead of others when
+// that frees at least the bytes it keeps: every buffer it touches holds a
+// single value (no chained ranges to reorder), and it is no value's
+// non-defining position (moving it cannot change an end position).
+func (s *segment) freeable(b int32) bool {
+	if s.free == nil {
+		s.free = make([]int8, len(s.blocks))
+		for id := range s.vals {
+			for _, l := range s.vals[id].pos {
+				if l.block >= 0 {
+					s.free[l.block] = -1
+				}
+			}
+		}
+		for x := range s.blocks {
+			if s.free[x] != 0 {
+				continue
+			}
+			s.free[x] = 1
+			for _, buf := range s.involved[x] {
+				if len(s.bufs[buf].vals) > 1 {
+					s.free[x] = -1
+				}
+			}
+		}
+	}
+	return s.free[b] == 1
+}
+
+// inert reports a block that no relevant value has an event in: running
+// it changes no figure of any other block, and its own figure is the
+// bytes open across it, never above the step before it (the last step of
+// the block before holds at least what it leaves open).
+func (s *segment) inert(b int32) bool {
+	return len(s.involved[b]) == 0 && len(s.startIn[b]) == 0 && len(s.endIn[b]) == 0
+}
+
+// staticBound returns a figure no order of the window goes below. At each
+// step k of each block b it counts what every order must hold there: a
+// value surely started by k (before the window, in a block that must
+// precede b, or in b at an offset up to k; the window's first step when b
+// cannot run first) and surely ending at k or later (after the window, in
+// a block that must follow b, or in b at an offset from k on) is live at
+// k, and across k-1 and k when it surely started before k. Takeovers at k
+// can save at most the smaller of what starts at k and what may end
+// there among those values. The largest such figure bounds every order,
+// the optimum included.
+func (s *segment) staticBound() int64 {
+	m := len(s.blocks)
+	if m > 4096 {
+		return 0
+	}
+	s.precedes(0, 0) // builds reach
+	var best int64
+	L0 := int32(0)
+	for _, l := range s.blen {
+		L0 = max(L0, l)
+	}
+	live := make([]int64, L0+1)
+	betw := make([]int64, L0+1)
+	take := make([]int64, L0+1)
+	give := make([]int64, L0+1)
+	type span struct{ lo, hi int32 }
+	liveIv := make([][]span, len(s.bufs))
+	betwIv := make([][]span, len(s.bufs))
+	crossIv := make([][]span, len(s.bufs))
+	var touched []int32
+	var tg [][3]int32 // takers and givers: offset, buffer, taker?
+	for b := range int32(m) {
+		L := s.blen[b]
+		clear(live[:L+1])
+		clear(betw[:L+1])
+		clear(take[:L])
+		clear(give[:L])
+		hasPred := len(s.preds[b]) > 0
+		for _, buf := range touched {
+			liveIv[buf], betwIv[buf], crossIv[buf] = liveIv[buf][:0], betwIv[buf][:0], crossIv[buf][:0]
+		}
+		touched = touched[:0]
+		tg = tg[:0]
+		for id := range s.vals {
+			sv := &s.vals[id]
+			// The offset by which the value has surely started (-1:
+			// before b; L: not surely by b's end).
+			st := L
+			switch {
+			case sv.start.block == locPre:
+				st = -1
+			case sv.start.block == locSegStart:
+				st = 0
+				if hasPred {
+					st = -1
+				}
+			case sv.start.block == b:
+				st = sv.start.off
+			case sv.start.block >= 0 && s.precedes(sv.start.block, b):
+				st = -1
+			}
+			if st >= L {
+				continue
+			}
+			// The offset from which it has surely not ended (L: after b;
+			// -1: no sure end in or after b).
+			en := int32(-1)
+			if sv.post {
+				en = L
+			}
+			for _, c := range sv.cands {
+				switch {
+				case c.block == b:
+					en = max(en, c.off)
+				case s.precedes(b, c.block):
+					en = L
+				}
+			}
+			if en < 0 || en < st {
+				continue
+			}
+			if len(liveIv[sv.buf]) == 0 && len(betwIv[sv.buf]) == 0 {
+				touched = append(touched, sv.buf)
+			}
+			liveIv[sv.buf] = append(liveIv[sv.buf], span{max(st, 0), min(en, L-1)})
+			if st+1 <= min(en, L-1) {
+				betwIv[sv.buf] = append(betwIv[sv.buf], span{st + 1, min(en, L-1)})
+			}
+			if st+1 <= min(en-1, L-1) {
+				crossIv[sv.buf] = append(crossIv[sv.buf], span{st + 1, min(en-1, L-1)})
+			}
+			if sv.start.block == b && sv.v.Inst.Opcode != hlo.OpCopy {
+				tg = append(tg, [3]int32{sv.start.off, sv.buf, 1})
+			}
+			if en < L {
+				tg = append(tg, [3]int32{en, sv.buf, 0}) // may end at en
+			}
+		}
+		// A buffer with a value surely across k takes part in no
+		// takeover at k.
+		for _, x := range tg {
+			k, buf := x[0], x[1]
+			crossing := false
+			for _, iv := range crossIv[buf] {
+				crossing = crossing || iv.lo <= k && k <= iv.hi
+			}
+			if crossing {
+				continue
+			}
+			if x[2] == 1 {
+				take[k] += s.bufs[buf].size
+			} else {
+				give[k] += s.bufs[buf].size
+			}
+		}
+		for _, buf := range touched {
+			size := s.bufs[buf].size
+			for pass := range 2 {
+				iv, arr := liveIv[buf], live
+				if pass == 1 {
+					iv, arr = betwIv[buf], betw
+				}
+				if len(iv) == 0 {
+					continue
+				}
+				slices.SortFunc(iv, func(x, y span) int { return int(x.lo - y.lo) })
+				lo, hi := iv[0].lo, iv[0].hi
+				for _, x := range iv[1:] {
+					if x.lo <= hi+1 {
+						hi = max(hi, x.hi)
+						continue
+					}
+					arr[lo] += size
+					arr[hi+1] -= size
+					lo, hi = x.lo, x.hi
+				}
+				arr[lo] += size
+				arr[hi+1] -= size
+			}
+		}
+		for k := int32(0); k < L; k++ {
+			if k > 0 {
+				live[k] += live[k-1]
+				betw[k] += betw[k-1]
+			}
+			bt := betw[k]
+			if k == 0 && s.T0 == 0 && !hasPred {
+				bt = 0 // may be the program's first step
+			}
+			best = max(best, s.K+max(bt, live[k]-min(take[k], give[k])))
+
+		}
+	}
+	return best
+}
+
+// contextFixed reports whether every value with an event inside a block's
+// callees (not at the block's own instruction) has its events in other
+// blocks only in blocks that must run before that block or after it: then
+// which of the callees' values stay live past the callees does not depend
+// on the order of the window, and a callee's best order is the same in
+// every order of the window.
+func (s *segment) contextFixed() bool {
+	for id := range s.vals {
+		sv := &s.vals[id]
+		inner := int32(-1)
+		var others []int32
+		note := func(l loc) {
+			if l.block < 0 {
+				return
+			}
+			if l.off < s.blen[l.block]-1 {
+				inner = l.block
+			}
+			others = append(others, l.block)
+		}
+		note(sv.start)
+		for _, l := range sv.cands {
+			note(l)
+		}
+		for _, l := range sv.pos {
+			note(l)
+		}
+		if inner < 0 {
+			continue
+		}
+		for _, j := range others {
+			if j != inner && !s.precedes(inner, j) && !s.precedes(j, inner) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -58,7 +58,7 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 			continue
 		}
 		for _, w := range windows(n) {
-			s, ok := newSegment(a, em, tl, curve, c, w[0], w[1])
+			s, ok := newSegment(a, em, tl, inc, curve, c, w[0], w[1])
 			if !ok {
 				continue
 			}

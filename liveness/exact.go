@@ -1,0 +1,458 @@
+package liveness
+
+// The exact search over the orders of one segment (segment.go): which
+// order of its blocks gives the smallest worst step.
+//
+// The figure at a step depends on the set S of blocks run before it and on
+// the block run there, and on nothing else (segment.go). So whether the
+// blocks left after S can still be run with every step at most θ depends
+// on S alone, and the search is a dynamic program over sets, run depth
+// first as in Serenity (Ahn et al., "Ordering Chaos: Memory-Aware
+// Scheduling of Irregular Neural Networks", MLSys 2020), which finds the
+// order of least peak memory of a dataflow graph by a dynamic program over
+// the sets of scheduled nodes with memoised signatures:
+//
+//   - θ starts one below the incumbent (the best heuristic's order) and
+//     drops every time an order is found (an order whose worst step is P
+//     sets θ = P-1): the search is anytime and every order it reports is
+//     better than the last;
+//   - a set from which no completion fits under θ is recorded dead; θ only
+//     drops, so a dead set stays dead, and reaching it again along
+//     another order of the same blocks costs one lookup (the memoised
+//     signature is the set, a bitset);
+//   - children are tried cheapest step first (then the fewest bytes left
+//     open, then incumbent order), so the first descent is a greedy
+//     list schedule on the true figure and improvements come early;
+//   - the search stops when the worst step reaches floor (a bound no
+//     order can beat: the figure outside the segment, which every order
+//     keeps, or a static bound), when the state space is exhausted (the
+//     last order found is optimal: the proof), or when the budget of
+//     expanded sets runs out (no proof). The budget is counted in
+//     expansions, so that a result does not depend on the machine's speed;
+//     a deadline caps the wall-clock time as a safety net.
+//
+// The figure is the segment model's, which relaxes one detail (an end
+// position among several run in S); the model is never above the true
+// figure, so "no order fits under θ" holds for the true figure too, and an
+// exhausted search proves the best order it found optimal provided its
+// true figure equals its model figure (the caller checks).
+
+import (
+	"context"
+	"math/bits"
+	"slices"
+	"time"
+)
+
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
+// exactOptions bounds one exact search.
+type exactOptions struct {
+	// Budget is the most sets the search expands (0: no bound).
+	Budget int64
+	// Deadline, when not zero, stops the search at that time.
+	Deadline time.Time
+	// Floor is a figure no order beats: the search stops at it.
+	Floor int64
+	// MaxDead bounds the words of the dead sets kept (0: 32 million,
+	// 256 MB); past it the search goes on without recording more (still
+	// sound, slower).
+	MaxDead int
+	// Bound prunes with the state bound (stateBound), which pays off on
+	// whole computations the search means to exhaust.
+	Bound bool
+	// NoSearch only checks the static bound.
+	NoSearch bool
+}
+
+// exactResult is the outcome of one exact search.
+type exactResult struct {
+	Order      []int32 // the best order found (the incumbent when none was better)
+	Cost       int64   // its model figure (the worst step of the segment)
+	Exhausted  bool    // the search covered every order: Cost is the optimum of the model
+	Expansions int64
+	Improved   bool // an order better than the incumbent was found
+	Pruned     int64
+}
+
+// solve runs the exact search on s from the incumbent order inc.
+func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exactResult {
+	m := len(s.blocks)
+	w := (m + 63) / 64
+	if opts.MaxDead == 0 {
+		opts.MaxDead = (32 << 20) / w
+	}
+	incCost := s.evaluate(inc, nil)
+	res := exactResult{Order: slices.Clone(inc), Cost: incCost}
+	if incCost <= opts.Floor {
+		res.Exhausted = true
+		return res
+	}
+	if lb := s.staticBound(); lb >= res.Cost {
+		res.Exhausted = true // the incumbent meets a bound every order obeys
+		return res
+	} else {
+		opts.Floor = max(opts.Floor, lb)
+	}
+	if opts.NoSearch {
+		return res
+	}
+	d := &dfs{s: s, opts: opts, ctx: ctx, res: &res, theta: incCost - 1, w: w,
+		key: make([]uint64, w), dead: newBitsetSet(w), indeg: make([]int32, m), path: make([]int32, 0, m)}
+	for b := range m {
+		d.indeg[b] = int32(len(s.preds[b]))
+	}
+	if opts.Bound && m <= 1024 {
+		d.bound = newStateBound(s)
+	}
+	var ready []int32
+	for b := range m {
+		if d.indeg[b] == 0 {
+			ready = append(ready, int32(b))
+		}
+	}
+	d.run(ready, 0)
+	res.Exhausted = !d.stopped
+	return res
+}
+
+// dfs is the state of one exact search.
+type dfs struct {
+	s       *segment
+	opts    exactOptions
+	ctx     context.Context
+	res     *exactResult
+	theta   int64 // orders must keep every step at most theta
+	w       int
+	key     []uint64 // the bitset of S
+	dead    *bitsetSet
+	indeg   []int32
+	path    []int32
+	bound   *stateBound
+	stopped bool // budget, deadline or cancellation: no proof
+	done    bool // floor reached: stop, with proof
+}
+
+type child struct {
+	b    int32
+	cost int64
+	open int64
+}
+
+// run explores the completions of the current S (path) whose steps stay
+// at most theta; peak is the worst step of path.
+func (d *dfs) run(ready []int32, peak int64) {
+	s := d.s
+	if len(d.path) == len(s.blocks) {
+		d.res.Order = slices.Clone(d.path)
+		d.res.Cost = peak
+		d.res.Improved = true
+		d.theta = peak - 1
+		if peak <= d.opts.Floor {
+			d.done = true
+		}
+		return
+	}
+	if d.dead.has(d.key) {
+		return
+	}
+	if d.bound != nil && len(d.path) > 0 && d.bound.of(d.key) > d.theta {
+		d.res.Pruned++
+		if d.dead.len() < d.opts.MaxDead {
+			d.dead.add(d.key)
+		}
+		return
+	}
+	d.res.Expansions++
+	if d.opts.Budget > 0 && d.res.Expansions > d.opts.Budget {
+		d.stopped = true
+		return
+	}
+	if d.res.Expansions&1023 == 0 {
+		if d.ctx.Err() != nil || !d.opts.Deadline.IsZero() && time.Now().After(d.opts.Deadline) {
+			d.stopped = true
+			return
+		}
+	}
+	// A free block is run now, as the only child: an inert one (no event
+	// of any value whose buffer the window touches), or one whose step
+	// costs no more than the worst so far and after which no more bytes
+	// are open than before (s.freeable). Running it earlier only trades
+	// the bytes it frees for the fewer it keeps, at every step it moves
+	// ahead of, so a completion after it exists whenever one without
+	// it first does.
+	var kids []child
+	for _, b := range ready {
+		if s.inert(b) {
+			if c := s.cost(b, nil); c <= d.theta {
+				kids = append(kids, child{b, c, 0})
+			}
+			break
+		}
+		if !s.freeable(b) {
+			continue
+		}
+		c := s.cost(b, nil)
+		if c > peak || c > d.theta {
+			continue
+		}
+		before := s.openBytes
+		s.apply(b)
+		open := s.openBytes
+		s.undo(b)
+		if open <= before {
+			kids = append(kids, child{b, c, open})
+			break
+		}
+	}
+	if len(kids) == 0 {
+		for _, b := range ready {
+			c := s.cost(b, nil)
+			if c > d.theta {
+				continue
+			}
+			s.apply(b)
+			kids = append(kids, child{b, c, s.openBytes})
+			s.undo(b)
+		}
+	}
+	slices.SortFunc(kids, func(x, y child) int {
+		if x.cost != y.cost {
+			return cmpInt64(x.cost, y.cost)
+		}
+		if x.open != y.open {
+			return cmpInt64(x.open, y.open)
+		}
+		return int(x.b - y.b)
+	})
+	for _, k := range kids {
+		if k.cost > d.theta {
+			continue // theta dropped since
+		}
+		b := k.b
+		// The ready set after b: the others, and b's successors whose
+		// last predecessor b was.
+		next := make([]int32, 0, len(ready)+len(s.succs[b]))
+		for _, r := range ready {
+			if r != b {
+				next = append(next, r)
+			}
+		}
+		for _, u := range s.succs[b] {
+			d.indeg[u]--
+			if d.indeg[u] == 0 {
+				next = append(next, u)
+			}
+		}
+		s.apply(b)
+		d.path = append(d.path, b)
+		d.key[b/64] |= 1 << (b % 64)
+		d.run(next, max(peak, k.cost))
+		d.key[b/64] &^= 1 << (b % 64)
+		d.path = d.path[:len(d.path)-1]
+		s.undo(b)
+		for _, u := range s.succs[b] {
+			d.indeg[u]++
+		}
+		if d.stopped || d.done {
+			return
+		}
+	}
+	if d.dead.len() < d.opts.MaxDead {
+		d.dead.add(d.key)
+	}
+}
+
+func cmpInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// bitsetSet is a set of fixed-width bitsets: open addressing on a hash,
+// the keys stored whole, so a lookup never confuses two sets.
+type bitsetSet struct {
+	w     int
+	keys  []uint64 // slot i holds keys[i*w:(i+1)*w]
+	used  []bool
+	n     int
+	shift uint
+}
+
+func newBitsetSet(w int) *bitsetSet {
+	const initial = 1 << 10
+	return &bitsetSet{w: w, keys: make([]uint64, initial*w), used: make([]bool, initial), shift: 64 - 10}
+}
+
+func (h *bitsetSet) len() int { return h.n }
+
+func (h *bitsetSet) hash(k []uint64) uint64 {
+	x := uint64(0x9e3779b97f4a7c15)
+	for _, v := range k {
+		x ^= v
+		x *= 0xff51afd7ed558ccd
+		x ^= x >> 33
+	}
+	return x * 0x9e3779b97f4a7c15
+}
+
+func (h *bitsetSet) slot(k []uint64) (int, bool) {
+	mask := len(h.used) - 1
+	for i := int(h.hash(k) >> h.shift); ; i = (i + 1) & mask {
+		if !h.used[i] {
+			return i, false
+		}
+		if slices.Equal(h.keys[i*h.w:(i+1)*h.w], k) {
+			return i, true
+		}
+	}
+}
+
+func (h *bitsetSet) has(k []uint64) bool {
+	_, ok := h.slot(k)
+	return ok
+}
+
+func (h *bitsetSet) add(k []uint64) {
+	if 2*(h.n+1) > len(h.used) {
+		old, oldUsed := h.keys, h.used
+		h.keys = make([]uint64, 2*len(oldUsed)*h.w)
+		h.used = make([]bool, 2*len(oldUsed))
+		h.shift--
+		h.n = 0
+		for i, u := range oldUsed {
+			if u {
+				h.add(old[i*h.w : (i+1)*h.w])
+			}
+		}
+	}
+	i, ok := h.slot(k)
+	if ok {
+		return
+	}
+	copy(h.keys[i*h.w:], k)
+	h.used[i] = true
+	h.n++
+}
+
+// stateBound bounds from below the worst step of every completion of a
+// set S: for each block r not in S, the buffers that must be live across
+// the step before r's first and that step, whatever the order. A value
+// open after S stays live until the last of its end events runs, so it is
+// live at every r that must run before one of them (or is one of them); a
+// value that starts in a block that must precede r and surely ends at r
+// or later is too. Pruning a set whose bound exceeds θ is sound: every
+// completion has a step above θ.
+type stateBound struct {
+	s      *segment
+	w      int
+	anc    []uint64  // per block: the blocks that must precede it, and itself
+	forced [][]int32 // per block r: values starting in a block that must precede r and surely ending at r or later
+	acc    []int64
+	u      []uint64
+	stamp  []int32
+	gen    int32
+}
+
+func newStateBound(s *segment) *stateBound {
+	m := len(s.blocks)
+	s.precedes(0, 0)
+	w := s.reachW
+	sb := &stateBound{s: s, w: w, anc: make([]uint64, m*w), forced: make([][]int32, m), acc: make([]int64, m), u: make([]uint64, w), stamp: make([]int32, len(s.bufs))}
+	for x := range m {
+		for y := range m {
+			if x == y || s.precedes(int32(x), int32(y)) {
+				sb.anc[y*w+x/64] |= 1 << (x % 64)
+			}
+		}
+	}
+	for id := range s.vals {
+		sv := &s.vals[id]
+		if sv.start.block < 0 {
+			continue
+		}
+		for r := range int32(m) {
+			if sv.start.block == r || !s.precedes(sv.start.block, r) {
+				continue
+			}
+			after := sv.post
+			for _, c := range sv.cands {
+				after = after || c.block == r || s.precedes(r, c.block)
+			}
+			if after {
+				sb.forced[r] = append(sb.forced[r], int32(id))
+			}
+		}
+	}
+	return sb
+}
+
+// of returns the bound for the set key (the segment's current S).
+func (sb *stateBound) of(key []uint64) int64 {
+	s := sb.s
+	m := len(s.blocks)
+	clear(sb.acc)
+	w := sb.w
+	for buf := range s.bufs {
+		if s.openCnt[buf] == 0 {
+			continue
+		}
+		u := sb.u
+		clear(u)
+		post := false
+		for _, id := range s.bufs[buf].vals {
+			if !s.open(id) {
+				continue
+			}
+			sv := &s.vals[id]
+			if sv.post {
+				post = true
+				break
+			}
+			for _, c := range sv.cands {
+				if !s.inS[c.block] {
+					row := sb.anc[int(c.block)*w : (int(c.block)+1)*w]
+					for k := range u {
+						u[k] |= row[k]
+					}
+				}
+			}
+		}
+		size := s.bufs[buf].size
+		for k := range w {
+			bits := ^key[k]
+			if !post {
+				bits &= u[k]
+			}
+			for bits != 0 {
+				r := k*64 + trailingZeros(bits)
+				bits &= bits - 1
+				if r < m {
+					sb.acc[r] += size
+				}
+			}
+		}
+	}
+	best := int64(0)
+	for r := range m {
+		if s.inS[r] {
+			continue
+		}
+		sum := sb.acc[r]
+		sb.gen++
+		for _, id := range sb.forced[r] {
+			sv := &s.vals[id]
+			if s.inS[sv.start.block] || s.openCnt[sv.buf] > 0 || sb.stamp[sv.buf] == sb.gen {
+				continue
+			}
+			sb.stamp[sv.buf] = sb.gen
+			sum += s.bufs[sv.buf].size
+		}
+		best = max(best, sum)
+	}
+	return s.K + best
+}

@@ -1,0 +1,558 @@
+package liveness
+
+// Search and Optimal: schedules below XLA's heuristics.
+//
+// XLA's DefaultMemoryScheduler runs three heuristics (list, DFS,
+// post-order) and keeps the one whose schedule needs the least memory
+// (HeuristicBest here, scored as XLA scores it). The order decides which
+// buffers are live together, and so bounds every packing from below; the
+// heuristics leave much of it on the table (a quarter of the bound of some
+// corpus modules). Both schedulers here start from the best heuristic and
+// improve on it with the exact search of exact.go, run on windows of one
+// computation's order at a time (segment.go):
+//
+//   - warm start: list, DFS, post-order and the module's own order are
+//     each laid out and scored by the module's lower bound (LowerBound,
+//     the objective throughout); the best that needs no further copies
+//     is the incumbent;
+//   - Optimal, computations innermost first, as XLA schedules them:
+//     each computation of up to OptimalBlocks instructions is searched
+//     whole, exactly, within the budget; a callee's search minimises the
+//     worst step of its own stretch of time (its callers' buffers live
+//     across it add a constant, so its best order is the same whatever
+//     the caller does), the entry's the module's bound;
+//   - then (both) peak-driven windows: while the budget lasts, the
+//     module's worst step is found and a window of its computation's order
+//     around it is searched exactly for an order whose worst step is
+//     below it; windows grow (16, 32, 64, ... instructions) when a smaller
+//     one cannot help; a peak no window can lower ends the search;
+//   - the result is laid out and scored by LowerBound itself. It is never
+//     above the incumbent (a window is only taken when the model says it
+//     lowers the peak, and the final check falls back to the incumbent if
+//     it did not), nor above HeuristicBest's schedule (which is among the
+//     warm start's candidates, or, when it needs copies of its own, is
+//     scored after them and kept if better).
+//
+// The objective of every search is the module's LowerBound, step by step:
+// the segment model gives the exact figure of every step of a window for
+// any order of it (a relaxation in one rare detail, never above the true
+// figure), and the steps outside the window do not change. For a whole
+// computation c, the steps of c's stretch are those of c and of the
+// computations it calls, in their current orders; a callee's buffers
+// and those of its callers interact only through the values passed in and
+// out, whose liveness at the callee's steps is the same in every order of
+// the caller when every block of the caller that uses them must come
+// before the call or after it ("the context is fixed"). Then the best
+// order of each computation, taken innermost first, gives the least bound
+// over all orders of all computations together, and Optimal reports the
+// module proven optimal when every computation's search was exhausted
+// (or met its static bound), every context was fixed, and the model's
+// figure for the result equals LowerBound's (the relaxation did not
+// decide anything). The budget is counted in expansions, so a result is
+// reproducible; the wall-clock timeout is a safety net, and a search it
+// cuts short says so (Stopped) and claims no proof.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// SearchOptions configures Search and Optimal. The zero value is the
+// default of each.
+type SearchOptions struct {
+	// Budget bounds the work of the whole module in expansions (sets of
+	// scheduled instructions the exact search expands; see exact.go). 0
+	// means DefaultSearchBudget for Search and DefaultOptimalBudget for
+	// Optimal; a negative budget runs only the warm start.
+	Budget int64
+	// Timeout caps the wall-clock time, a safety net on slow machines: a
+	// result it cuts short depends on the machine. 0 means
+	// DefaultSearchTimeout or DefaultOptimalTimeout; negative, none.
+	Timeout time.Duration
+}
+
+// Defaults of SearchOptions.
+const (
+	DefaultSearchBudget   = 200_000
+	DefaultOptimalBudget  = 4_000_000
+	DefaultSearchTimeout  = 20 * time.Second
+	DefaultOptimalTimeout = 60 * time.Second
+	// OptimalBlocks is the largest computation (in instructions) Optimal
+	// searches whole; larger ones get windows only, and their static
+	// bound (up to 4096 instructions) as the only proof.
+	OptimalBlocks = 512
+)
+
+// SearchResult is what Search and Optimal found.
+type SearchResult struct {
+	Schedule *Schedule
+	// LowerBound is the module's LowerBound under Schedule; Start is the
+	// incumbent's (the best heuristic's, by the same figure), Heuristic
+	// its name; XLABest is that of HeuristicBest's schedule (after the
+	// copies it may need).
+	LowerBound, Start, XLABest int64
+	Heuristic                  string
+	// Proven reports that no order of the module's computations (keeping
+	// the order of each buffer's values, so that no further copies are
+	// needed) has a smaller LowerBound. Why says why not, when not.
+	Proven bool
+	Why    string
+	// Expansions is the work done; Stopped reports that the budget or the
+	// timeout ended the search.
+	Expansions int64
+	Stopped    bool
+	// NeedsCopies reports that Schedule is a heuristic's order that needs
+	// copies of its own (interfere.go), with which its bound, LowerBound,
+	// beat every order that needs none; the pipeline adds them.
+	NeedsCopies bool
+	// Candidates are the heuristics' schedules, scored.
+	Candidates []Candidate
+}
+
+// Search returns the scalable search's schedule (see the top of the file)
+// and leaves a analysed under it.
+func Search(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+	if opts.Budget == 0 {
+		opts.Budget = DefaultSearchBudget
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultSearchTimeout
+	}
+	return runSearch(ctx, a, opts, false)
+}
+
+// Optimal returns the exact search's schedule (see the top of the file),
+// proven optimal when Proven is set, and leaves a analysed under it.
+func Optimal(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+	if opts.Budget == 0 {
+		opts.Budget = DefaultOptimalBudget
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultOptimalTimeout
+	}
+	return runSearch(ctx, a, opts, true)
+}
+
+// searcher is the state of one Search or Optimal run.
+type searcher struct {
+	ctx      context.Context
+	a        *Analysis
+	em       *eventModel
+	sched    *Schedule
+	tl       *timeline
+	curve    []StepBound
+	peak     int64
+	budget   int64 // left
+	used     int64
+	deadline time.Time
+	stopped  bool
+}
+
+func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool) (*SearchResult, error) {
+	name := SchedSearch
+	if exact {
+		name = SchedOptimal
+	}
+	res := &SearchResult{}
+	inc, fallback, fallbackLB, err := a.warmStart(res)
+	if err != nil {
+		return nil, err
+	}
+	useFallback := func(why string) (*SearchResult, error) {
+		// A heuristic order that needs copies of its own does better,
+		// once they are in: return it (the pipeline adds the copies and
+		// may search again from there).
+		out := NewSchedule(name)
+		for _, c := range a.Module.Computations {
+			out.Set(c, fallback.Sequence(c))
+		}
+		a.install(out, a.layout(out))
+		res.Schedule, res.LowerBound, res.Why, res.NeedsCopies = out, fallbackLB, why, true
+		return res, nil
+	}
+	if inc == nil {
+		if fallback == nil {
+			s, _, err := HeuristicBest(a)
+			if err != nil {
+				return nil, err
+			}
+			res.Schedule, res.Why, res.NeedsCopies = s, "no heuristic order settles", true
+			res.LowerBound = a.LowerBound(nil).Bytes
+			return res, nil
+		}
+		return useFallback("every heuristic order needs further copies")
+	}
+	st := &searcher{ctx: ctx, a: a, em: newEventModel(a), budget: opts.Budget}
+	if opts.Timeout > 0 {
+		st.deadline = time.Now().Add(opts.Timeout)
+	}
+	st.setSchedule(inc)
+	proof := proofState{ok: exact}
+	if opts.Budget > 0 {
+		if exact {
+			// The windows first, within Search's budget: a better
+			// incumbent prunes the exact search; then every computation
+			// whole; then windows again with what is left.
+			st.budget = min(opts.Budget, DefaultSearchBudget)
+			st.windows()
+			st.budget += opts.Budget - min(opts.Budget, DefaultSearchBudget)
+			st.stopped = false
+			st.wholeComputations(&proof)
+			if !proof.ok {
+				st.windows()
+			}
+		} else {
+			st.windows()
+		}
+	} else {
+		proof.fail("no budget")
+	}
+	out := NewSchedule(name)
+	for _, c := range a.Module.Computations {
+		if seq, ok := st.sched.seqs[c]; ok {
+			out.Set(c, seq)
+		}
+	}
+	tl := a.layout(out)
+	a.install(out, tl)
+	lb := a.LowerBound(nil).Bytes
+	if lb > res.Start {
+		// The model promised better and LowerBound disagrees: keep the
+		// incumbent (the guarantee), and say so.
+		out = inc
+		out.Name = name
+		a.install(out, a.layout(out))
+		lb = res.Start
+		proof.fail("the search's figure was not LowerBound's")
+	}
+	res.Schedule, res.LowerBound = out, lb
+	res.Expansions, res.Stopped = st.used, st.stopped
+	if fallback != nil && fallbackLB < lb {
+		return useFallback("a heuristic order with copies of its own does better")
+	}
+	if exact {
+		if proof.ok && proof.predicted != lb {
+			proof.fail(fmt.Sprintf("the model's figure %d is not LowerBound's %d", proof.predicted, lb))
+		}
+		res.Proven, res.Why = proof.ok, proof.why
+	}
+	return res, nil
+}
+
+// proofState collects whether Optimal's result is proven.
+type proofState struct {
+	ok        bool
+	why       string
+	predicted int64 // the model's figure for the module, from the entry's search
+}
+
+func (p *proofState) fail(why string) {
+	if p.ok {
+		p.ok, p.why = false, why
+	}
+}
+
+// warmStart scores the heuristics, and the schedule a is laid out under
+// if any, by LowerBound, and returns the best schedule that needs no
+// further copies (nil when none) and the best of all once their copies
+// are in place (fallback, nil when it is the first), filling res's Start,
+// Heuristic, XLABest and Candidates. It leaves a analysed under
+// HeuristicBest's schedule.
+func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallbackLB int64, err error) {
+	current := a.Schedule
+	xla, cands, err := HeuristicBest(a)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if current != nil && current.Validate(a.Module, a.Kinds) == nil {
+		cands = append(cands, Candidate{Name: current.Name, Schedule: current})
+	}
+	res.Start, fallbackLB = -1, -1
+	for i := range cands {
+		c := &cands[i]
+		a.install(c.Schedule, a.layout(c.Schedule))
+		c.LowerBound = a.LowerBound(nil).Bytes
+		final := c.LowerBound
+		needsCopies := len(a.interference()) > 0
+		if needsCopies {
+			lb, err := a.boundAfterCopies(c.Schedule)
+			if err != nil {
+				final = -1 // its copies do not settle: not a candidate
+			} else {
+				final = lb
+			}
+		}
+		c.NeedsCopies, c.AfterCopies = needsCopies, final
+		if c.Schedule == xla {
+			res.XLABest = final
+		}
+		if final < 0 {
+			continue
+		}
+		if !needsCopies && (inc == nil || c.LowerBound < res.Start) {
+			inc, res.Start, res.Heuristic = c.Schedule, c.LowerBound, c.Name
+		}
+		if needsCopies && (fallback == nil || final < fallbackLB) {
+			fallback, fallbackLB = c.Schedule, final
+		}
+	}
+	res.Candidates = cands
+	a.install(xla, a.layout(xla))
+	if inc != nil {
+		s := NewSchedule(inc.Name)
+		for _, c := range a.Module.Computations {
+			s.Set(c, inc.Sequence(c))
+		}
+		inc = s
+	}
+	return inc, fallback, fallbackLB, nil
+}
+
+// boundAfterCopies returns the lower bound of a's module under s once
+// the copies s needs are in place (repairInterference), computed on a
+// copy of the module.
+func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
+	m2 := a.Module.Clone()
+	byID := make([]*hlo.Instruction, m2.NumInstructions())
+	for _, c := range m2.Computations {
+		for _, in := range c.Instructions {
+			if in.ID >= 0 && in.ID < len(byID) {
+				byID[in.ID] = in
+			}
+		}
+	}
+	s2 := NewSchedule(s.Name)
+	for i, c := range a.Module.Computations {
+		seq := s.Sequence(c)
+		seq2 := make([]*hlo.Instruction, len(seq))
+		for k, in := range seq {
+			seq2[k] = byID[in.ID]
+		}
+		s2.Set(m2.Computations[i], seq2)
+	}
+	a2, err := analyzeModule(m2, Options{}, checkNone, false)
+	if err != nil {
+		return 0, err
+	}
+	if err := a2.Reschedule(s2); err != nil {
+		return 0, err
+	}
+	a2, _, err = repairInterference(m2, a2)
+	if err != nil {
+		return 0, err
+	}
+	return a2.LowerBound(nil).Bytes, nil
+}
+
+// setSchedule makes s the searcher's schedule and lays it out.
+func (st *searcher) setSchedule(s *Schedule) {
+	st.sched = s
+	st.tl = st.a.layout(s)
+	st.a.install(s, st.tl)
+	st.curve = st.a.LowerBoundCurve(nil, nil)
+	st.peak = 0
+	for _, c := range st.curve {
+		st.peak = max(st.peak, c.Bytes())
+	}
+}
+
+// with returns the schedule with c's sequence replaced.
+func (st *searcher) with(c *hlo.Computation, seq []*hlo.Instruction) *Schedule {
+	s := NewSchedule(st.sched.Name)
+	for _, d := range st.a.Module.Computations {
+		if x, ok := st.sched.seqs[d]; ok {
+			s.Set(d, x)
+		}
+	}
+	s.Set(c, seq)
+	return s
+}
+
+// exactOpts returns the options of the next exact search, with at most
+// cap expansions of the budget left.
+func (st *searcher) exactOpts(cap int64, floor int64) (exactOptions, bool) {
+	if st.budget <= 0 || st.stopped {
+		return exactOptions{}, false
+	}
+	if st.ctx.Err() != nil || !st.deadline.IsZero() && time.Now().After(st.deadline) {
+		st.stopped = true
+		return exactOptions{}, false
+	}
+	return exactOptions{Budget: min(cap, st.budget), Deadline: st.deadline, Floor: floor}, true
+}
+
+// spend charges an exact search's work to the budget.
+func (st *searcher) spend(r exactResult, o exactOptions) {
+	st.used += r.Expansions
+	st.budget -= r.Expansions
+	if !r.Exhausted && (o.Budget >= st.budget+r.Expansions || !o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
+		st.stopped = true
+	}
+}
+
+func identity(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+// wholeComputations searches every computation of up to OptimalBlocks
+// instructions whole, callees first (Optimal), and records in proof
+// whether the result is proven.
+func (st *searcher) wholeComputations(proof *proofState) {
+	a := st.a
+	entry := a.Module.Entry
+	var comps []*hlo.Computation
+	for _, c := range ComputationPostOrder(a.Module) {
+		if a.Kinds[c.ID] == Sequential && st.tl.spans[c.ID].Start >= 0 && len(st.sched.Sequence(c)) > 0 {
+			comps = append(comps, c)
+		}
+	}
+	for i, c := range comps {
+		n := len(st.sched.Sequence(c))
+		if n > 4096 {
+			proof.fail(fmt.Sprintf("computation %s has %d instructions, more than the %d searched whole", c.Name, n, OptimalBlocks))
+			continue
+		}
+		s, ok := newSegment(a, st.em, st.tl, st.sched, st.curve, c, 0, n)
+		if !ok {
+			proof.fail(fmt.Sprintf("computation %s: its order needs further copies", c.Name))
+			continue
+		}
+		if !s.contextFixed() {
+			proof.fail(fmt.Sprintf("computation %s: a value passed to a callee is used by instructions the call may run before or after", c.Name))
+		}
+		floor := int64(0) // a callee: its own least worst step
+		if c == entry {
+			floor = s.OutsideMax // the last step, which every order keeps
+		}
+		// Each computation may take a share of what is left, four times
+		// its even share (but at least 50,000 expansions), so that one
+		// hard computation does not starve the others.
+		share := max(4*st.budget/int64(len(comps)-i), 50_000)
+		o, ok := st.exactOpts(share, floor)
+		if !ok {
+			proof.fail("the budget or the timeout ended the search")
+			return
+		}
+		o.Bound = true
+		if n > OptimalBlocks {
+			o.NoSearch = true // only the static bound can prove it
+		}
+		inc := identity(n)
+		r := s.solve(st.ctx, inc, o)
+		st.spend(r, o)
+		if !r.Exhausted {
+			if n > OptimalBlocks {
+				proof.fail(fmt.Sprintf("computation %s has %d instructions, more than the %d searched whole, and its static bound is below its figure", c.Name, n, OptimalBlocks))
+			} else {
+				proof.fail(fmt.Sprintf("computation %s: the search was not exhausted", c.Name))
+			}
+		}
+		if c == entry {
+			proof.predicted = max(r.Cost, s.OutsideMax)
+		}
+		if r.Improved {
+			st.setSchedule(st.with(c, s.sequence(r.Order)))
+		}
+		if c != entry && proof.ok {
+			// The callee's own figure must be LowerBound's for its
+			// stretch, or the relaxation decided something.
+			sp := st.tl.spans[c.ID]
+			var worst int64
+			for t := sp.Start; t < sp.End; t++ {
+				worst = max(worst, st.curve[t].Bytes())
+			}
+			if worst != r.Cost {
+				proof.fail(fmt.Sprintf("computation %s: the model's figure %d is not LowerBound's %d", c.Name, r.Cost, worst))
+			}
+		}
+	}
+}
+
+// windowSizes are the window widths tried around a peak, smallest first.
+var windowSizes = []int{16, 32, 64, 128, 256}
+
+// windows lowers the module's peak by searching windows of the order
+// around its worst steps, until no window helps or the budget runs out.
+func (st *searcher) windows() {
+	a := st.a
+	for !st.stopped && st.budget > 0 {
+		// The first step at the peak that some window can lower.
+		improved := false
+		for t, sb := range st.curve {
+			if sb.Bytes() != st.peak || t >= len(st.tl.seq) {
+				continue
+			}
+			if st.lowerStep(t) {
+				improved = true
+				break
+			}
+			// A peak step no window lowers: the peak stays.
+			return
+		}
+		if !improved {
+			return
+		}
+		_ = a
+	}
+}
+
+// lowerStep searches windows around step t (of its own computation, then
+// of the computations around it) for an order whose worst step is below
+// the peak, and takes the first it finds.
+func (st *searcher) lowerStep(t int) bool {
+	a := st.a
+	in := st.tl.seq[t]
+	for c := in.Parent; c != nil; {
+		seq := st.sched.Sequence(c)
+		// The instruction of c whose block holds step t.
+		idx, _ := slices.BinarySearchFunc(seq, t, func(x *hlo.Instruction, t int) int { return st.tl.time(x) - t })
+		if idx >= len(seq) {
+			break
+		}
+		for _, w := range windowSizes {
+			if w > 2*len(seq) {
+				break
+			}
+			lo := max(0, idx-w/2)
+			hi := min(len(seq), lo+w)
+			lo = max(0, hi-w)
+			if hi-lo < 2 {
+				continue
+			}
+			s, ok := newSegment(a, st.em, st.tl, st.sched, st.curve, c, lo, hi)
+			if !ok {
+				continue
+			}
+			o, ok := st.exactOpts(int64(200*w), st.peak-1)
+			if !ok {
+				return false
+			}
+			r := s.solve(st.ctx, identity(hi-lo), o)
+			st.spend(r, o)
+			if r.Improved && r.Cost < st.peak {
+				st.setSchedule(st.with(c, s.sequence(r.Order)))
+				return true
+			}
+			if hi-lo == len(seq) {
+				break // the whole computation: no larger window
+			}
+		}
+		// The computation's caller, around the call.
+		callers := a.callers[c.ID]
+		if len(callers) != 1 {
+			break
+		}
+		in = callers[0]
+		t = st.tl.time(in)
+		c = in.Parent
+	}
+	return false
+}
