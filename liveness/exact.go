@@ -19,7 +19,10 @@ package liveness
 //   - a set from which no completion fits under θ is recorded dead; θ only
 //     drops, so a dead set stays dead, and reaching it again along
 //     another order of the same blocks costs one lookup (the memoised
-//     signature is the set, a bitset);
+//     signature is the set, a bitset). A set through which an order was
+//     found is not recorded: θ dropped because of that order's worst
+//     step, which may lie before the set, so its completion may still fit
+//     when the set is reached along a cheaper path;
 //   - children are tried cheapest step first (then the fewest bytes left
 //     open, then incumbent order), so the first descent is a greedy
 //     list schedule on the true figure and improvements come early;
@@ -78,7 +81,8 @@ type exactResult struct {
 // solve runs the exact search on s from the incumbent order inc.
 func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exactResult {
 	m := len(s.blocks)
-	w := (m + 63) / 64
+	wb := (m + 63) / 64
+	w := wb + (len(s.lastItem)+3)/4 // the set, then the tracked end positions
 	if opts.MaxDead == 0 {
 		opts.MaxDead = (32 << 20) / w
 	}
@@ -97,8 +101,8 @@ func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exa
 	if opts.NoSearch {
 		return res
 	}
-	d := &dfs{s: s, opts: opts, ctx: ctx, res: &res, theta: incCost - 1, w: w,
-		key: make([]uint64, w), dead: newBitsetSet(w), indeg: make([]int32, m), path: make([]int32, 0, m)}
+	d := &dfs{s: s, opts: opts, ctx: ctx, res: &res, global: incCost - 1, w: w, wb: wb,
+		key: make([]uint64, w), memo: newStateMemo(w), indeg: make([]int32, m), path: make([]int32, 0, m)}
 	for b := range m {
 		d.indeg[b] = int32(len(s.preds[b]))
 	}
@@ -111,26 +115,26 @@ func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exa
 			ready = append(ready, int32(b))
 		}
 	}
-	d.run(ready, 0)
+	d.explore(ready, 0, incCost-1)
 	res.Exhausted = !d.stopped
 	return res
 }
 
 // dfs is the state of one exact search.
 type dfs struct {
-	s       *segment
-	opts    exactOptions
-	ctx     context.Context
-	res     *exactResult
-	theta   int64 // orders must keep every step at most theta
-	w       int
-	key     []uint64 // the bitset of S
-	dead    *bitsetSet
-	indeg   []int32
-	path    []int32
-	bound   *stateBound
-	stopped bool // budget, deadline or cancellation: no proof
-	done    bool // floor reached: stop, with proof
+	s      *segment
+	opts   exactOptions
+	ctx    context.Context
+	res    *exactResult
+	global int64 // orders must keep every step at most global (one below the best found)
+	w, wb  int
+	key    []uint64 // the bitset of S (wb words), then the tracked end positions
+	memo   *stateMemo
+	indeg  []int32
+	path   []int32
+	bound  *stateBound
+	// stopped: budget, deadline or cancellation, and no proof.
+	stopped bool
 }
 
 type child struct {
@@ -139,82 +143,61 @@ type child struct {
 	open int64
 }
 
-// run explores the completions of the current S (path) whose steps stay
-// at most theta; peak is the worst step of path.
-func (d *dfs) run(ready []int32, peak int64) {
+// explore computes F(S), the least worst step of the completions of the
+// current set S (the path so far; ready are the blocks it makes ready,
+// peak its worst step), when F(S) <= theta; otherwise it returns a lower
+// bound of F(S) above theta. exact says which. Step figures are taken no
+// lower than the floor, so that an order reaching it ends the search.
+// Every completion it sees whose worst step with the path's is below the
+// best order found so far becomes the new best (the search is anytime).
+func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) {
 	s := d.s
 	if len(d.path) == len(s.blocks) {
-		d.res.Order = slices.Clone(d.path)
-		d.res.Cost = peak
-		d.res.Improved = true
-		d.theta = peak - 1
-		if peak <= d.opts.Floor {
-			d.done = true
-		}
-		return
+		d.found(peak, nil)
+		return d.opts.Floor, true
 	}
-	if d.dead.has(d.key) {
-		return
-	}
-	if d.bound != nil && len(d.path) > 0 && d.bound.of(d.key) > d.theta {
-		d.res.Pruned++
-		if d.dead.len() < d.opts.MaxDead {
-			d.dead.add(d.key)
+	if e, ok := d.memo.get(d.key); ok {
+		if e.exact {
+			d.found(max(peak, e.val), d.key)
+			return e.val, true
 		}
-		return
+		if e.val > theta {
+			return e.val, false
+		}
+	}
+	if d.bound != nil && len(d.path) > 0 {
+		if lb := d.bound.of(d.key); lb > theta {
+			d.res.Pruned++
+			d.memo.put(d.key, memoEntry{val: lb}, d.opts.MaxDead)
+			return lb, false
+		}
 	}
 	d.res.Expansions++
 	if d.opts.Budget > 0 && d.res.Expansions > d.opts.Budget {
 		d.stopped = true
-		return
+		return theta + 1, false
 	}
 	if d.res.Expansions&1023 == 0 {
 		if d.ctx.Err() != nil || !d.opts.Deadline.IsZero() && time.Now().After(d.opts.Deadline) {
 			d.stopped = true
-			return
+			return theta + 1, false
 		}
 	}
-	// A free block is run now, as the only child: an inert one (no event
-	// of any value whose buffer the window touches), or one whose step
-	// costs no more than the worst so far and after which no more bytes
-	// are open than before (s.freeable). Running it earlier only trades
-	// the bytes it frees for the fewer it keeps, at every step it moves
-	// ahead of, so a completion after it exists whenever one without
-	// it first does.
-	var kids []child
+	floor := d.opts.Floor
+	// The children, cheapest step first. A free child is the only one
+	// (see freeChild).
+	kids := make([]child, 0, len(ready))
 	for _, b := range ready {
 		if s.inert(b) {
-			if c := s.cost(b, nil); c <= d.theta {
-				kids = append(kids, child{b, c, 0})
-			}
+			// Its step holds what is open across it, which every next step
+			// holds too (segment.inert): no more than any other child.
+			kids = append(kids[:0], child{b, max(s.cost(b, nil), floor), 0})
 			break
 		}
-		if !s.freeable(b) {
-			continue
-		}
-		c := s.cost(b, nil)
-		if c > peak || c > d.theta {
-			continue
-		}
-		before := s.openBytes
+		c := max(s.cost(b, nil), floor)
 		s.apply(b)
-		open := s.openBytes
+		kids = append(kids, child{b, c, s.openBytes})
 		s.undo(b)
-		if open <= before {
-			kids = append(kids, child{b, c, open})
-			break
-		}
-	}
-	if len(kids) == 0 {
-		for _, b := range ready {
-			c := s.cost(b, nil)
-			if c > d.theta {
-				continue
-			}
-			s.apply(b)
-			kids = append(kids, child{b, c, s.openBytes})
-			s.undo(b)
-		}
 	}
 	slices.SortFunc(kids, func(x, y child) int {
 		if x.cost != y.cost {
@@ -225,13 +208,23 @@ func (d *dfs) run(ready []int32, peak int64) {
 		}
 		return int(x.b - y.b)
 	})
+	if len(kids) > 1 {
+		if k, ok := d.freeChild(kids); ok {
+			kids = append(kids[:0], k)
+		}
+	}
+	best, bestB := int64(-1), int32(-1)
+	lb := int64(1<<63 - 1)
 	for _, k := range kids {
-		if k.cost > d.theta {
-			continue // theta dropped since
+		th := min(theta, d.global)
+		if best >= 0 {
+			th = min(th, best-1)
+		}
+		if k.cost > th {
+			lb = min(lb, k.cost)
+			break // sorted: the rest cost as much
 		}
 		b := k.b
-		// The ready set after b: the others, and b's successors whose
-		// last predecessor b was.
 		next := make([]int32, 0, len(ready)+len(s.succs[b]))
 		for _, r := range ready {
 			if r != b {
@@ -247,20 +240,95 @@ func (d *dfs) run(ready []int32, peak int64) {
 		s.apply(b)
 		d.path = append(d.path, b)
 		d.key[b/64] |= 1 << (b % 64)
-		d.run(next, max(peak, k.cost))
+		s.lastKey(d.key[d.wb:])
+		v, ex := d.explore(next, max(peak, k.cost), th)
 		d.key[b/64] &^= 1 << (b % 64)
 		d.path = d.path[:len(d.path)-1]
 		s.undo(b)
+		s.lastKey(d.key[d.wb:])
 		for _, u := range s.succs[b] {
 			d.indeg[u]++
 		}
-		if d.stopped || d.done {
-			return
+		if d.stopped {
+			return theta + 1, false
+		}
+		tot := max(k.cost, v)
+		if ex && tot <= th {
+			best, bestB = tot, b
+		} else {
+			lb = min(lb, tot)
 		}
 	}
-	if d.dead.len() < d.opts.MaxDead {
-		d.dead.add(d.key)
+	// F(S) is best when every child not taken was shown no better than
+	// it: those skipped or failed were above the threshold they were
+	// tried with, which is best-1 unless the best order found overall
+	// had lowered it further.
+	if best >= 0 && lb >= best {
+		d.memo.put(d.key, memoEntry{val: best, exact: true, next: bestB}, d.opts.MaxDead)
+		return best, true
 	}
+	if best >= 0 {
+		lb = min(lb, best)
+	}
+	d.memo.put(d.key, memoEntry{val: lb}, d.opts.MaxDead)
+	return lb, false
+}
+
+// freeChild returns, among kids sorted cheapest first, a free one whose
+// step is no dearer than the cheapest: running it now is as good as any
+// order from here. Running a freeable block earlier (segment.freeable)
+// only trades the bytes it frees for the no more bytes it keeps open, at
+// every step it moves ahead of; and every completion's first step costs
+// at least the cheapest child, so its own step is no worse either.
+func (d *dfs) freeChild(kids []child) (child, bool) {
+	s := d.s
+	cheapest := kids[0].cost
+	before := s.openBytes
+	for _, k := range kids {
+		if k.cost > cheapest {
+			break
+		}
+		if s.freeable(k.b) && k.open <= before {
+			return k, true
+		}
+	}
+	return child{}, false
+}
+
+// found records the order of the current path, completed from the set
+// key along the memo's best children (key nil: the path is complete),
+// when its worst step, total, beats the best so far.
+func (d *dfs) found(total int64, key []uint64) {
+	if total > d.global {
+		return
+	}
+	order := slices.Clone(d.path)
+	if key != nil {
+		// Follow the memo's best children, running them on the segment
+		// for their signatures, and take them back.
+		s := d.s
+		k := slices.Clone(key)
+		var applied []int32
+		for len(order) < len(s.blocks) {
+			e, ok := d.memo.get(k)
+			if !ok || !e.exact || e.next < 0 {
+				break
+			}
+			order = append(order, e.next)
+			s.apply(e.next)
+			applied = append(applied, e.next)
+			k[e.next/64] |= 1 << (e.next % 64)
+			s.lastKey(k[d.wb:])
+		}
+		for i := len(applied) - 1; i >= 0; i-- {
+			s.undo(applied[i])
+		}
+		if len(order) < len(s.blocks) {
+			return // the memo no longer holds the chain (it is full)
+		}
+	}
+	d.res.Order, d.res.Cost, d.res.Improved = order, total, true
+	d.global = total - 1
 }
 
 func cmpInt64(x, y int64) int {
@@ -273,24 +341,32 @@ func cmpInt64(x, y int64) int {
 	return 0
 }
 
-// bitsetSet is a set of fixed-width bitsets: open addressing on a hash,
-// the keys stored whole, so a lookup never confuses two sets.
-type bitsetSet struct {
+// memoEntry is what the search knows of a set: F(S) itself (exact, with
+// the child that achieves it), or a lower bound of it.
+type memoEntry struct {
+	val   int64
+	exact bool
+	next  int32
+}
+
+// stateMemo maps fixed-width bitsets (sets of blocks) to entries: open
+// addressing on a hash, the keys stored whole, so a lookup never confuses
+// two sets.
+type stateMemo struct {
 	w     int
 	keys  []uint64 // slot i holds keys[i*w:(i+1)*w]
+	vals  []memoEntry
 	used  []bool
 	n     int
 	shift uint
 }
 
-func newBitsetSet(w int) *bitsetSet {
+func newStateMemo(w int) *stateMemo {
 	const initial = 1 << 10
-	return &bitsetSet{w: w, keys: make([]uint64, initial*w), used: make([]bool, initial), shift: 64 - 10}
+	return &stateMemo{w: w, keys: make([]uint64, initial*w), vals: make([]memoEntry, initial), used: make([]bool, initial), shift: 64 - 10}
 }
 
-func (h *bitsetSet) len() int { return h.n }
-
-func (h *bitsetSet) hash(k []uint64) uint64 {
+func (h *stateMemo) hash(k []uint64) uint64 {
 	x := uint64(0x9e3779b97f4a7c15)
 	for _, v := range k {
 		x ^= v
@@ -300,7 +376,7 @@ func (h *bitsetSet) hash(k []uint64) uint64 {
 	return x * 0x9e3779b97f4a7c15
 }
 
-func (h *bitsetSet) slot(k []uint64) (int, bool) {
+func (h *stateMemo) slot(k []uint64) (int, bool) {
 	mask := len(h.used) - 1
 	for i := int(h.hash(k) >> h.shift); ; i = (i + 1) & mask {
 		if !h.used[i] {
@@ -312,29 +388,41 @@ func (h *bitsetSet) slot(k []uint64) (int, bool) {
 	}
 }
 
-func (h *bitsetSet) has(k []uint64) bool {
-	_, ok := h.slot(k)
-	return ok
+func (h *stateMemo) get(k []uint64) (memoEntry, bool) {
+	i, ok := h.slot(k)
+	if !ok {
+		return memoEntry{}, false
+	}
+	return h.vals[i], true
 }
 
-func (h *bitsetSet) add(k []uint64) {
+// put records e for k, unless the memo holds max sets already (then the
+// search goes on without it: still sound, slower).
+func (h *stateMemo) put(k []uint64, e memoEntry, max int) {
+	i, ok := h.slot(k)
+	if ok {
+		h.vals[i] = e
+		return
+	}
+	if h.n >= max {
+		return
+	}
 	if 2*(h.n+1) > len(h.used) {
-		old, oldUsed := h.keys, h.used
+		old, oldVals, oldUsed := h.keys, h.vals, h.used
 		h.keys = make([]uint64, 2*len(oldUsed)*h.w)
+		h.vals = make([]memoEntry, 2*len(oldUsed))
 		h.used = make([]bool, 2*len(oldUsed))
 		h.shift--
 		h.n = 0
-		for i, u := range oldUsed {
+		for j, u := range oldUsed {
 			if u {
-				h.add(old[i*h.w : (i+1)*h.w])
+				h.put(old[j*h.w:(j+1)*h.w], oldVals[j], max)
 			}
 		}
-	}
-	i, ok := h.slot(k)
-	if ok {
-		return
+		i, _ = h.slot(k)
 	}
 	copy(h.keys[i*h.w:], k)
+	h.vals[i] = e
 	h.used[i] = true
 	h.n++
 }

@@ -55,11 +55,12 @@ func TestPrepareMatchesSteps(t *testing.T) {
 			require.NoError(t, err, f)
 			if changed && r != nil && r.NeedsCopies {
 				// Once its copies are in, the search goes on from there.
-				_, err = Search(context.Background(), b, SearchOptions{})
+				r, err = Search(context.Background(), b, SearchOptions{})
 				require.NoError(t, err)
 				b, _, err = repairInterference(m2, b)
 				require.NoError(t, err, f)
 			}
+			b.Search = r
 			var x, y bytes.Buffer
 			require.NoError(t, a.WriteJSON(&x))
 			require.NoError(t, b.WriteJSON(&y))

@@ -556,8 +556,10 @@ type Candidate struct {
 	// NeedsCopies reports that the order reads a value after its buffer's
 	// next value is written (interfere.go); AfterCopies is then the
 	// module's LowerBound once the copies that repair it are in (-1 when
-	// they do not settle), and LowerBound otherwise. Set by Search and
-	// Optimal.
+	// they do not settle, or when it was not worth computing: the order's
+	// bound before the copies was no better than that of an order needing
+	// none, and it is not XLA's choice), and LowerBound otherwise. Set by
+	// Search and Optimal.
 	NeedsCopies bool
 	AfterCopies int64
 }

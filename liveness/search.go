@@ -220,14 +220,18 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	tl := a.layout(out)
 	a.install(out, tl)
 	lb := a.LowerBound(nil).Bytes
-	if lb > res.Start {
-		// The model promised better and LowerBound disagrees: keep the
-		// incumbent (the guarantee), and say so.
+	if lb >= res.Start {
+		// No better than the incumbent (the windows may have lowered
+		// steps below the peak without lowering the peak): keep the
+		// incumbent's order, which keeps outputs stable. Above it, the
+		// model promised better and LowerBound disagrees: say so.
+		if lb > res.Start {
+			proof.fail("the search's figure was not LowerBound's")
+		}
 		out = inc
 		out.Name = name
 		a.install(out, a.layout(out))
 		lb = res.Start
-		proof.fail("the search's figure was not LowerBound's")
 	}
 	res.Schedule, res.LowerBound = out, lb
 	res.Expansions, res.Stopped = st.used, st.stopped
@@ -276,28 +280,35 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 		c := &cands[i]
 		a.install(c.Schedule, a.layout(c.Schedule))
 		c.LowerBound = a.LowerBound(nil).Bytes
-		final := c.LowerBound
-		needsCopies := len(a.interference()) > 0
-		if needsCopies {
-			lb, err := a.boundAfterCopies(c.Schedule)
-			if err != nil {
-				final = -1 // its copies do not settle: not a candidate
-			} else {
-				final = lb
-			}
-		}
-		c.NeedsCopies, c.AfterCopies = needsCopies, final
-		if c.Schedule == xla {
-			res.XLABest = final
-		}
-		if final < 0 {
-			continue
-		}
-		if !needsCopies && (inc == nil || c.LowerBound < res.Start) {
+		c.NeedsCopies = len(a.interference()) > 0
+		c.AfterCopies = c.LowerBound
+		if !c.NeedsCopies && (inc == nil || c.LowerBound < res.Start) {
 			inc, res.Start, res.Heuristic = c.Schedule, c.LowerBound, c.Name
 		}
-		if needsCopies && (fallback == nil || final < fallbackLB) {
-			fallback, fallbackLB = c.Schedule, final
+	}
+	// An order that needs copies is scored after them (on a copy of the
+	// module: costly) when it is XLA's choice, which the result must not
+	// be above, or when its bound before them beats every order that
+	// needs none.
+	for i := range cands {
+		c := &cands[i]
+		if !c.NeedsCopies {
+			continue
+		}
+		c.AfterCopies = -1
+		if c.Schedule != xla && inc != nil && c.LowerBound >= res.Start {
+			continue
+		}
+		if lb, err := a.boundAfterCopies(c.Schedule); err == nil {
+			c.AfterCopies = lb // else its copies do not settle: not a candidate
+		}
+		if c.AfterCopies >= 0 && (fallback == nil || c.AfterCopies < fallbackLB) {
+			fallback, fallbackLB = c.Schedule, c.AfterCopies
+		}
+	}
+	for _, c := range cands {
+		if c.Schedule == xla {
+			res.XLABest = c.AfterCopies
 		}
 	}
 	res.Candidates = cands
@@ -476,8 +487,11 @@ func (st *searcher) wholeComputations(proof *proofState) {
 	}
 }
 
-// windowSizes are the window widths tried around a peak, smallest first.
+// windowSizes are the window widths tried around a peak, smallest first;
+// a window of w instructions may expand windowBudget*w sets.
 var windowSizes = []int{16, 32, 64, 128, 256}
+
+const windowBudget = 50
 
 // windows lowers the module's peak by searching windows of the order
 // around its worst steps, until no window helps or the budget runs out.
@@ -531,7 +545,15 @@ func (st *searcher) lowerStep(t int) bool {
 			if !ok {
 				continue
 			}
-			o, ok := st.exactOpts(int64(200*w), st.peak-1)
+			if s.staticBound() >= st.peak {
+				// Every order of the window keeps a step at the peak: a
+				// larger window, or the caller's.
+				if hi-lo == len(seq) {
+					break
+				}
+				continue
+			}
+			o, ok := st.exactOpts(int64(windowBudget*w), st.peak-1)
 			if !ok {
 				return false
 			}

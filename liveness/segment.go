@@ -71,6 +71,21 @@ type segValue struct {
 	pos    []loc // Positions[1:]
 }
 
+// trackItem is one item of a tracked value in a block: its index among
+// the value's items (0: the definition's end, i: Positions[i]) and its
+// offset.
+type trackItem struct {
+	t    int32 // index into lastItem
+	item int16
+	off  int32
+}
+
+// giver is a value x that operand op of a taker's instruction holds.
+type giver struct {
+	x  int32
+	op *hlo.Instruction
+}
+
 // segBuffer is one buffer with a value that has an event in the window.
 type segBuffer struct {
 	b    *Buffer
@@ -100,6 +115,7 @@ type segment struct {
 	segStart []int32   // values starting at locSegStart
 	segEnd   []int32   // values with an end candidate at locSegStart
 	at       map[int32][]int32
+	givers   [][]giver // per value starting in a block: the values its instruction's operands hold
 
 	// K is what every step of the window holds whatever the order: the
 	// buffers that own memory and those live across the whole window
@@ -107,9 +123,17 @@ type segment struct {
 	// outside the window, under the incumbent.
 	K          int64
 	OutsideMax int64
-	free       []int8   // freeable, per block: 1 yes, -1 no, 0 not computed
-	reach      []uint64 // precedes: transitive successors, a bit row per block
-	reachW     int
+	free       []int8 // freeable, per block: 1 yes, -1 no, 0 not computed
+	// End positions that depend on the order within S: the values with
+	// positions in two blocks no constraint orders (tracked), the items
+	// each block holds, and the latest item of each run so far (its
+	// index in Positions; -1: none), with the previous ones for undo.
+	tracked   []int32 // per value: index into lastItem, or -1
+	itemsIn   [][]trackItem
+	lastItem  []int16
+	lastStack []int16
+	reach     []uint64 // precedes: transitive successors, a bit row per block
+	reachW    int
 	// relaxed counts the takeovers the end-position relaxation allowed
 	// that the first candidate alone would not have.
 	relaxed int
@@ -136,6 +160,7 @@ type segScratch struct {
 	crossAt           []int32 // per buffer: first index into cross, +1
 	crossN            []int32
 	order             []int32
+	extra, takers     []int32
 	give, take        []int64 // per buffer
 	gave, took        []int32
 	ivs               [][2]int32
@@ -367,9 +392,25 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curv
 		}
 	}
 
+	// What each value that starts in a block may take over: the values
+	// its instruction's operands hold (a copy takes over nothing).
+	s.givers = make([][]giver, len(s.vals))
+	for id := range s.vals {
+		sv := &s.vals[id]
+		in := sv.v.Inst
+		if sv.start.block < 0 || in.Opcode == hlo.OpCopy {
+			continue
+		}
+		for _, op := range in.Operands {
+			for _, x := range s.at[int32(op.ID)] {
+				s.givers[id] = append(s.givers[id], giver{x, op})
+			}
+		}
+	}
 	if !s.buildOrder() {
 		return nil, false
 	}
+	s.trackEndPositions()
 	s.reset()
 	return s, true
 }
@@ -481,6 +522,94 @@ func (s *segment) buildOrder() bool {
 	return ok
 }
 
+// trackEndPositions finds the values whose end position can depend on
+// the order within S: two of their items (the definition's end and the
+// positions) in blocks that no constraint orders. Their latest item is
+// tracked as blocks run, which makes the model exact for them (segment
+// windows of more than 4096 blocks, where precedes answers false, track
+// none and keep the relaxation).
+func (s *segment) trackEndPositions() {
+	s.tracked = make([]int32, len(s.vals))
+	s.itemsIn = make([][]trackItem, len(s.blocks))
+	for id := range s.vals {
+		s.tracked[id] = -1
+	}
+	if len(s.blocks) > 4096 {
+		return
+	}
+	for id := range s.vals {
+		sv := &s.vals[id]
+		if len(sv.pos) == 0 || len(sv.v.Positions) > 1<<14 {
+			continue
+		}
+		// The items in blocks: the definition's end (its latest event)
+		// and each position.
+		var items []trackItem
+		var d loc
+		dset := false
+		for _, l := range sv.defEnd {
+			if !dset || l.block == d.block && l.off > d.off || s.later(l, d) {
+				d, dset = l, true
+			}
+		}
+		if dset && d.block >= 0 {
+			items = append(items, trackItem{item: 0, off: d.off})
+		}
+		blocks := []int32{}
+		if dset && d.block >= 0 {
+			blocks = append(blocks, d.block)
+		}
+		for i, l := range sv.pos {
+			if l.block >= 0 {
+				items = append(items, trackItem{item: int16(i + 1), off: l.off})
+				blocks = append(blocks, l.block)
+			}
+		}
+		ambiguous := false
+		for i := range blocks {
+			for j := range blocks {
+				if blocks[i] != blocks[j] && !s.precedes(blocks[i], blocks[j]) && !s.precedes(blocks[j], blocks[i]) {
+					ambiguous = true
+				}
+			}
+		}
+		if !ambiguous {
+			continue
+		}
+		t := int32(len(s.lastItem))
+		s.tracked[id] = t
+		s.lastItem = append(s.lastItem, -1)
+		for k, it := range items {
+			it.t = t
+			s.itemsIn[blocks[k]] = append(s.itemsIn[blocks[k]], it)
+		}
+	}
+}
+
+// later reports whether in-window location x is surely later than y
+// (both in blocks): a later offset of the same block, or a block that
+// must follow y's.
+func (s *segment) later(x, y loc) bool {
+	if x.block < 0 || y.block < 0 {
+		return false
+	}
+	if x.block == y.block {
+		return x.off > y.off
+	}
+	return s.precedes(y.block, x.block)
+}
+
+// lastKey writes the tracked latest items into key (two bytes each), the
+// part of the exact search's signature beyond the set of blocks.
+func (s *segment) lastKey(key []uint64) {
+	for i := range key {
+		key[i] = 0
+	}
+	for t, it := range s.lastItem {
+		key[t/4] |= uint64(uint16(it+1)) << (16 * (t % 4))
+	}
+}
+
 // reset empties S.
 func (s *segment) reset() {
 	n := len(s.vals)
@@ -553,6 +682,22 @@ func (s *segment) apply(b int32) {
 	first := s.nS == 0
 	s.inS[b] = true
 	s.nS++
+	// The tracked values' latest items: this block's, the latest offset
+	// (the first item at it), for each value it holds items of.
+	items := s.itemsIn[b]
+	for i := 0; i < len(items); {
+		j := i
+		best := items[i]
+		for j < len(items) && items[j].t == items[i].t {
+			if x := items[j]; x.off > best.off || x.off == best.off && x.item < best.item {
+				best = x
+			}
+			j++
+		}
+		s.lastStack = append(s.lastStack, s.lastItem[best.t])
+		s.lastItem[best.t] = best.item
+		i = j
+	}
 	for _, id := range s.endIn[b] {
 		was := s.open(id)
 		s.rem[id]--
@@ -595,6 +740,17 @@ func (s *segment) undo(b int32) {
 		s.rem[id]++
 		s.adjust(id, was)
 	}
+	items := s.itemsIn[b]
+	for i := len(items); i > 0; {
+		j := i - 1
+		for j > 0 && items[j-1].t == items[i-1].t {
+			j--
+		}
+		n := len(s.lastStack) - 1
+		s.lastItem[items[i-1].t] = s.lastStack[n]
+		s.lastStack = s.lastStack[:n]
+		i = j
+	}
 }
 
 // local returns where l falls relative to block b under S: -1 before b,
@@ -636,7 +792,7 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 	stamp := sc.stamp
 	untouched := s.openBytes
 	bufsHere := s.involved[b]
-	var extra []int32
+	extra := sc.extra[:0]
 	if s.nS == 0 {
 		for _, id := range s.segStart {
 			extra = append(extra, s.vals[id].buf)
@@ -645,8 +801,9 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 			extra = append(extra, s.vals[id].buf)
 		}
 	}
+	sc.extra = extra
 	sc.cross = sc.cross[:0]
-	var takers []int32
+	takers := sc.takers[:0]
 	visit := func(buf int32) {
 		if sc.mark[buf] == stamp {
 			return
@@ -706,6 +863,24 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 		}
 		sc.order = ord
 		// Live and between: unions of the values' spans.
+		if len(sb.vals) == 1 {
+			id := sb.vals[0]
+			st, e := sc.sl[id], sc.el[id]
+			if st <= e {
+				if a, z := max(st, 0), min(e, L-1); a <= z {
+					live[a] += sb.size
+					if z+1 < L {
+						live[z+1] -= sb.size
+					}
+				}
+				if a, z := max(st+1, 0), min(e, L-1); a <= z {
+					betw[a] += sb.size
+					if z+1 < L {
+						betw[z+1] -= sb.size
+					}
+				}
+			}
+		}
 		addUnion := func(arr []int64, lo func(id int32) int32) {
 			ivs := sc.ivs[:0]
 			for _, id := range sb.vals {
@@ -736,8 +911,10 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 			flush()
 			sc.ivs = ivs
 		}
-		addUnion(live, func(id int32) int32 { return sc.sl[id] })
-		addUnion(betw, func(id int32) int32 { return sc.sl[id] + 1 })
+		if len(sb.vals) > 1 {
+			addUnion(live, func(id int32) int32 { return sc.sl[id] })
+			addUnion(betw, func(id int32) int32 { return sc.sl[id] + 1 })
+		}
 		// Crossing: a chained value strictly across the step.
 		sc.crossAt[buf] = int32(len(sc.cross)) + 1
 		n := int32(0)
@@ -758,6 +935,7 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 	for _, buf := range extra {
 		visit(buf)
 	}
+	sc.takers = takers
 	for k := int32(1); k < L; k++ {
 		live[k] += live[k-1]
 		betw[k] += betw[k-1]
@@ -791,13 +969,14 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 			}
 			sc.gave, sc.took = sc.gave[:0], sc.took[:0]
 			for _, y := range takers[i:j] {
-				yv := s.vals[y].v
 				yb := s.vals[y].buf
-				if yv.Inst.Opcode == hlo.OpCopy || crossing(yb, k) {
+				givers := s.givers[y]
+				if len(givers) == 0 || crossing(yb, k) {
 					continue
 				}
-				for _, op := range yv.Inst.Operands {
-					for _, x := range s.at[int32(op.ID)] {
+				for _, g := range givers {
+					x, op := g.x, g.op
+					{
 						xb := s.vals[x].buf
 						if xb == yb || sc.mark[xb] != stamp || sc.en[x] != k || crossing(xb, k) {
 							continue
@@ -906,6 +1085,10 @@ func (s *segment) mayGive(x int32, op *hlo.Instruction, b int32) bool {
 	}
 	if len(tied) < 2 {
 		return end == op
+	}
+	if t := s.tracked[x]; t >= 0 && s.lastItem[t] >= 0 {
+		// Tracked: the latest item run is the end position.
+		return v.Positions[s.lastItem[t]].Inst == op
 	}
 	// The last position ran in S among others. Those that surely ran
 	// before another (an earlier offset of the same block, or a block
