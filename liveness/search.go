@@ -150,6 +150,10 @@ type searcher struct {
 	used     int64
 	deadline time.Time
 	stopped  bool
+	// callerSegs caches callerSegment (looked up by key only); byID
+	// serves instByID.
+	callerSegs map[*hlo.Computation]*segment
+	byID       []*hlo.Instruction
 }
 
 func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool) (*SearchResult, error) {
@@ -436,9 +440,6 @@ func (st *searcher) wholeComputations(proof *proofState) {
 			proof.fail(fmt.Sprintf("computation %s: its order needs further copies", c.Name))
 			continue
 		}
-		if !s.contextFixed() {
-			proof.fail(fmt.Sprintf("computation %s: a value passed to a callee is used by instructions the call may run before or after", c.Name))
-		}
 		floor := int64(0) // a callee: its own least worst step
 		if c == entry {
 			floor = s.OutsideMax // the last step, which every order keeps
@@ -472,6 +473,13 @@ func (st *searcher) wholeComputations(proof *proofState) {
 		if r.Improved {
 			st.setSchedule(st.with(c, s.sequence(r.Order)))
 		}
+		if c != entry && proof.ok && r.Exhausted {
+			// Its best order must be the best in every context its
+			// caller's orders give it.
+			if why := st.contextRobust(c, s, r, proof); why != "" {
+				proof.fail(why)
+			}
+		}
 		if c != entry && proof.ok {
 			// The callee's own figure must be LowerBound's for its
 			// stretch, or the relaxation decided something.
@@ -485,6 +493,187 @@ func (st *searcher) wholeComputations(proof *proofState) {
 			}
 		}
 	}
+}
+
+// contextRobust checks that the order found for callee d (its segment s,
+// search result r) is the best in every context the orders of its caller
+// can give it, and returns why not ("" when it is). A value passed into d
+// stays live past d when some instruction of the caller after the call
+// reads it; when such an instruction is one the call may run before or
+// after (no constraint orders them), the order of the caller decides, so
+// d is searched again with that value kept and not kept, in every
+// combination (up to four such values), and the order found must reach
+// each optimum.
+func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult, proof *proofState) string {
+	a := st.a
+	sites := a.callers[d.ID]
+	if len(sites) != 1 {
+		return fmt.Sprintf("computation %s has %d call sites", d.Name, len(sites))
+	}
+	call := sites[0]
+	c := call.Parent
+	cs := st.callerSegment(c)
+	if cs == nil {
+		return fmt.Sprintf("computation %s: its caller %s has no order model", d.Name, c.Name)
+	}
+	bi := cs.blockIndex[call.ID]
+	span := st.tl.spans[d.ID]
+	// owner climbs from computation e to the instruction of c whose
+	// block holds it, and says whether the climb passed through d.
+	owner := func(e *hlo.Computation, in *hlo.Instruction) (*hlo.Instruction, bool) {
+		inside := false
+		for depth := 0; e != nil && depth < 1<<10; depth++ {
+			if e == d {
+				inside = true
+			}
+			if e == c {
+				return in, inside
+			}
+			callers := a.callers[e.ID]
+			if len(callers) != 1 {
+				return nil, inside
+			}
+			in, e = callers[0], callers[0].Parent
+		}
+		return nil, inside
+	}
+	var varying []int32
+	for id := range s.vals {
+		ve := &st.em.vals[s.vals[id].v.ID]
+		variable, always := false, ve.toEnd
+		for _, es := range [][]event{{ve.start}, ve.defEnd, ve.pos, ve.ends} {
+			for _, e := range es {
+				var o *hlo.Instruction
+				var inside bool
+				switch e.kind {
+				case evInst:
+					if e.id < 0 {
+						continue
+					}
+					x := st.instByID(int(e.id))
+					if x == nil {
+						continue
+					}
+					o, inside = owner(x.Parent, x)
+				case evSpanStart, evSpanEnd:
+					comp := a.Module.Computations[e.id]
+					if comp == c {
+						always = always || e.kind == evSpanEnd
+						continue
+					}
+					o, inside = owner(comp, nil)
+				default:
+					always = true
+					continue
+				}
+				if inside {
+					continue
+				}
+				t := st.tl.at(e)
+				switch {
+				case o == nil || o == call:
+					always = always || t >= span.End
+				default:
+					j := cs.blockIndex[o.ID]
+					switch {
+					case cs.precedes(bi, j):
+						always = true
+					case cs.precedes(j, bi):
+					default:
+						variable = true
+					}
+				}
+			}
+		}
+		if variable && !always {
+			varying = append(varying, int32(id))
+		}
+	}
+	if len(varying) == 0 {
+		return ""
+	}
+	if len(varying) > 4 {
+		return fmt.Sprintf("computation %s: %d values passed in stay live past it or not depending on its caller's order", d.Name, len(varying))
+	}
+	// The optimum in every context, and an order optimal in all of them:
+	// the one found, else one of the others' optima.
+	var alts []*segment
+	var opts []int64
+	cands := [][]int32{r.Order}
+	for mask := 0; mask < 1<<len(varying); mask++ {
+		alt := s.withPost(varying, mask)
+		o, ok := st.exactOpts(st.budget, 0)
+		if !ok {
+			return "the budget or the timeout ended the search"
+		}
+		o.Bound = true
+		opt := alt.solve(st.ctx, identity(len(alt.blocks)), o)
+		st.spend(opt, o)
+		if !opt.Exhausted {
+			return fmt.Sprintf("computation %s: the search in another context was not exhausted", d.Name)
+		}
+		alts, opts = append(alts, alt), append(opts, opt.Cost)
+		cands = append(cands, opt.Order)
+	}
+	for i, order := range cands {
+		good := true
+		for k, alt := range alts {
+			if alt.evaluate(order, nil) != opts[k] {
+				good = false
+				break
+			}
+		}
+		if !good {
+			continue
+		}
+		if i > 0 {
+			st.setSchedule(st.with(d, s.sequence(order)))
+		}
+		return ""
+	}
+	return fmt.Sprintf("computation %s: no order of it is the best in every context its caller's orders give it", d.Name)
+}
+
+// instByID returns the instruction with that ID, from a table built once.
+func (st *searcher) instByID(id int) *hlo.Instruction {
+	if st.byID == nil {
+		st.byID = make([]*hlo.Instruction, st.a.Module.NumInstructions())
+		for _, c := range st.a.Module.Computations {
+			for _, in := range c.Instructions {
+				if in.ID >= 0 && in.ID < len(st.byID) {
+					st.byID[in.ID] = in
+				}
+			}
+		}
+	}
+	if id < 0 || id >= len(st.byID) {
+		return nil
+	}
+	return st.byID[id]
+}
+
+// callerSegment returns the whole-computation segment of c, for its order
+// constraints (which callees' orders do not change), built once.
+func (st *searcher) callerSegment(c *hlo.Computation) *segment {
+	if s, ok := st.callerSegs[c]; ok {
+		return s
+	}
+	n := len(st.sched.Sequence(c))
+	var s *segment
+	if n > 0 && n <= 4096 {
+		s, _ = newSegment(st.a, st.em, st.tl, st.sched, st.curve, c, 0, n)
+		if s != nil {
+			s.blockIndex = map[int]int32{}
+			for b, in := range s.blocks {
+				s.blockIndex[in.ID] = int32(b)
+			}
+		}
+	}
+	if st.callerSegs == nil {
+		st.callerSegs = map[*hlo.Computation]*segment{}
+	}
+	st.callerSegs[c] = s
+	return s
 }
 
 // windowSizes are the window widths tried around a peak, smallest first;

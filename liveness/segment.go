@@ -123,7 +123,8 @@ type segment struct {
 	// outside the window, under the incumbent.
 	K          int64
 	OutsideMax int64
-	free       []int8 // freeable, per block: 1 yes, -1 no, 0 not computed
+	free       []int8        // freeable, per block: 1 yes, -1 no, 0 not computed
+	blockIndex map[int]int32 // by instruction ID: its block (callerSegment only)
 	// End positions that depend on the order within S: the values with
 	// positions in two blocks no constraint orders (tracked), the items
 	// each block holds, and the latest item of each run so far (its
@@ -1377,41 +1378,21 @@ func (s *segment) staticBound() int64 {
 	return best
 }
 
-// contextFixed reports whether every value with an event inside a block's
-// callees (not at the block's own instruction) has its events in other
-// blocks only in blocks that must run before that block or after it: then
-// which of the callees' values stay live past the callees does not depend
-// on the order of the window, and a callee's best order is the same in
-// every order of the window.
-func (s *segment) contextFixed() bool {
-	for id := range s.vals {
-		sv := &s.vals[id]
-		inner := int32(-1)
-		var others []int32
-		note := func(l loc) {
-			if l.block < 0 {
-				return
-			}
-			if l.off < s.blen[l.block]-1 {
-				inner = l.block
-			}
-			others = append(others, l.block)
-		}
-		note(sv.start)
-		for _, l := range sv.cands {
-			note(l)
-		}
-		for _, l := range sv.pos {
-			note(l)
-		}
-		if inner < 0 {
-			continue
-		}
-		for _, j := range others {
-			if j != inner && !s.precedes(inner, j) && !s.precedes(j, inner) {
-				return false
-			}
-		}
+// withPost returns a copy of the segment in which the values ids (indices
+// into vals) end after the window exactly when their bit in mask is set,
+// as a different order around the window would make them; S is empty.
+func (s *segment) withPost(ids []int32, mask int) *segment {
+	c := *s
+	c.vals = slices.Clone(s.vals)
+	for k, id := range ids {
+		c.vals[id].post = mask&(1<<k) != 0
 	}
-	return true
+	c.sc = segScratch{}
+	c.lastItem = make([]int16, len(s.lastItem))
+	for i := range c.lastItem {
+		c.lastItem[i] = -1
+	}
+	c.lastStack = nil
+	c.reset()
+	return &c
 }
