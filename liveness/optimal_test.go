@@ -170,9 +170,9 @@ func forEachOrder(c *hlo.Computation, limit int, f func([]*hlo.Instruction)) boo
 // order of the entry that needs no further copies, and it says it is
 // proven; Search is never below it nor above the heuristics.
 func TestOptimalAgainstBruteForce(t *testing.T) {
-	seeds := 400
+	seeds := 180
 	if testing.Short() {
-		seeds = 80
+		seeds = 45
 	}
 	checked := 0
 	sizes := map[int]int{}

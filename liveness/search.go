@@ -67,7 +67,8 @@ type SearchOptions struct {
 	// Budget bounds the work of the whole module in expansions (sets of
 	// scheduled instructions the exact search expands; see exact.go). 0
 	// means DefaultSearchBudget for Search and DefaultOptimalBudget for
-	// Optimal; a negative budget runs only the warm start.
+	// Optimal, whose budget comes on top of a first phase that is Search
+	// with its default budget; a negative budget runs only the warm start.
 	Budget int64
 	// Timeout caps the wall-clock time, a safety net on slow machines: a
 	// result it cuts short depends on the machine. 0 means
@@ -78,7 +79,7 @@ type SearchOptions struct {
 // Defaults of SearchOptions.
 const (
 	DefaultSearchBudget   = 200_000
-	DefaultOptimalBudget  = 4_000_000
+	DefaultOptimalBudget  = 2_000_000
 	DefaultSearchTimeout  = 20 * time.Second
 	DefaultOptimalTimeout = 60 * time.Second
 	// OptimalBlocks is the largest computation (in instructions) Optimal
@@ -198,12 +199,13 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	proof := proofState{ok: exact}
 	if opts.Budget > 0 {
 		if exact {
-			// The windows first, within Search's budget: a better
-			// incumbent prunes the exact search; then every computation
-			// whole; then windows again with what is left.
-			st.budget = min(opts.Budget, DefaultSearchBudget)
+			// Search first, with its own default budget (so Optimal is
+			// never above Search): a better incumbent prunes the exact
+			// search. Then every computation whole, with Optimal's budget;
+			// then windows again with what is left.
+			st.budget = DefaultSearchBudget
 			st.windows()
-			st.budget += opts.Budget - min(opts.Budget, DefaultSearchBudget)
+			st.budget = opts.Budget
 			st.stopped = false
 			st.wholeComputations(&proof)
 			if !proof.ok {

@@ -149,9 +149,9 @@ func someWindows(n int) [][2]int {
 // model's figure at every step of every window, under random orders of
 // the window, is LowerBoundCurve's after laying the order out.
 func TestSegmentModelOnRandomModules(t *testing.T) {
-	n := 300
+	n := 150
 	if testing.Short() {
-		n = 60
+		n = 40
 	}
 	total := 0
 	for seed := uint64(0); seed < uint64(n); seed++ {
