@@ -255,6 +255,30 @@ func (tl *timeline) at(e event) int {
 	return len(tl.seq)
 }
 
+// resolveOne is resolve for value id: its range before chaining and its
+// end position's index in Positions.
+func (em *eventModel) resolveOne(tl *timeline, id int) (Range, int) {
+	ve := &em.vals[id]
+	start := tl.at(ve.start)
+	last := -1
+	for _, e := range ve.defEnd {
+		last = max(last, tl.at(e))
+	}
+	ep := 0
+	for i, e := range ve.pos {
+		if t := tl.at(e); t > last {
+			last, ep = t, i+1
+		}
+	}
+	if ve.toEnd {
+		last = len(tl.seq)
+	}
+	for _, e := range ve.ends {
+		last = max(last, tl.at(e))
+	}
+	return Range{start, last}, ep
+}
+
 // resolve computes, from the events alone, every value's range before
 // the chaining of a buffer's values (NormalizeAliasedBuffers) and its end
 // position's index in Positions, under timeline tl. Tests hold it equal
@@ -262,29 +286,10 @@ func (tl *timeline) at(e event) int {
 func (em *eventModel) resolve(tl *timeline) (ranges []Range, endPos []int) {
 	ranges = make([]Range, len(em.vals))
 	endPos = make([]int, len(em.vals))
-	for id, ve := range em.vals {
-		if !em.scheduled[id] {
-			continue
+	for id := range em.vals {
+		if em.scheduled[id] {
+			ranges[id], endPos[id] = em.resolveOne(tl, id)
 		}
-		start := tl.at(ve.start)
-		last := -1
-		for _, e := range ve.defEnd {
-			last = max(last, tl.at(e))
-		}
-		ep := 0
-		for i, e := range ve.pos {
-			if t := tl.at(e); t > last {
-				last, ep = t, i+1
-			}
-		}
-		if ve.toEnd {
-			last = len(tl.seq)
-		}
-		for _, e := range ve.ends {
-			last = max(last, tl.at(e))
-		}
-		ranges[id] = Range{start, last}
-		endPos[id] = ep
 	}
 	return ranges, endPos
 }

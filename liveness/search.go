@@ -107,8 +107,10 @@ type SearchResult struct {
 	Expansions int64
 	Stopped    bool
 	// NeedsCopies reports that Schedule is a heuristic's order that needs
-	// copies of its own (interfere.go), with which its bound, LowerBound,
-	// beat every order that needs none; the pipeline adds them.
+	// copies of its own (interfere.go): either its bound with them,
+	// LowerBound, beat every order that needs none, or every heuristic's
+	// order needs copies and it is XLA's choice (LowerBound is then its
+	// bound before them). The pipeline adds them and searches again.
 	NeedsCopies bool
 	// Candidates are the heuristics' schedules, scored.
 	Candidates []Candidate
@@ -145,7 +147,7 @@ type searcher struct {
 	em       *eventModel
 	sched    *Schedule
 	tl       *timeline
-	curve    []StepBound
+	steps    []int64 // LowerBoundCurve's figure at every step
 	peak     int64
 	budget   int64 // left
 	used     int64
@@ -177,6 +179,9 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 		}
 		a.install(out, a.layout(out))
 		res.Schedule, res.LowerBound, res.Why, res.NeedsCopies = out, fallbackLB, why, true
+		if fallbackLB < 0 {
+			res.LowerBound = a.LowerBound(nil).Bytes // before its copies
+		}
 		return res, nil
 	}
 	if inc == nil {
@@ -295,14 +300,21 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 	// An order that needs copies is scored after them (on a copy of the
 	// module: costly) when it is XLA's choice, which the result must not
 	// be above, or when its bound before them beats every order that
-	// needs none.
+	// needs none. When every order needs copies, none is: XLA's choice is
+	// returned for the pipeline to add its copies and search on from it.
 	for i := range cands {
 		c := &cands[i]
 		if !c.NeedsCopies {
 			continue
 		}
 		c.AfterCopies = -1
-		if c.Schedule != xla && inc != nil && c.LowerBound >= res.Start {
+		if inc == nil {
+			if c.Schedule == xla {
+				fallback, fallbackLB = c.Schedule, -1
+			}
+			continue
+		}
+		if c.Schedule != xla && c.LowerBound >= res.Start {
 			continue
 		}
 		if lb, err := a.boundAfterCopies(c.Schedule); err == nil {
@@ -370,11 +382,82 @@ func (st *searcher) setSchedule(s *Schedule) {
 	st.sched = s
 	st.tl = st.a.layout(s)
 	st.a.install(s, st.tl)
-	st.curve = st.a.LowerBoundCurve(nil, nil)
-	st.peak = 0
-	for _, c := range st.curve {
-		st.peak = max(st.peak, c.Bytes())
+	curve := st.a.LowerBoundCurve(nil, nil)
+	st.steps = make([]int64, len(curve))
+	for t, c := range curve {
+		st.steps[t] = c.Bytes()
 	}
+	st.setPeak()
+}
+
+func (st *searcher) setPeak() {
+	st.peak = 0
+	for _, x := range st.steps {
+		st.peak = max(st.peak, x)
+	}
+}
+
+// applyWindow takes order for window s, updating the layout in place:
+// the window's steps are rearranged block by block (their computations'
+// spans move with them), the ranges of the values with an event in the
+// window are resolved again, and the window's steps take the model's
+// figures (steps, in the new order), which are LowerBound's: nothing
+// else changes. (One thing outside could: the end position of a value
+// that ends after the window, when it is among positions in the window
+// that no constraint orders, decides a takeover after the window; a
+// window keeps those positions in order, and a whole computation cannot
+// hold them, so that is only a safety net.)
+func (st *searcher) applyWindow(s *segment, order []int32, steps []int64) {
+	st.sched = st.with(s.c, s.sequence(order))
+	for id := range s.vals {
+		if s.tracked[id] >= 0 && s.vals[id].post {
+			st.setSchedule(st.sched) // not in a window: buildOrder orders them
+			return
+		}
+	}
+	tl := st.tl
+	old := slices.Clone(tl.seq[s.T0:s.T1])
+	pos := s.T0
+	for _, b := range order {
+		from := int(s.base[b])
+		delta := pos - (s.T0 + from)
+		copy(tl.seq[pos:], old[from:from+int(s.blen[b])])
+		for _, d := range s.inner[b] {
+			tl.spans[d].Start += delta
+			tl.spans[d].End += delta
+		}
+		pos += int(s.blen[b])
+	}
+	for u := s.T0; u < s.T1; u++ {
+		tl.times[tl.seq[u].ID] = u
+	}
+	// The values with an event in the window, then their buffers'
+	// chains, as layout makes them.
+	for id := range s.vals {
+		v := s.vals[id].v
+		r, ep := st.em.resolveOne(tl, v.ID)
+		tl.ranges[v.ID], tl.endPos[v.ID] = r, v.Positions[ep]
+	}
+	var vs []*Value
+	for _, sb := range s.bufs {
+		if len(sb.b.Values) < 2 {
+			continue
+		}
+		vs = vs[:0]
+		for _, v := range sb.b.Values {
+			if tl.scheduled[v.ID] {
+				vs = append(vs, v)
+			}
+		}
+		sortByRange(vs, tl.ranges)
+		for i := 0; i+1 < len(vs); i++ {
+			r1, r2 := &tl.ranges[vs[i].ID], &tl.ranges[vs[i+1].ID]
+			r2.End = max(r1.End, r2.End)
+			r1.End = min(r1.End, r2.Start)
+		}
+	}
+	copy(st.steps[s.T0:s.T1], steps)
+	st.setPeak()
 }
 
 // with returns the schedule with c's sequence replaced.
@@ -437,7 +520,7 @@ func (st *searcher) wholeComputations(proof *proofState) {
 			proof.fail(fmt.Sprintf("computation %s has %d instructions, more than the %d searched whole", c.Name, n, OptimalBlocks))
 			continue
 		}
-		s, ok := newSegment(a, st.em, st.tl, st.sched, st.curve, c, 0, n)
+		s, ok := newSegment(a, st.em, st.tl, st.sched, st.steps, c, 0, n)
 		if !ok {
 			proof.fail(fmt.Sprintf("computation %s: its order needs further copies", c.Name))
 			continue
@@ -488,7 +571,7 @@ func (st *searcher) wholeComputations(proof *proofState) {
 			sp := st.tl.spans[c.ID]
 			var worst int64
 			for t := sp.Start; t < sp.End; t++ {
-				worst = max(worst, st.curve[t].Bytes())
+				worst = max(worst, st.steps[t])
 			}
 			if worst != r.Cost {
 				proof.fail(fmt.Sprintf("computation %s: the model's figure %d is not LowerBound's %d", c.Name, r.Cost, worst))
@@ -663,7 +746,7 @@ func (st *searcher) callerSegment(c *hlo.Computation) *segment {
 	n := len(st.sched.Sequence(c))
 	var s *segment
 	if n > 0 && n <= 4096 {
-		s, _ = newSegment(st.a, st.em, st.tl, st.sched, st.curve, c, 0, n)
+		s, _ = newSegment(st.a, st.em, st.tl, st.sched, st.steps, c, 0, n)
 		if s != nil {
 			s.blockIndex = map[int]int32{}
 			for b, in := range s.blocks {
@@ -691,8 +774,8 @@ func (st *searcher) windows() {
 	for !st.stopped && st.budget > 0 {
 		// The first step at the peak that some window can lower.
 		improved := false
-		for t, sb := range st.curve {
-			if sb.Bytes() != st.peak || t >= len(st.tl.seq) {
+		for t, x := range st.steps {
+			if x != st.peak || t >= len(st.tl.seq) {
 				continue
 			}
 			if st.lowerStep(t) {
@@ -732,7 +815,7 @@ func (st *searcher) lowerStep(t int) bool {
 			if hi-lo < 2 {
 				continue
 			}
-			s, ok := newSegment(a, st.em, st.tl, st.sched, st.curve, c, lo, hi)
+			s, ok := newWindow(a, st.em, st.tl, st.sched, st.steps, c, lo, hi)
 			if !ok {
 				continue
 			}
@@ -751,7 +834,9 @@ func (st *searcher) lowerStep(t int) bool {
 			r := s.solve(st.ctx, identity(hi-lo), o)
 			st.spend(r, o)
 			if r.Improved && r.Cost < st.peak {
-				st.setSchedule(st.with(c, s.sequence(r.Order)))
+				steps := make([]int64, s.T1-s.T0)
+				s.evaluate(r.Order, steps)
+				st.applyWindow(s, r.Order, steps)
 				return true
 			}
 			if hi-lo == len(seq) {

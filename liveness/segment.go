@@ -124,6 +124,7 @@ type segment struct {
 	K          int64
 	OutsideMax int64
 	free       []int8        // freeable, per block: 1 yes, -1 no, 0 not computed
+	inner      [][]int32     // per block: IDs of the computations it runs
 	blockIndex map[int]int32 // by instruction ID: its block (callerSegment only)
 	// End positions that depend on the order within S: the values with
 	// positions in two blocks no constraint orders (tracked), the items
@@ -168,10 +169,22 @@ type segScratch struct {
 }
 
 // newSegment builds the model of the window [lo, hi) of c's sequence in
-// schedule sched, laid out as tl, whose LowerBoundCurve is curve, with em
-// the events of a. It reports false when the window cannot be searched: the
+// schedule sched, laid out as tl, whose bound at each step
+// (LowerBoundCurve's Bytes) is steps, with em the events of a. It reports false when the window cannot be searched: the
 // incumbent breaks an aliasing constraint (it needs copies of its own).
-func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curve []StepBound, c *hlo.Computation, lo, hi int) (*segment, bool) {
+func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+	return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
+}
+
+// newWindow is newSegment for a window searched against the peak, in a
+// time that does not grow with the module: K is read off steps (the
+// incumbent's figure at the window's first step, less what the model
+// finds there above K), and OutsideMax is not computed (-1).
+func newWindow(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+	return buildSegment(a, em, tl, sched, steps, c, lo, hi, true)
+}
+
+func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int, fast bool) (*segment, bool) {
 	seq := sched.Sequence(c)
 	s := &segment{a: a, c: c, tl: tl, sched: sched, lo: lo, hi: hi, blocks: seq[lo:hi]}
 	m := hi - lo
@@ -373,6 +386,9 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curv
 
 	// The constant part, and the incumbent's bound outside the window.
 	for _, b := range a.Buffers {
+		if fast {
+			break
+		}
 		if a.ownsMemory(b) {
 			s.K += b.Size
 			continue
@@ -387,9 +403,25 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curv
 			}
 		}
 	}
-	for t, sb := range curve {
+	for t, x := range steps {
+		if fast {
+			s.OutsideMax = -1
+			break
+		}
 		if t < s.T0 || t >= s.T1 {
-			s.OutsideMax = max(s.OutsideMax, sb.Bytes())
+			s.OutsideMax = max(s.OutsideMax, x)
+		}
+	}
+
+	// The computations each block runs, whose spans move with it.
+	s.inner = make([][]int32, m)
+	for b := range m {
+		for u := s.T0 + int(s.base[b]); u < s.T0+int(s.base[b])+int(s.blen[b]); u++ {
+			if d := tl.seq[u].Parent; d != c {
+				if l := s.inner[b]; len(l) == 0 || l[len(l)-1] != int32(d.ID) {
+					s.inner[b] = appendOnce(l, int32(d.ID))
+				}
+			}
 		}
 	}
 
@@ -413,6 +445,19 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, curv
 	}
 	s.trackEndPositions()
 	s.reset()
+	if fast {
+		// The model's figures less K are the same at every step; the
+		// incumbent's figure at each step gives K.
+		dyn := make([]int64, s.T1-s.T0)
+		s.evaluate(identity(len(s.blocks)), dyn)
+		k := steps[s.T0] - dyn[0]
+		for u := range dyn {
+			if steps[s.T0+u]-dyn[u] != k {
+				return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
+			}
+		}
+		s.K += k
+	}
 	return s, true
 }
 
@@ -474,6 +519,32 @@ func (s *segment) buildOrder() bool {
 		for _, o := range in.ControlPredecessors() {
 			if p, found := ix[o]; found {
 				edge(p, int32(b))
+			}
+		}
+	}
+	// In a window (not a whole computation), a value that ends after it
+	// keeps the incumbent order of its positions in the window: which of
+	// them is its end position decides takeovers after the window, which
+	// the window's model does not see.
+	if s.lo > 0 || s.hi < len(s.sched.Sequence(s.c)) {
+		for id := range s.vals {
+			sv := &s.vals[id]
+			if !sv.post {
+				continue
+			}
+			prev := int32(-1)
+			for _, l := range sv.pos {
+				if l.block < 0 {
+					continue
+				}
+				if prev >= 0 && prev != l.block {
+					if prev < l.block {
+						edge(prev, l.block)
+					} else {
+						edge(l.block, prev)
+					}
+				}
+				prev = l.block
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 			continue
 		}
 		for _, w := range windows(n) {
-			s, ok := newSegment(a, em, tl, inc, curve, c, w[0], w[1])
+			s, ok := newSegment(a, em, tl, inc, stepBytes(curve), c, w[0], w[1])
 			if !ok {
 				continue
 			}
@@ -189,4 +189,13 @@ func TestSegmentModelOnCorpus(t *testing.T) {
 		}, f)
 	})
 	t.Logf("%d orders compared, %d used the relaxation", total, relaxedOrders)
+}
+
+// stepBytes returns each step's figure of a LowerBoundCurve.
+func stepBytes(curve []StepBound) []int64 {
+	out := make([]int64, len(curve))
+	for t, c := range curve {
+		out[t] = c.Bytes()
+	}
+	return out
 }
