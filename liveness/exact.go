@@ -66,6 +66,9 @@ type exactOptions struct {
 	Bound bool
 	// NoSearch only checks the static bound.
 	NoSearch bool
+	// plain turns off what only prunes: the static and state bounds and
+	// the inert, free and source rules (tests compare against it).
+	plain bool
 }
 
 // exactResult is the outcome of one exact search.
@@ -92,7 +95,8 @@ func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exa
 		res.Exhausted = true
 		return res
 	}
-	if lb := s.staticBound(); lb >= res.Cost {
+	if lb := s.staticBound(); opts.plain {
+	} else if lb >= res.Cost {
 		res.Exhausted = true // the incumbent meets a bound every order obeys
 		return res
 	} else {
@@ -106,8 +110,16 @@ func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exa
 	for b := range m {
 		d.indeg[b] = int32(len(s.preds[b]))
 	}
-	if opts.Bound && m <= 1024 {
+	if opts.Bound && m <= 1024 && !opts.plain {
 		d.bound = newStateBound(s)
+	}
+	d.srcPreds = make([][]int32, m)
+	for b := range m {
+		for _, p := range s.preds[b] {
+			if !opts.plain && s.source(p) {
+				d.srcPreds[b] = append(d.srcPreds[b], p)
+			}
+		}
 	}
 	var ready []int32
 	for b := range m {
@@ -133,14 +145,20 @@ type dfs struct {
 	indeg  []int32
 	path   []int32
 	bound  *stateBound
+	// srcPreds lists, per block, its predecessors that are sources
+	// (segment.source): they run right before their first successor.
+	srcPreds [][]int32
 	// stopped: budget, deadline or cancellation, and no proof.
 	stopped bool
 }
 
+// child is one move of the search: block b, run alone, or, when b waits
+// only for sources, after them (macro: the sources then b).
 type child struct {
-	b    int32
-	cost int64
-	open int64
+	b     int32
+	cost  int64
+	open  int64
+	macro []int32
 }
 
 // explore computes F(S), the least worst step of the completions of the
@@ -185,19 +203,50 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 	}
 	floor := d.opts.Floor
 	// The children, cheapest step first. A free child is the only one
-	// (see freeChild).
+	// (see freeChild). A source is never a child of its own: it runs
+	// right before its first successor, as part of that successor's move
+	// (see segment.source).
 	kids := make([]child, 0, len(ready))
+	var waiting []int32 // blocks that wait only for ready sources
 	for _, b := range ready {
-		if s.inert(b) {
+		if !d.opts.plain && s.source(b) {
+			for _, u := range s.succs[b] {
+				if !s.inS[u] && !slices.Contains(waiting, u) && d.onlySources(u) {
+					waiting = append(waiting, u)
+				}
+			}
+			continue
+		}
+		if !d.opts.plain && s.inert(b) {
 			// Its step holds what is open across it, which every next step
 			// holds too (segment.inert): no more than any other child.
-			kids = append(kids[:0], child{b, max(s.cost(b, nil), floor), 0})
+			kids = append(kids[:0], child{b: b, cost: max(s.cost(b, nil), floor)})
+			waiting = nil
 			break
 		}
 		c := max(s.cost(b, nil), floor)
 		s.apply(b)
-		kids = append(kids, child{b, c, s.openBytes})
+		kids = append(kids, child{b: b, cost: c, open: s.openBytes})
 		s.undo(b)
+	}
+	for _, u := range waiting {
+		var macro []int32
+		for _, p := range d.srcPreds[u] {
+			if !s.inS[p] {
+				macro = append(macro, p)
+			}
+		}
+		macro = append(macro, u)
+		c := int64(0)
+		for _, b := range macro {
+			c = max(c, s.cost(b, nil))
+			s.apply(b)
+		}
+		open := s.openBytes
+		for i := len(macro) - 1; i >= 0; i-- {
+			s.undo(macro[i])
+		}
+		kids = append(kids, child{b: u, cost: max(c, floor), open: open, macro: macro})
 	}
 	slices.SortFunc(kids, func(x, y child) int {
 		if x.cost != y.cost {
@@ -208,7 +257,7 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 		}
 		return int(x.b - y.b)
 	})
-	if len(kids) > 1 {
+	if len(kids) > 1 && !d.opts.plain {
 		if k, ok := d.freeChild(kids); ok {
 			kids = append(kids[:0], k)
 		}
@@ -224,37 +273,45 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 			lb = min(lb, k.cost)
 			break // sorted: the rest cost as much
 		}
-		b := k.b
-		next := make([]int32, 0, len(ready)+len(s.succs[b]))
+		moves := k.macro
+		if moves == nil {
+			moves = []int32{k.b}
+		}
+		next := make([]int32, 0, len(ready)+4)
 		for _, r := range ready {
-			if r != b {
+			if !slices.Contains(moves, r) {
 				next = append(next, r)
 			}
 		}
-		for _, u := range s.succs[b] {
-			d.indeg[u]--
-			if d.indeg[u] == 0 {
-				next = append(next, u)
+		for _, b := range moves {
+			s.apply(b)
+			d.path = append(d.path, b)
+			d.key[b/64] |= 1 << (b % 64)
+			for _, u := range s.succs[b] {
+				d.indeg[u]--
+				if d.indeg[u] == 0 && !slices.Contains(moves, u) {
+					next = append(next, u)
+				}
 			}
 		}
-		s.apply(b)
-		d.path = append(d.path, b)
-		d.key[b/64] |= 1 << (b % 64)
 		s.lastKey(d.key[d.wb:])
 		v, ex := d.explore(next, max(peak, k.cost), th)
-		d.key[b/64] &^= 1 << (b % 64)
-		d.path = d.path[:len(d.path)-1]
-		s.undo(b)
-		s.lastKey(d.key[d.wb:])
-		for _, u := range s.succs[b] {
-			d.indeg[u]++
+		for i := len(moves) - 1; i >= 0; i-- {
+			b := moves[i]
+			for _, u := range s.succs[b] {
+				d.indeg[u]++
+			}
+			d.key[b/64] &^= 1 << (b % 64)
+			d.path = d.path[:len(d.path)-1]
+			s.undo(b)
 		}
+		s.lastKey(d.key[d.wb:])
 		if d.stopped {
 			return theta + 1, false
 		}
 		tot := max(k.cost, v)
 		if ex && tot <= th {
-			best, bestB = tot, b
+			best, bestB = tot, k.b
 		} else {
 			lb = min(lb, tot)
 		}
@@ -288,11 +345,27 @@ func (d *dfs) freeChild(kids []child) (child, bool) {
 		if k.cost > cheapest {
 			break
 		}
-		if s.freeable(k.b) && k.open <= before {
+		if k.macro == nil && s.freeable(k.b) && k.open <= before {
 			return k, true
 		}
 	}
 	return child{}, false
+}
+
+// onlySources reports whether every predecessor of u not yet run is a
+// source that is ready itself.
+func (d *dfs) onlySources(u int32) bool {
+	s := d.s
+	pending := 0
+	for _, p := range d.srcPreds[u] {
+		if !s.inS[p] {
+			if d.indeg[p] != 0 {
+				return false
+			}
+			pending++
+		}
+	}
+	return pending > 0 && int(d.indeg[u]) == pending
 }
 
 // found records the order of the current path, completed from the set
@@ -314,10 +387,19 @@ func (d *dfs) found(total int64, key []uint64) {
 			if !ok || !e.exact || e.next < 0 {
 				break
 			}
-			order = append(order, e.next)
-			s.apply(e.next)
-			applied = append(applied, e.next)
-			k[e.next/64] |= 1 << (e.next % 64)
+			// The best move: its sources not yet run, then the block.
+			var moves []int32
+			for _, p := range d.srcPreds[e.next] {
+				if !s.inS[p] {
+					moves = append(moves, p)
+				}
+			}
+			for _, b := range append(moves, e.next) {
+				order = append(order, b)
+				s.apply(b)
+				applied = append(applied, b)
+				k[b/64] |= 1 << (b % 64)
+			}
 			s.lastKey(k[d.wb:])
 		}
 		for i := len(applied) - 1; i >= 0; i-- {

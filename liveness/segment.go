@@ -125,6 +125,7 @@ type segment struct {
 	OutsideMax int64
 	free       []int8        // freeable, per block: 1 yes, -1 no, 0 not computed
 	inner      [][]int32     // per block: IDs of the computations it runs
+	src        []int8        // source, per block: 1 yes, -1 no
 	blockIndex map[int]int32 // by instruction ID: its block (callerSegment only)
 	// End positions that depend on the order within S: the values with
 	// positions in two blocks no constraint orders (tracked), the items
@@ -1283,6 +1284,51 @@ func (s *segment) freeable(b int32) bool {
 		}
 	}
 	return s.free[b] == 1
+}
+
+// source reports a block that the exact search runs only right before
+// its first successor: a single step (no computation of its own) with
+// successors in the window, that ends no value but its own (its operands'
+// buffers own their memory, or stay live across the window), is no
+// value's position, and whose values each fill a buffer of their own. Running such a block later only shortens the life of its
+// outputs at every step it moves past, and its own step then holds no more
+// than the step of the successor right after it (whose "between" figure
+// counts its outputs already), so some best order runs it there.
+func (s *segment) source(b int32) bool {
+	if s.src == nil {
+		s.src = make([]int8, len(s.blocks))
+		for x := range s.blocks {
+			s.src[x] = -1
+		}
+		for x := range s.blocks {
+			b := int32(x)
+			if len(s.succs[b]) == 0 || len(s.startIn[b]) == 0 || s.inert(b) || s.blen[b] != 1 {
+				continue
+			}
+			ok := true
+			for _, id := range s.endIn[b] {
+				if s.vals[id].start.block != b {
+					ok = false
+				}
+			}
+			for _, id := range s.startIn[b] {
+				if len(s.bufs[s.vals[id].buf].vals) > 1 {
+					ok = false
+				}
+			}
+			if ok {
+				s.src[x] = 1
+			}
+		}
+		for id := range s.vals {
+			for _, l := range s.vals[id].pos {
+				if l.block >= 0 {
+					s.src[l.block] = -1
+				}
+			}
+		}
+	}
+	return s.src[b] == 1
 }
 
 // inert reports a block that no relevant value has an event in: running
