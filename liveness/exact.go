@@ -4,41 +4,50 @@ package liveness
 // order of its blocks gives the smallest worst step.
 //
 // The figure at a step depends on the set S of blocks run before it and on
-// the block run there, and on nothing else (segment.go). So whether the
-// blocks left after S can still be run with every step at most θ depends
-// on S alone, and the search is a dynamic program over sets, run depth
-// first as in Serenity (Ahn et al., "Ordering Chaos: Memory-Aware
-// Scheduling of Irregular Neural Networks", MLSys 2020), which finds the
-// order of least peak memory of a dataflow graph by a dynamic program over
-// the sets of scheduled nodes with memoised signatures:
+// the block run there, and on nothing else (segment.go; the signature of
+// S also holds the tracked end positions). So the least worst step of the
+// completions of S, F(S), depends on S alone:
 //
-//   - θ starts one below the incumbent (the best heuristic's order) and
-//     drops every time an order is found (an order whose worst step is P
-//     sets θ = P-1): the search is anytime and every order it reports is
-//     better than the last;
-//   - a set from which no completion fits under θ is recorded dead; θ only
-//     drops, so a dead set stays dead, and reaching it again along
-//     another order of the same blocks costs one lookup (the memoised
-//     signature is the set, a bitset). A set through which an order was
-//     found is not recorded: θ dropped because of that order's worst
-//     step, which may lie before the set, so its completion may still fit
-//     when the set is reached along a cheaper path;
+//	F(full) = 0 (below every figure)
+//	F(S)    = min over the blocks b that S makes ready of max(cost(S, b), F(S ∪ {b}))
+//
+// and the search is this dynamic program over sets, run depth first with
+// memoised signatures, as in Serenity (Ahn, Lee, Ren et al., "Ordering
+// Chaos: Memory-Aware Scheduling of Irregular Neural Networks", MLSys
+// 2020), which finds the order of least peak memory of a dataflow graph
+// by a dynamic program over the sets of scheduled nodes:
+//
+//   - a budget θ: a set is explored only to learn whether F(S) <= θ; θ
+//     starts one below the incumbent's worst step (the best heuristic's
+//     order, improved by the windows) and, within a set, drops below the
+//     best child found so far. The memo keeps F(S) when it is known (with
+//     the child that reaches it) and otherwise a lower bound above the θ
+//     it was explored with, so a set is explored again only under a
+//     larger θ;
 //   - children are tried cheapest step first (then the fewest bytes left
-//     open, then incumbent order), so the first descent is a greedy
-//     list schedule on the true figure and improvements come early;
-//   - the search stops when the worst step reaches floor (a bound no
-//     order can beat: the figure outside the segment, which every order
-//     keeps, or a static bound), when the state space is exhausted (the
-//     last order found is optimal: the proof), or when the budget of
-//     expanded sets runs out (no proof). The budget is counted in
-//     expansions, so that a result does not depend on the machine's speed;
-//     a deadline caps the wall-clock time as a safety net.
+//     open, then incumbent order), so the first descent is a greedy list
+//     schedule on the true figure; every complete order seen whose worst
+//     step beats the best so far becomes the best (the search is anytime),
+//     and lowers θ everywhere;
+//   - pruning that never loses the optimum (TestExactRulesKeepTheOptimum
+//     holds the search with and without it to the same figure): a static
+//     bound (the buffers every order holds at some step, staticBound) that
+//     ends the search when the incumbent meets it; a bound per set
+//     (stateBound) from the values open after S that must stay live until
+//     some block left to run; inert blocks (no event of a value the window
+//     touches) and free blocks (the cheapest child, freeing at least what
+//     it keeps) run at once as the only child; sources (a step that only
+//     makes buffers of its own) run only right before their first
+//     successor (segment.source);
+//   - the search stops when the worst step reaches the floor (a figure no
+//     order beats: the steps outside the segment, or a static bound), when
+//     F(empty) is known (the proof), or when the budget of expanded sets
+//     runs out (no proof). The budget is counted in expansions, so that a
+//     result does not depend on the machine's speed; a deadline caps the
+//     wall-clock time as a safety net, and a result it cuts short may.
 //
-// The figure is the segment model's, which relaxes one detail (an end
-// position among several run in S); the model is never above the true
-// figure, so "no order fits under θ" holds for the true figure too, and an
-// exhausted search proves the best order it found optimal provided its
-// true figure equals its model figure (the caller checks).
+// The model is exact (segment.go), so F(empty) is the least LowerBound
+// over the window's orders; the caller still checks LowerBound itself.
 
 import (
 	"context"

@@ -14,9 +14,11 @@ package liveness
 //     frees minus the bytes it defines, then by user count; effective
 //     scalars first (ListMemoryScheduler). Parameters and constants never
 //     free anything.
-//   - Best: all three (and the module's own order), keeping the one with
-//     the smallest live peak (XLA's DefaultMemoryScheduler; ties go to
-//     list, then DFS).
+//   - HeuristicBest: all three (and the module's own order), keeping the
+//     one with the smallest live peak (XLA's DefaultMemoryScheduler; ties
+//     go to list, then DFS). The name "heuristic"; "best" named it before
+//     it became Search (search.go), which starts from these heuristics
+//     scored by the lower bound and searches below them.
 //
 // Values are the unit of memory: an instruction defines the values it
 // defines, and frees a value when it is the last unscheduled instruction of
