@@ -9,7 +9,6 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/internal/randhlo"
 )
 
 // benchSearch runs the named searching scheduler on a (copies inserted)
@@ -74,21 +73,6 @@ func BenchmarkSearchCorpus(b *testing.B) {
 				benchSearch(b, copiesInserted(b, mods[0]), exact, SearchOptions{})
 			})
 		}
-	}
-}
-
-// BenchmarkSearchScale: search on random modules of about 10^3, 10^4 and
-// 10^5 instructions (randhlo: element-wise chains, tuples, in-place
-// fusions, calls, loops and conditionals; about 6.7 instructions in all
-// per entry instruction), so the growth of its cost with size shows in
-// ns/instruction.
-func BenchmarkSearchScale(b *testing.B) {
-	for _, n := range []int{150, 1_500, 15_000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			m, err := hlo.ParseModule("scale.hlo", randhlo.Generate(uint64(n), randhlo.Options{Instructions: n}))
-			require.NoError(b, err)
-			benchSearch(b, copiesInserted(b, m), false, SearchOptions{})
-		})
 	}
 }
 
