@@ -783,7 +783,6 @@ const windowBudget = 50
 // windows lowers the module's peak by searching windows of the order
 // around its worst steps, until no window helps or the budget runs out.
 func (st *searcher) windows() {
-	a := st.a
 	for !st.stopped && st.budget > 0 {
 		// The first step at the peak that some window can lower.
 		improved := false
@@ -799,9 +798,8 @@ func (st *searcher) windows() {
 			return
 		}
 		if !improved {
-			return
+			return // the peak is at the end of the program, which no order moves
 		}
-		_ = a
 	}
 }
 
