@@ -23,6 +23,10 @@ type Options struct {
 	// rising (a liveness scheduler name; "" as liveness.Prepare: keep for
 	// a scheduled module, best otherwise).
 	Scheduler string
+	// Search bounds the searching schedulers (best, search, optimal)
+	// under which the guard measures; the zero value, as in
+	// liveness.PrepareOptions, is their default.
+	Search liveness.SearchOptions
 	// NoGuard skips the lower-bound guard: every fusion the rules allow
 	// is made, even one that raises the peak.
 	NoGuard bool

@@ -33,6 +33,9 @@ func Passes(opts Options) []liveness.Pass {
 			if o.Scheduler == "" {
 				o.Scheduler = p.Scheduler
 			}
+			if o.Search == (liveness.SearchOptions{}) {
+				o.Search = p.Search
+			}
 			from := orig
 			orig = nil
 			return runFrom(m, from, o)

@@ -273,7 +273,7 @@ func measureClone(m *hlo.Module, opts Options, settled bool) (measure, error) {
 // measureModule prepares m as buffer assignment would (copies, schedule),
 // in place, and returns its lower bound and Options.Cost of the analysis.
 func measureModule(m *hlo.Module, opts Options) (measure, error) {
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: opts.Scheduler})
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: opts.Scheduler, Search: opts.Search})
 	if err != nil {
 		return measure{}, err
 	}

@@ -24,6 +24,9 @@ type Analysis struct {
 	// Values in ID order; Buffers in ID order.
 	Values  []*Value
 	Buffers []*Buffer
+	// Search is what the search that chose Schedule found (best, search
+	// and optimal through Prepare), or nil.
+	Search *SearchResult
 
 	parallelRoots []*hlo.Computation
 	callers       [][]*hlo.Instruction // by computation ID

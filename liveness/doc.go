@@ -60,10 +60,25 @@
 // with the one verification hlo.FlattenCallGraph does. ModuleOrder, PostOrder, InstructionPostOrder and
 // ComputationPostOrder take any module without panicking, but on an invalid
 // one their result may not be a schedule: Schedule.Validate, which takes
-// any module, says whether it is. What takes an *Analysis (DFS, List, Best,
+// any module, says whether it is. What takes an *Analysis (DFS, List,
+// HeuristicBest, Best, Search, Optimal,
 // ScheduleByName, Reschedule, LowerBound, the writers) relies on Analyze
 // having checked the module, which must not change afterwards other than
 // through this package.
+//
+// # Schedulers
+//
+// A module XLA has not scheduled gets an order of each computation from a
+// scheduler (ScheduleByName): keep (the text order), XLA's heuristics
+// list, dfs and postorder (scheduler.go, after hlo_memory_scheduler.cc),
+// heuristic (XLA's DefaultMemoryScheduler, HeuristicBest), and the two
+// that search below them for the order of least LowerBound (search.go):
+// search (best, the default), windows of exact search around the peak
+// within a budget, and optimal, which searches whole computations too and
+// says when its result is proven optimal. Both rest on the events that
+// decide every value's range (events.go), a model of a window's steps
+// under any order of it (segment.go) and a dynamic program over sets of
+// scheduled instructions (exact.go).
 //
 // # Preparation pipeline and errors
 //

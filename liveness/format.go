@@ -167,7 +167,9 @@ func instSize(v *Value) int64 {
 	return n
 }
 
-// WriteJSON writes the sequence, every scheduled value with its size and
+// WriteJSON writes the schedule's name (with, when best, search or
+// optimal chose it, what the search found: Analysis.Search), the sequence,
+// every scheduled value with its size and
 // inclusive range, the buffers, the lower bound (LowerBound: its bytes,
 // step and buffers) and XLA's peak moment (XLAPeak, as the XLA-format dump
 // prints it) as JSON.
@@ -178,6 +180,37 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.String(a.Module.Name)
 	j.Key("schedule")
 	j.String(a.Schedule.Name)
+	if r := a.Search; r != nil {
+		// What the searching scheduler found: its bound (the module's
+		// lower_bound below unless copies were added after it), the best
+		// heuristic's it started from and XLA's choice's, and whether the
+		// result is proven optimal (optimal only) and why not.
+		j.Key("search")
+		j.BeginObject()
+		j.Key("lower_bound")
+		j.Int(r.LowerBound)
+		j.Key("heuristic")
+		j.String(r.Heuristic)
+		j.Key("heuristic_lower_bound")
+		j.Int(r.Start)
+		j.Key("xla_lower_bound")
+		j.Int(r.XLABest)
+		j.Key("expansions")
+		j.Int(r.Expansions)
+		if a.Schedule.Name == SchedOptimal {
+			j.Key("proven_optimal")
+			j.Bool(r.Proven)
+			if !r.Proven {
+				j.Key("why_not")
+				j.String(r.Why)
+			}
+		}
+		if r.Stopped {
+			j.Key("stopped")
+			j.Bool(true)
+		}
+		j.EndObject()
+	}
 	j.Key("max")
 	j.Int(int64(a.EndTime()))
 	j.Key("sequence")

@@ -14,6 +14,7 @@ package liveness
 // the schedule asked for is laid out.
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -27,6 +28,9 @@ type PrepareOptions struct {
 	// (ScheduleByName); "" means keep for a scheduled module, as XLA left
 	// it, and best otherwise.
 	Scheduler string
+	// Search bounds best, search and optimal (the zero value: their
+	// defaults).
+	Search SearchOptions
 	// Fusion, when not nil, runs in the fusion slot, after the call graph
 	// is flattened and before copies are inserted (where fusion.Run plugs
 	// in); it reports whether it changed the module, which must stay
@@ -56,6 +60,8 @@ type prepareState struct {
 	a *Analysis
 	// laid is a with its live ranges, once the schedule pass has run.
 	laid *Analysis
+	// ctx is PrepareContext's, for the schedulers that search.
+	ctx context.Context
 }
 
 // Pass is one step of the preparation pipeline.
@@ -106,6 +112,13 @@ func PrepareWith(m *hlo.Module, opts PrepareOptions) (*Analysis, error) {
 	return RunPasses(m, Pipeline(opts), opts)
 }
 
+// PrepareContext is PrepareWith under ctx, which stops the search of the
+// best, search and optimal schedulers early (keeping the best schedule
+// found so far).
+func PrepareContext(ctx context.Context, m *hlo.Module, opts PrepareOptions) (*Analysis, error) {
+	return runPasses(ctx, m, Pipeline(opts), opts)
+}
+
 // Pipeline returns the pass table PrepareWith runs for opts: Passes with
 // opts.Optimize inserted after the fusion slot.
 func Pipeline(opts PrepareOptions) []Pass {
@@ -128,10 +141,14 @@ func Pipeline(opts PrepareOptions) []Pass {
 // opts.VerifyEach, hlo.Verify runs after each pass and a module it refuses
 // fails the pipeline naming the pass before it.
 func RunPasses(m *hlo.Module, passes []Pass, opts PrepareOptions) (*Analysis, error) {
+	return runPasses(context.Background(), m, passes, opts)
+}
+
+func runPasses(ctx context.Context, m *hlo.Module, passes []Pass, opts PrepareOptions) (*Analysis, error) {
 	if m == nil {
 		return nil, newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
-	st := &prepareState{}
+	st := &prepareState{ctx: ctx}
 	opts.state = st
 	for _, p := range passes {
 		changed, err := runPass(p, m, opts)
@@ -173,7 +190,7 @@ func stateOf(opts PrepareOptions) *prepareState {
 	if opts.state != nil {
 		return opts.state
 	}
-	return &prepareState{}
+	return &prepareState{ctx: context.Background()}
 }
 
 // check is the input check the analysis of m still needs.
@@ -234,11 +251,20 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 		}
 	}
 	var err error
+	var searched *SearchResult
+	search := func(a *Analysis) (*SearchResult, error) {
+		if scheduler == SchedOptimal {
+			return Optimal(st.ctx, a, opts.Search)
+		}
+		return Search(st.ctx, a, opts.Search) // installs the schedule it picks
+	}
 	switch scheduler {
 	case SchedKeep:
 		err = a.layoutDefault()
-	case SchedBest:
-		_, _, err = Best(a) // installs the schedule it picks
+	case SchedBest, SchedSearch, SchedOptimal:
+		searched, err = search(a)
+	case SchedHeuristic:
+		_, _, err = HeuristicBest(a)
 	default:
 		var s *Schedule
 		if s, err = ScheduleByName(a, scheduler); err == nil {
@@ -252,6 +278,18 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 	if err != nil {
 		return changed, err
 	}
+	if changed && searched != nil && searched.NeedsCopies {
+		// The search kept a heuristic's order that needed copies of its
+		// own; with them in place it needs none: search on from there (the
+		// order is among the new search's candidates).
+		if searched, err = search(a); err != nil {
+			return changed, err
+		}
+		if a, _, err = repairInterference(m, a); err != nil {
+			return changed, err
+		}
+	}
+	a.Search = searched
 	st.a, st.laid = a, a
 	return changed, nil
 }

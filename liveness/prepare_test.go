@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -44,12 +45,22 @@ func TestPrepareMatchesSteps(t *testing.T) {
 			switch {
 			case sched == SchedList:
 				require.NoError(t, b.Reschedule(List(b)))
-			case sched == "" && !m2.IsScheduled:
-				_, _, err = Best(b)
+			}
+			var r *SearchResult
+			if sched == "" && !m2.IsScheduled {
+				r, err = Search(context.Background(), b, SearchOptions{})
 				require.NoError(t, err)
 			}
-			b, _, err = repairInterference(m2, b)
+			b, changed, err := repairInterference(m2, b)
 			require.NoError(t, err, f)
+			if changed && r != nil && r.NeedsCopies {
+				// Once its copies are in, the search goes on from there.
+				r, err = Search(context.Background(), b, SearchOptions{})
+				require.NoError(t, err)
+				b, _, err = repairInterference(m2, b)
+				require.NoError(t, err, f)
+			}
+			b.Search = r
 			var x, y bytes.Buffer
 			require.NoError(t, a.WriteJSON(&x))
 			require.NoError(t, b.WriteJSON(&y))

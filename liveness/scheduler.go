@@ -14,9 +14,11 @@ package liveness
 //     frees minus the bytes it defines, then by user count; effective
 //     scalars first (ListMemoryScheduler). Parameters and constants never
 //     free anything.
-//   - Best: all three (and the module's own order), keeping the one with
-//     the smallest live peak (XLA's DefaultMemoryScheduler; ties go to
-//     list, then DFS).
+//   - HeuristicBest: all three (and the module's own order), keeping the
+//     one with the smallest live peak (XLA's DefaultMemoryScheduler; ties
+//     go to list, then DFS). The name "heuristic"; "best" named it before
+//     it became Search (search.go), which starts from these heuristics
+//     scored by the lower bound and searches below them.
 //
 // Values are the unit of memory: an instruction defines the values it
 // defines, and frees a value when it is the last unscheduled instruction of
@@ -25,6 +27,7 @@ package liveness
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -41,14 +44,25 @@ const (
 	SchedDFS       = "dfs"
 	SchedList      = "list"
 	SchedBest      = "best"
+	SchedSearch    = "search"
+	SchedOptimal   = "optimal"
+	// SchedHeuristic is XLA's DefaultMemoryScheduler (HeuristicBest),
+	// which best named before it became Search.
+	SchedHeuristic = "heuristic"
 )
 
-// SchedulerNames lists the scheduler names in the order Best tries them.
+// SchedulerNames lists XLA's heuristics in the order HeuristicBest tries
+// them.
 var SchedulerNames = []string{SchedList, SchedDFS, SchedPostOrder}
 
 // ScheduleByName returns the schedule the named scheduler makes for the
-// analysed module ("keep" is the module's own order).
+// analysed module ("keep" is the module's own order; "best" and "search"
+// are Search, "optimal" Optimal, with their default options).
 func ScheduleByName(a *Analysis, name string) (*Schedule, error) {
+	return scheduleByName(context.Background(), a, name, SearchOptions{})
+}
+
+func scheduleByName(ctx context.Context, a *Analysis, name string, opts SearchOptions) (*Schedule, error) {
 	switch name {
 	case SchedKeep:
 		return ModuleOrder(a.Module), nil
@@ -58,11 +72,23 @@ func ScheduleByName(a *Analysis, name string) (*Schedule, error) {
 		return DFS(a), nil
 	case SchedList:
 		return List(a), nil
-	case SchedBest:
-		s, _, err := Best(a)
+	case SchedBest, SchedSearch:
+		r, err := Search(ctx, a, opts)
+		if err != nil {
+			return nil, err
+		}
+		return r.Schedule, nil
+	case SchedOptimal:
+		r, err := Optimal(ctx, a, opts)
+		if err != nil {
+			return nil, err
+		}
+		return r.Schedule, nil
+	case SchedHeuristic:
+		s, _, err := HeuristicBest(a)
 		return s, err
 	}
-	return nil, newError(ErrUnknownScheduler, a.Module, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want keep, postorder, dfs, list or best)", name), nil)
+	return nil, newError(ErrUnknownScheduler, a.Module, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", name), nil)
 }
 
 func sequentialComputations(m *hlo.Module, kinds []CompKind) []*hlo.Computation {
@@ -521,18 +547,43 @@ type Candidate struct {
 	Schedule *Schedule
 	// LivePeak is the largest total of buffers live at one step under
 	// this schedule, each buffer over its whole hull and an output counted
-	// apart from the operand it may reuse: the figure Best minimises. It is
-	// not a lower bound of a plan (Analysis.LowerBound is).
+	// apart from the operand it may reuse: the figure HeuristicBest
+	// minimises. It is not a lower bound of a plan (Analysis.LowerBound
+	// is).
 	LivePeak int64
+	// LowerBound is Analysis.LowerBound under this schedule (before any
+	// copies it may need), the figure Search and Optimal minimise; set by
+	// them, not by HeuristicBest.
+	LowerBound int64
+	// NeedsCopies reports that the order reads a value after its buffer's
+	// next value is written (interfere.go); AfterCopies is then the
+	// module's LowerBound once the copies that repair it are in (-1 when
+	// they do not settle, or when it was not worth computing: the order's
+	// bound before the copies was no better than that of an order needing
+	// none, and it is not XLA's choice), and LowerBound otherwise. Set by
+	// Search and Optimal.
+	NeedsCopies bool
+	AfterCopies int64
 }
 
-// Best runs the list, DFS and post-order schedulers, and considers the
-// module's own order too when it is a valid schedule, and returns the
-// schedule whose live peak (Candidate.LivePeak) is smallest, with every
-// candidate's. Ties go to list, then DFS, then post-order, as
-// in XLA's DefaultMemoryScheduler. It leaves a analysed under the chosen
-// schedule.
+// Best returns the schedule "best" names: Search's, with its default
+// options, and the heuristics' candidates it started from. It leaves a
+// analysed under the chosen schedule.
 func Best(a *Analysis) (*Schedule, []Candidate, error) {
+	r, err := Search(context.Background(), a, SearchOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.Schedule, r.Candidates, nil
+}
+
+// HeuristicBest runs the list, DFS and post-order schedulers, and
+// considers the module's own order too when it is a valid schedule, and
+// returns the schedule whose live peak (Candidate.LivePeak) is smallest,
+// with every candidate's. Ties go to list, then DFS, then post-order, as
+// in XLA's DefaultMemoryScheduler (which "best" named before it became
+// Search). It leaves a analysed under the chosen schedule.
+func HeuristicBest(a *Analysis) (*Schedule, []Candidate, error) {
 	names := append(append([]string(nil), SchedulerNames...), SchedKeep)
 	cands := make([]Candidate, len(names))
 	ok := make([]bool, len(names))
@@ -546,7 +597,7 @@ func Best(a *Analysis) (*Schedule, []Candidate, error) {
 	var bestTL *timeline
 	run := func(i int) {
 		name := names[i]
-		s, err := ScheduleByName(a, name)
+		s, err := scheduleByName(context.Background(), a, name, SearchOptions{})
 		if err != nil {
 			errs[i] = err
 			return

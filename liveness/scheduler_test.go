@@ -1,6 +1,7 @@
 package liveness
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -88,11 +89,32 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 			require.Equal(t, live, got, "seed %d %s: buffers live at the peak", seed, name)
 			checkLowerBound(t, a)
 		}
-		s, cands, err := Best(a)
+		x, xc, err := HeuristicBest(a)
 		require.NoError(t, err)
-		checkSchedule(t, a, s)
-		for _, c := range cands {
-			require.LessOrEqual(t, a.livePeak(nil).Bytes, c.LivePeak, "best is no worse than %s", c.Name)
+		checkSchedule(t, a, x)
+		for _, c := range xc {
+			require.LessOrEqual(t, a.livePeak(nil).Bytes, c.LivePeak, "XLA's best is no worse than %s by its own figure", c.Name)
+		}
+		// The search, on the module with its copies.
+		m, err = hlo.ParseModule("rand.hlo", src)
+		require.NoError(t, err)
+		a, _, err = AnalyzeInsertingCopies(m)
+		require.NoError(t, err, "seed %d", seed)
+		r, err := Search(context.Background(), a, SearchOptions{})
+		require.NoError(t, err)
+		checkSchedule(t, a, r.Schedule)
+		if r.NeedsCopies {
+			continue // the pipeline adds them and searches on (TestPrepareMatchesSteps)
+		}
+		require.Equal(t, r.LowerBound, a.LowerBound(nil).Bytes, "seed %d: the search's figure is LowerBound's", seed)
+		require.Empty(t, a.interference(), "seed %d: the search's order needs no copies", seed)
+		if r.XLABest >= 0 {
+			require.LessOrEqual(t, r.LowerBound, r.XLABest, "seed %d: best is no worse than XLA's best", seed)
+		}
+		for _, c := range r.Candidates {
+			if c.AfterCopies >= 0 {
+				require.LessOrEqual(t, r.LowerBound, c.AfterCopies, "seed %d: best is no worse than %s", seed, c.Name)
+			}
 		}
 	}
 }

@@ -318,16 +318,18 @@ func newBuffer(as *assign.Assignment, lb *liveness.Buffer) *Buffer {
 }
 
 // scheduleName says which schedule the plan has: the one asked for, or
-// what the preparation picks ("keep" for a module XLA scheduled, "best"
-// otherwise).
+// what the preparation picks ("keep" for a module XLA scheduled, "search"
+// otherwise; "best" is search).
 func scheduleName(m *hlo.Module, asked string) string {
 	switch {
-	case asked != "":
+	case asked != "" && asked != liveness.SchedBest:
 		return asked
+	case asked == liveness.SchedBest:
+		return liveness.SchedSearch // best is search
 	case m.IsScheduled:
 		return liveness.SchedKeep
 	}
-	return liveness.SchedBest
+	return liveness.SchedSearch
 }
 
 // percent is 100·x/y, 0 when y is 0.

@@ -25,9 +25,20 @@ func (l Lever) String() string { return l.Kind + "=" + l.Value }
 
 // The schedulers and packers WhatIfs tries.
 var (
-	WhatIfSchedules = []string{liveness.SchedKeep, liveness.SchedPostOrder, liveness.SchedDFS, liveness.SchedList, liveness.SchedBest}
-	WhatIfPackers   = []string{"xla", "portfolio", "auto"}
+	WhatIfSchedules = []string{liveness.SchedKeep, liveness.SchedPostOrder, liveness.SchedDFS, liveness.SchedList,
+		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal}
+	WhatIfPackers = []string{"xla", "portfolio", "auto"}
 )
+
+// WhatIfOptimalLimit is the most instructions a module may have for
+// WhatIfs to try the optimal scheduler.
+const WhatIfOptimalLimit = 500
+
+// WhatIfOptimalBudget is the exact search's budget (expansions) in the
+// optimal what-if when the options set none: a tenth of the scheduler's
+// own default, a few seconds at most, so a report stays quick. The
+// lever's bound is then the best order found, proven or not.
+const WhatIfOptimalBudget = liveness.DefaultOptimalBudget / 10
 
 // WhatIfs returns the usual alternatives to a plan with opts: every
 // scheduler of WhatIfSchedules (keep only for a module XLA scheduled,
@@ -38,6 +49,11 @@ func WhatIfs(m *hlo.Module) []Lever {
 	var out []Lever
 	for _, s := range WhatIfSchedules {
 		if s == liveness.SchedKeep && (m == nil || !m.IsScheduled) {
+			continue
+		}
+		// The exact search of every computation is for modules small
+		// enough for it to finish in seconds.
+		if s == liveness.SchedOptimal && (m == nil || m.NumInstructions() > WhatIfOptimalLimit) {
 			continue
 		}
 		out = append(out, Lever{"schedule", s})
@@ -76,6 +92,9 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	switch l.Kind {
 	case "schedule":
 		popts.Scheduler = l.Value
+		if l.Value == liveness.SchedOptimal && popts.Search.Budget == 0 {
+			popts.Search.Budget = WhatIfOptimalBudget
+		}
 	case "fusion":
 		popts.Optimize = nil
 		if l.Value == "on" {

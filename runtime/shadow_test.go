@@ -15,18 +15,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// plan parses, prepares and assigns every module of file.
-func plan(t testing.TB, file string, opts assign.Options) []*assign.Assignment {
+// prepared parses and prepares every module of file (the ones that
+// parse and prepare).
+func prepared(file string) []*liveness.Analysis {
 	mods, err := hlo.ParseFile(file)
 	if err != nil {
 		return nil
 	}
-	var out []*assign.Assignment
+	var out []*liveness.Analysis
 	for _, m := range mods {
 		a, err := liveness.Prepare(m, "")
 		if err != nil {
 			continue
 		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// plan parses, prepares and assigns every module of file.
+func plan(t testing.TB, file string, opts assign.Options) []*assign.Assignment {
+	var out []*assign.Assignment
+	for _, a := range prepared(file) {
 		as, err := assign.Assign(context.Background(), a, opts)
 		if err != nil {
 			continue
@@ -46,8 +56,14 @@ func TestShadowCorpus(t *testing.T) {
 	}
 	runs := 0
 	for _, f := range files {
-		for _, algo := range algos {
-			for _, as := range plan(t, f, assign.Options{Algorithm: algo, Budget: 20 * time.Millisecond}) {
+		// Each module is prepared once (under the default scheduler, the
+		// search) and planned by every packer.
+		for _, a := range prepared(f) {
+			for _, algo := range algos {
+				as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: algo, Budget: 20 * time.Millisecond})
+				if err != nil {
+					continue
+				}
 				rep, err := Shadow(context.Background(), as)
 				require.NoError(t, err, f)
 				require.Nil(t, rep.Violation, "%s --algo=%s: %v", f, algo, rep.Violation)

@@ -68,7 +68,7 @@ func Example() {
 	// failed: false
 	// # hlomem peak v1 target=gpu algorithm=xla schedule=default
 	// # module schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
-	// jit_mlp list 459776 65536 459776 4 | w f32[256,256] 262144 | x f32[64,256] 65536 | h f32[64,256] 65536 | bias f32[64,256] 65536 | b f32[256] 1024
+	// jit_mlp search 459776 65536 459776 4 | w f32[256,256] 262144 | x f32[64,256] 65536 | h f32[64,256] 65536 | bias f32[64,256] 65536 | b f32[256] 1024
 	// -- check (batch 64)
 	// module jit_mlp: ok (temp 64.0KiB, total 449.0KiB, lower bound 449.0KiB)
 	// failed: false

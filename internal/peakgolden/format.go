@@ -199,7 +199,8 @@ func parseLine(row string) (Line, error) {
 
 func knownSchedule(s string) bool {
 	switch s {
-	case liveness.SchedKeep, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder:
+	case liveness.SchedKeep, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder,
+		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal:
 		return true
 	}
 	return false

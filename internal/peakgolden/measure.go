@@ -69,9 +69,10 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("unknown algorithm %q (want one of %s)", o.Algorithm, strings.Join(names, ", "))
 	}
 	switch o.Schedule {
-	case "", liveness.SchedKeep, liveness.SchedBest, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder:
+	case "", liveness.SchedKeep, liveness.SchedBest, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder,
+		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal:
 	default:
-		return o, fmt.Errorf("unknown schedule %q (want keep, postorder, dfs, list or best)", o.Schedule)
+		return o, fmt.Errorf("unknown schedule %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", o.Schedule)
 	}
 	return o, nil
 }

@@ -58,7 +58,7 @@ func TestMeasure(t *testing.T) {
 	require.Equal(t, a, lines[2].Source)
 
 	l := lines[0]
-	require.Equal(t, "list", l.Schedule, "an unscheduled module gets the best schedule")
+	require.Equal(t, "search", l.Schedule, "an unscheduled module gets the best schedule (search)")
 	names := map[string]bool{}
 	for _, buf := range l.Top {
 		require.False(t, names[buf.Name], "buffer %s listed twice", buf.Name)
@@ -91,7 +91,7 @@ func TestMeasureRefuses(t *testing.T) {
 		require.ErrorContains(t, err, `algorithm "`+algo+`" searches within a time budget`)
 	}
 	_, err := Measure(context.Background(), []string{a}, Options{Schedule: "fastest"})
-	require.EqualError(t, err, `unknown schedule "fastest" (want keep, postorder, dfs, list or best)`)
+	require.EqualError(t, err, `unknown schedule "fastest" (want keep, postorder, dfs, list, heuristic, best, search or optimal)`)
 	_, err = Measure(context.Background(), []string{a}, Options{Algorithm: "magic"})
 	require.ErrorContains(t, err, `unknown algorithm "magic"`)
 

@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu [--generation=GEN] [--vmem=SIZE] [--smem=SIZE]] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
+		usage:   "[--target=gpu|cpu|tpu [--generation=GEN] [--vmem=SIZE] [--smem=SIZE]] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--schedule-budget=N] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
 		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
 		run:     runAssign,
 	})
@@ -33,7 +33,7 @@ func runAssign(e *env, args []string) error {
 	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
 	gap := fs.Float64("gap", assign.DefaultGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
-	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	sched := addScheduleFlags(fs, "scheduler: ")
 	format := fs.String("format", "xla", "output: xla, report, json or csv")
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	peak := fs.String("peak-format", "current", peakFormatFlag)
@@ -88,7 +88,7 @@ func runAssign(e *env, args []string) error {
 	if targetErr == nil {
 		cost = assign.TotalCost(ctx, opts)
 	}
-	popts := prepareOptions(*sched, *fuse, cost)
+	popts := prepareOptions(sched, *fuse, cost)
 	isTPU := targetErr == nil && tgt.Name == assign.TPU.Name
 	prepare := func(m *hlo.Module) (*liveness.Analysis, error) { return liveness.PrepareWith(m, popts) }
 	var spaces *tpu.SpaceReport

@@ -11,7 +11,7 @@ import (
 func init() {
 	register(&command{
 		name:    "fuse",
-		usage:   "[--explain] [--schedule=NAME] [--no-guard] [--max-operands=N] [--max-instructions=N] [--no-multi-output] FILE.hlo",
+		usage:   "[--explain] [--schedule=NAME] [--schedule-budget=N] [--no-guard] [--max-operands=N] [--max-instructions=N] [--no-multi-output] FILE.hlo",
 		summary: "simplify and fuse every module of FILE and print the result; --explain prints each decision and its reason instead",
 		run:     runFuse,
 	})
@@ -21,7 +21,8 @@ func runFuse(e *env, args []string) error {
 	c := commands["fuse"]
 	fs := newFlagSet(c, e)
 	explain := fs.Bool("explain", false, "print the fusion decisions (made and declined, with reasons) instead of the module")
-	sched := fs.String("schedule", "", "scheduler under which the lower bound must not rise: "+scheduleFlag)
+	sf := addScheduleFlags(fs, "scheduler under which the lower bound must not rise: ")
+	sched := sf.name
 	noGuard := fs.Bool("no-guard", false, "make every fusion the rules allow, even those that raise the lower bound")
 	maxOps := fs.Int("max-operands", fusion.DefaultMaxOperands, "most operands of a fusion")
 	maxInst := fs.Int("max-instructions", fusion.DefaultMaxInstructions, "most instructions of a fused computation")
@@ -34,9 +35,9 @@ func runFuse(e *env, args []string) error {
 		return fmt.Errorf("hlomem fuse: --max-operands and --max-instructions must be at least 1")
 	}
 	switch *sched {
-	case "", "keep", "postorder", "dfs", "list", "best":
+	case "", liveness.SchedKeep, liveness.SchedPostOrder, liveness.SchedDFS, liveness.SchedList, liveness.SchedHeuristic, liveness.SchedBest, liveness.SchedSearch, liveness.SchedOptimal:
 	default:
-		return fmt.Errorf("hlomem fuse: unknown scheduler %q (want keep, postorder, dfs, list or best)", *sched)
+		return fmt.Errorf("hlomem fuse: unknown scheduler %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", *sched)
 	}
 	mods, err := loadModules(e, file, true)
 	if err != nil {
@@ -45,13 +46,13 @@ func runFuse(e *env, args []string) error {
 	name := inputName(file)
 	for i, m := range mods {
 		var decisions []fusion.Decision
-		opts := fusion.Options{Scheduler: *sched, NoGuard: *noGuard, MaxOperands: *maxOps, MaxInstructions: *maxInst, NoMultiOutput: *noMulti,
+		opts := fusion.Options{Scheduler: *sched, Search: sf.search(), NoGuard: *noGuard, MaxOperands: *maxOps, MaxInstructions: *maxInst, NoMultiOutput: *noMulti,
 			Explain: func(d fusion.Decision) { decisions = append(decisions, d) }}
 		if _, err := hlo.FlattenCallGraph(m); err != nil {
 			return moduleError(name, m, err)
 		}
 		for _, p := range fusion.Passes(opts) {
-			if _, err := p.Run(m, liveness.PrepareOptions{Scheduler: *sched}); err != nil {
+			if _, err := p.Run(m, liveness.PrepareOptions{Scheduler: *sched, Search: sf.search()}); err != nil {
 				return moduleError(name, m, fmt.Errorf("pass %s: %w", p.Name, err))
 			}
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -12,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "liveness",
-		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=keep|postorder|dfs|list|best] [--fuse] FILE.hlo",
+		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo",
 		summary: "live ranges of every buffer; --format=xla matches XLA's HloLiveRange dump",
 		run:     runLiveness,
 	})
@@ -22,23 +23,44 @@ func init() {
 const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound (and for assign and run the assigned total) from rising"
 
 // prepareOptions is the preparation pipeline of a command: the scheduler
-// and, with --fuse, the optimization passes.
-func prepareOptions(sched string, fuse bool, cost func(*liveness.Analysis) (int64, error)) liveness.PrepareOptions {
-	o := liveness.PrepareOptions{Scheduler: sched}
+// and its budget and, with --fuse, the optimization passes.
+func prepareOptions(sched scheduleFlags, fuse bool, cost func(*liveness.Analysis) (int64, error)) liveness.PrepareOptions {
+	o := liveness.PrepareOptions{Scheduler: *sched.name, Search: sched.search()}
 	if fuse {
-		o.Optimize = fusion.Passes(fusion.Options{Cost: cost})
+		o.Optimize = fusion.Passes(fusion.Options{Cost: cost, Search: o.Search})
 	}
 	return o
 }
 
 // scheduleFlag documents the --schedule choices shared by several commands.
-const scheduleFlag = "keep|postorder|dfs|list|best; default keep for a scheduled module, best otherwise"
+const scheduleFlag = "keep|postorder|dfs|list|heuristic|best|search|optimal; default keep for a scheduled module, best otherwise (best is search; heuristic is XLA's best of list, dfs and postorder)"
+
+// scheduleFlags are --schedule and --schedule-budget, shared by several
+// commands.
+type scheduleFlags struct {
+	name   *string
+	budget *int64
+}
+
+// addScheduleFlags defines --schedule (documented as doc) and
+// --schedule-budget on fs.
+func addScheduleFlags(fs *flag.FlagSet, doc string) scheduleFlags {
+	return scheduleFlags{
+		name:   fs.String("schedule", "", doc+scheduleFlag),
+		budget: fs.Int64("schedule-budget", 0, fmt.Sprintf("expansions (sets of scheduled instructions) the best, search and optimal schedulers may search per module; 0 means their defaults (%d, %d for optimal), negative the best heuristic only", liveness.DefaultSearchBudget, liveness.DefaultOptimalBudget)),
+	}
+}
+
+// search returns the search options of the flags.
+func (f scheduleFlags) search() liveness.SearchOptions {
+	return liveness.SearchOptions{Budget: *f.budget}
+}
 
 func runLiveness(e *env, args []string) error {
 	c := commands["liveness"]
 	fs := newFlagSet(c, e)
 	format := fs.String("format", "xla", "output format: xla or json")
-	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	sched := addScheduleFlags(fs, "scheduler: ")
 	peak := fs.String("peak-format", "current", peakFormatFlag)
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	file, err := parseArgs(fs, args)
@@ -56,7 +78,7 @@ func runLiveness(e *env, args []string) error {
 	if *format == "json" {
 		l = jsonArray
 	}
-	return eachAnalysis(e, file, prepareOptions(*sched, *fuse, nil), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, prepareOptions(sched, *fuse, nil), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
 		if *format == "json" {
 			return a.WriteJSON(w)
 		}

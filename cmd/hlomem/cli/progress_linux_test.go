@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/report"
 )
 
 // openPTY returns the two ends of a new pseudo-terminal.
@@ -50,7 +54,12 @@ func TestReportProgress(t *testing.T) {
 		<-done
 	}
 	require.Contains(t, seen.String(), "report 1/1 jit_train_step: plan")
-	require.Contains(t, seen.String(), "what if: 9 of 9 planned")
+	src, err := os.ReadFile(transformerHLO)
+	require.NoError(t, err)
+	m, err := hlo.ParseModule(transformerHLO, string(src))
+	require.NoError(t, err)
+	levers := len(report.WhatIfs(m))
+	require.Contains(t, seen.String(), fmt.Sprintf("what if: %d of %d planned", levers, levers))
 	require.True(t, strings.HasSuffix(seen.String(), "\r\x1b[K"), "the line is cleared at the end: %q", seen.String())
 
 	for _, name := range []string{os.DevNull, t.TempDir() + "/stderr"} {

@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "report",
-		usage:   "[--html=OUT.html] [--svg=OUT.svg] [--pprof=OUT.pb.gz] [--format=text|json] [--top=N] [--what-if=BOOL] [--xla=FILE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo|DUMPDIR",
+		usage:   "[--html=OUT.html] [--svg=OUT.svg] [--pprof=OUT.pb.gz] [--format=text|json] [--top=N] [--what-if=BOOL] [--xla=FILE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo|DUMPDIR",
 		summary: "what a module's memory goes to: totals, the peak and its buffers with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
 		run:     runReport,
 	})
@@ -40,7 +40,7 @@ func runReport(e *env, args []string) error {
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
-	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	path, err := parseArgs(fs, args)
 	if err != nil {
@@ -59,7 +59,7 @@ func runReport(e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	aopts := assign.Options{Target: tgt, Algorithm: *algo, Budget: *budget}
-	opts := report.Options{Assign: aopts, Prepare: prepareOptions(*sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
+	opts := report.Options{Assign: aopts, Prepare: prepareOptions(sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
 
 	// The modules: those of an HLO file (or standard input), or of each
 	// module's best dump in a directory.

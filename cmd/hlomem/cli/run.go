@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] FILE.hlo",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] FILE.hlo",
 		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU or a program on a TPU-like chip (exit 2 on out of memory)",
 		run:     runRun,
 	})
@@ -41,7 +41,7 @@ func runRun(e *env, args []string) error {
 	maxSteps := fs.Int64("max-steps", runtime.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
-	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
+	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	var dev deviceFlags
 	dev.register(fs)
@@ -62,7 +62,7 @@ func runRun(e *env, args []string) error {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(*sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -72,7 +72,7 @@ func runRun(e *env, args []string) error {
 			fs.Usage()
 			return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
 		}
-		return runDevice(ctx, e, &dev, files, opts, prepareOptions(*sched, *fuse, assign.TotalCost(ctx, opts)), *verify)
+		return runDevice(ctx, e, &dev, files, opts, prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts)), *verify)
 	}
 	if len(files) != 1 {
 		fs.Usage()
@@ -96,7 +96,7 @@ func runRun(e *env, args []string) error {
 		}
 		argText, argName = string(b), *inputs
 	}
-	return eachAnalysis(e, file, prepareOptions(*sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
+	return eachAnalysis(e, file, prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err

@@ -1,0 +1,131 @@
+package liveness
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/randhlo"
+)
+
+// randomOrder returns a random topological order of c (operands and
+// control predecessors first), drawn with rng.
+func randomOrder(c *hlo.Computation, rng *rand.Rand) []*hlo.Instruction {
+	ix := hlo.NewInstructionIndex(c)
+	n := len(c.Instructions)
+	deps := make([]int, n)
+	for i, in := range c.Instructions {
+		deps[i] = len(distinct(in.Operands)) + len(in.ControlPredecessors())
+	}
+	var ready []int
+	for i := range deps {
+		if deps[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	out := make([]*hlo.Instruction, 0, n)
+	seen := make([]int, n)
+	for len(ready) > 0 {
+		k := rng.IntN(len(ready))
+		i := ready[k]
+		ready[k] = ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		in := c.Instructions[i]
+		out = append(out, in)
+		release := func(u *hlo.Instruction) {
+			j := ix.Of(u)
+			if j < 0 {
+				return
+			}
+			deps[j]--
+			if deps[j] == 0 {
+				ready = append(ready, j)
+			}
+		}
+		for _, u := range in.Users {
+			if j := ix.Of(u); j >= 0 && seen[j] != len(out) {
+				seen[j] = len(out)
+				release(u)
+			}
+		}
+		for _, u := range in.ControlSuccessors() {
+			release(u)
+		}
+	}
+	return out
+}
+
+// randomSchedule orders every sequential computation of a at random.
+func randomSchedule(a *Analysis, rng *rand.Rand) *Schedule {
+	s := NewSchedule("random")
+	for _, c := range sequentialComputations(a.Module, a.Kinds) {
+		s.Set(c, randomOrder(c, rng))
+	}
+	return s
+}
+
+// TestEventsMatchLayout: the events of every value, resolved against a
+// timeline, give layout's ranges (before the chaining of a buffer's
+// values, which the test then applies as layout does) and end positions,
+// on random modules with calls, loops, conditionals and in-place fusions,
+// under random schedules.
+func TestEventsMatchLayout(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
+		require.NoError(t, err)
+		_, err = hlo.FlattenCallGraph(m)
+		require.NoError(t, err)
+		a, err := Analyze(m, Options{})
+		require.NoError(t, err)
+		em := newEventModel(a)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		for k := 0; k < 3; k++ {
+			s := randomSchedule(a, rng)
+			require.NoError(t, s.Validate(a.Module, a.Kinds))
+			tl := a.layout(s)
+			checkEvents(t, a, em, tl, seed)
+		}
+	}
+}
+
+func checkEvents(t *testing.T, a *Analysis, em *eventModel, tl *timeline, seed uint64) {
+	t.Helper()
+	ranges, endPos := em.resolve(tl)
+	for _, v := range a.Values {
+		require.Equal(t, tl.scheduled[v.ID], em.scheduled[v.ID], "seed %d: %s scheduled", seed, v.Name())
+		if !tl.scheduled[v.ID] {
+			continue
+		}
+		require.Equal(t, tl.endPos[v.ID], v.Positions[endPos[v.ID]], "seed %d: end position of %s", seed, v.Name())
+	}
+	norm := normalizeRanges(a, ranges, em.scheduled)
+	for _, v := range a.Values {
+		if tl.scheduled[v.ID] {
+			require.Equal(t, tl.ranges[v.ID], norm[v.ID], "seed %d: range of %s", seed, v.Name())
+		}
+	}
+}
+
+// TestEventsMatchLayoutOnCorpus: the same on every corpus module (with
+// its copies inserted), in its own order and in a random one.
+func TestEventsMatchLayoutOnCorpus(t *testing.T) {
+	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
+		if testing.Short() && m.NumInstructions() > 3000 {
+			return
+		}
+		a, err := Prepare(m, SchedKeep)
+		if err != nil {
+			return // the pipeline's own tests cover these
+		}
+		em := newEventModel(a)
+		checkEvents(t, a, em, a.layout(a.Schedule), 0)
+		rng := rand.New(rand.NewPCG(uint64(m.NumInstructions()), 1))
+		checkEvents(t, a, em, a.layout(randomSchedule(a, rng)), 1)
+	})
+}

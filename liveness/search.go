@@ -1,0 +1,868 @@
+package liveness
+
+// Search and Optimal: schedules below XLA's heuristics.
+//
+// XLA's DefaultMemoryScheduler runs three heuristics (list, DFS,
+// post-order) and keeps the one whose schedule needs the least memory
+// (HeuristicBest here, scored as XLA scores it). The order decides which
+// buffers are live together, and so bounds every packing from below; the
+// heuristics leave much of it on the table (on the corpus, search lowers
+// the summed bound by 8.5%, and some modules by a quarter). Both
+// schedulers start from the best heuristic and improve on it with the
+// exact search of exact.go, on windows of one computation's order at a
+// time (segment.go):
+//
+//   - warm start: list, DFS, post-order, the module's own order (and the
+//     schedule the analysis is laid out under, if any) are each laid out
+//     and scored by the module's LowerBound, the objective throughout; the
+//     best that needs no further copies is the incumbent. An order that
+//     needs copies of its own (interfere.go) is scored after them, on a
+//     clone, when it is XLA's choice or could win; when it wins, or when
+//     every order needs copies, it is returned (NeedsCopies) and the
+//     pipeline adds its copies and searches again from it;
+//   - Search: while the budget lasts, the module's worst step is found and
+//     a window of its computation's order around it (16, 32, ... 256
+//     instructions, then the caller's order around the call) is searched
+//     exactly for an order whose worst step is below it, its static bound
+//     first telling when no order of it can be; a window found is taken in
+//     place (applyWindow). A peak no window lowers ends the search;
+//   - Optimal: Search (with its default budget, so Optimal is never
+//     above it), then every computation of up to OptimalBlocks
+//     instructions searched whole, exactly, innermost first as XLA
+//     schedules them (larger ones only by their static bound), then
+//     windows again with what is left;
+//   - the result is laid out and scored by LowerBound itself. It is never
+//     above the incumbent (the incumbent is kept unless LowerBound is
+//     lower), nor above XLA's choice, HeuristicBest's schedule (among the
+//     warm start's candidates, scored after its copies when it needs
+//     them, and returned when it beats the search).
+//
+// Why the search is exact for the module's bound. The steps of a window
+// are the module's steps in its stretch of time, and reordering it
+// changes no other step (segment.go), so the worst step of the module is
+// the larger of the window's worst step and the worst outside it. For a
+// whole computation c, its stretch holds c's steps and those of the
+// computations it calls, in their current orders. A callee d and its
+// caller share only the values passed into d and out of it: the caller's
+// buffers live across d's stretch add the same bytes to each of d's steps
+// whatever d's order, so d's best order minimises d's own worst step; and
+// whether a value passed in stays live after d depends on the caller's
+// order only when an instruction of the caller that the call may run
+// before or after reads it. Optimal searches d again in each such context
+// (each of up to four such values kept or not) and keeps an order that is
+// the best in all of them (contextRobust). Then the best order of each
+// computation, taken innermost first, gives the least bound over the
+// orders of all computations together, and Optimal reports the module
+// proven optimal (Proven) when: every computation's search ended with
+// F(empty) known or met its static bound, every callee's order is the
+// best in every context, and the model's figure for the entry and for
+// every callee's stretch is LowerBound's. "Optimal" is over the orders
+// that need no further copies (those that keep each buffer's values in
+// order and read each value before the next one of its buffer is
+// written), the orders XLA's copy insertion leaves valid.
+//
+// Budgets. The budget is counted in expansions (an expansion whose steps
+// visit many values counting as several, exact.go workPerExpansion), so
+// a result is reproducible on any machine; the wall-clock timeout (DefaultSearch-
+// Timeout, DefaultOptimalTimeout) is a safety net, and a search it cuts
+// short says so (Stopped) and claims no proof.
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// SearchOptions configures Search and Optimal. The zero value is the
+// default of each.
+type SearchOptions struct {
+	// Budget bounds the work of the whole module in expansions (sets of
+	// scheduled instructions the exact search expands; see exact.go). 0
+	// means DefaultSearchBudget for Search and DefaultOptimalBudget for
+	// Optimal, whose budget comes on top of a first phase that is Search
+	// with its default budget; a negative budget runs only the warm start.
+	Budget int64
+	// Timeout caps the wall-clock time, a safety net on slow machines: a
+	// result it cuts short depends on the machine. 0 means
+	// DefaultSearchTimeout or DefaultOptimalTimeout; negative, none.
+	Timeout time.Duration
+}
+
+// Defaults of SearchOptions.
+const (
+	DefaultSearchBudget   = 200_000
+	DefaultOptimalBudget  = 2_000_000
+	DefaultSearchTimeout  = 20 * time.Second
+	DefaultOptimalTimeout = 60 * time.Second
+	// OptimalBlocks is the largest computation (in instructions) Optimal
+	// searches whole; larger ones get windows only, and their static
+	// bound (up to 4096 instructions) as the only proof.
+	OptimalBlocks = 512
+)
+
+// SearchResult is what Search and Optimal found.
+type SearchResult struct {
+	Schedule *Schedule
+	// LowerBound is the module's LowerBound under Schedule; Start is the
+	// incumbent's (the best heuristic's, by the same figure), Heuristic
+	// its name; XLABest is that of HeuristicBest's schedule (after the
+	// copies it may need).
+	LowerBound, Start, XLABest int64
+	Heuristic                  string
+	// Proven reports that no order of the module's computations (keeping
+	// the order of each buffer's values, so that no further copies are
+	// needed) has a smaller LowerBound. Why says why not, when not.
+	Proven bool
+	Why    string
+	// Expansions is the work done; Stopped reports that the budget or the
+	// timeout ended the search.
+	Expansions int64
+	Stopped    bool
+	// NeedsCopies reports that Schedule is a heuristic's order that needs
+	// copies of its own (interfere.go): either its bound with them,
+	// LowerBound, beat every order that needs none, or every heuristic's
+	// order needs copies and it is XLA's choice (LowerBound is then its
+	// bound before them). The pipeline adds them and searches again.
+	NeedsCopies bool
+	// Candidates are the heuristics' schedules, scored.
+	Candidates []Candidate
+}
+
+// Search returns the scalable search's schedule (see the top of the file)
+// and leaves a analysed under it.
+func Search(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+	if opts.Budget == 0 {
+		opts.Budget = DefaultSearchBudget
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultSearchTimeout
+	}
+	return runSearch(ctx, a, opts, false)
+}
+
+// Optimal returns the exact search's schedule (see the top of the file),
+// proven optimal when Proven is set, and leaves a analysed under it.
+func Optimal(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+	if opts.Budget == 0 {
+		opts.Budget = DefaultOptimalBudget
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultOptimalTimeout
+	}
+	return runSearch(ctx, a, opts, true)
+}
+
+// searcher is the state of one Search or Optimal run.
+type searcher struct {
+	ctx      context.Context
+	a        *Analysis
+	em       *eventModel
+	sched    *Schedule
+	tl       *timeline
+	steps    []int64 // LowerBoundCurve's figure at every step
+	peak     int64
+	budget   int64 // left
+	used     int64
+	deadline time.Time
+	stopped  bool
+	// callerSegs caches callerSegment (looked up by key only); byID
+	// serves instByID.
+	callerSegs map[*hlo.Computation]*segment
+	byID       []*hlo.Instruction
+}
+
+func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool) (*SearchResult, error) {
+	name := SchedSearch
+	if exact {
+		name = SchedOptimal
+	}
+	res := &SearchResult{}
+	inc, fallback, fallbackLB, err := a.warmStart(res)
+	if err != nil {
+		return nil, err
+	}
+	useFallback := func(why string) (*SearchResult, error) {
+		// A heuristic order that needs copies of its own does better,
+		// once they are in: return it (the pipeline adds the copies and
+		// may search again from there).
+		out := NewSchedule(name)
+		for _, c := range a.Module.Computations {
+			out.Set(c, fallback.Sequence(c))
+		}
+		a.install(out, a.layout(out))
+		res.Schedule, res.LowerBound, res.Why, res.NeedsCopies = out, fallbackLB, why, true
+		if fallbackLB < 0 {
+			res.LowerBound = a.LowerBound(nil).Bytes // before its copies
+		}
+		return res, nil
+	}
+	if inc == nil {
+		if fallback == nil {
+			s, _, err := HeuristicBest(a)
+			if err != nil {
+				return nil, err
+			}
+			res.Schedule, res.Why, res.NeedsCopies = s, "no heuristic order settles", true
+			res.LowerBound = a.LowerBound(nil).Bytes
+			return res, nil
+		}
+		return useFallback("every heuristic order needs further copies")
+	}
+	st := &searcher{ctx: ctx, a: a, em: newEventModel(a), budget: opts.Budget}
+	if opts.Timeout > 0 {
+		st.deadline = time.Now().Add(opts.Timeout)
+	}
+	st.setSchedule(inc)
+	proof := proofState{ok: exact}
+	if opts.Budget > 0 {
+		if exact {
+			// Search first, with its own default budget (so Optimal is
+			// never above Search): a better incumbent prunes the exact
+			// search. Then every computation whole, with Optimal's budget;
+			// then windows again with what is left.
+			st.budget = DefaultSearchBudget
+			st.windows()
+			st.budget = opts.Budget
+			st.stopped = false
+			st.wholeComputations(&proof)
+			if !proof.ok {
+				st.windows()
+			}
+		} else {
+			st.windows()
+		}
+	} else {
+		proof.fail("no budget")
+	}
+	out := NewSchedule(name)
+	for _, c := range a.Module.Computations {
+		if seq, ok := st.sched.seqs[c]; ok {
+			out.Set(c, seq)
+		}
+	}
+	tl := a.layout(out)
+	a.install(out, tl)
+	lb := a.LowerBound(nil).Bytes
+	if lb >= res.Start {
+		// No better than the incumbent (the windows may have lowered
+		// steps below the peak without lowering the peak): keep the
+		// incumbent's order, which keeps outputs stable. Above it, the
+		// model promised better and LowerBound disagrees: say so.
+		if lb > res.Start {
+			proof.fail("the search's figure was not LowerBound's")
+		}
+		out = inc
+		out.Name = name
+		a.install(out, a.layout(out))
+		lb = res.Start
+	}
+	res.Schedule, res.LowerBound = out, lb
+	res.Expansions, res.Stopped = st.used, st.stopped
+	if fallback != nil && fallbackLB < lb {
+		return useFallback("a heuristic order with copies of its own does better")
+	}
+	if exact {
+		if proof.ok && proof.predicted != lb {
+			proof.fail(fmt.Sprintf("the model's figure %d is not LowerBound's %d", proof.predicted, lb))
+		}
+		res.Proven, res.Why = proof.ok, proof.why
+	}
+	return res, nil
+}
+
+// proofState collects whether Optimal's result is proven.
+type proofState struct {
+	ok        bool
+	why       string
+	predicted int64 // the model's figure for the module, from the entry's search
+}
+
+func (p *proofState) fail(why string) {
+	if p.ok {
+		p.ok, p.why = false, why
+	}
+}
+
+// warmStart scores the heuristics, and the schedule a is laid out under
+// if any, by LowerBound, and returns the best schedule that needs no
+// further copies (nil when none) and the best of all once their copies
+// are in place (fallback, nil when it is the first), filling res's Start,
+// Heuristic, XLABest and Candidates. It leaves a analysed under
+// HeuristicBest's schedule.
+func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallbackLB int64, err error) {
+	current := a.Schedule
+	xla, cands, err := HeuristicBest(a)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if current != nil && current.Validate(a.Module, a.Kinds) == nil {
+		cands = append(cands, Candidate{Name: current.Name, Schedule: current})
+	}
+	res.Start, fallbackLB = -1, -1
+	for i := range cands {
+		c := &cands[i]
+		a.install(c.Schedule, a.layout(c.Schedule))
+		c.LowerBound = a.LowerBound(nil).Bytes
+		c.NeedsCopies = len(a.interference()) > 0
+		c.AfterCopies = c.LowerBound
+		if !c.NeedsCopies && (inc == nil || c.LowerBound < res.Start) {
+			inc, res.Start, res.Heuristic = c.Schedule, c.LowerBound, c.Name
+		}
+	}
+	// An order that needs copies is scored after them (on a copy of the
+	// module: costly) when it is XLA's choice, which the result must not
+	// be above, or when its bound before them beats every order that
+	// needs none. When every order needs copies, none is: XLA's choice is
+	// returned for the pipeline to add its copies and search on from it.
+	for i := range cands {
+		c := &cands[i]
+		if !c.NeedsCopies {
+			continue
+		}
+		c.AfterCopies = -1
+		if inc == nil {
+			if c.Schedule == xla {
+				fallback, fallbackLB = c.Schedule, -1
+			}
+			continue
+		}
+		if c.Schedule != xla && c.LowerBound >= res.Start {
+			continue
+		}
+		if lb, err := a.boundAfterCopies(c.Schedule); err == nil {
+			c.AfterCopies = lb // else its copies do not settle: not a candidate
+		}
+		if c.AfterCopies >= 0 && (fallback == nil || c.AfterCopies < fallbackLB) {
+			fallback, fallbackLB = c.Schedule, c.AfterCopies
+		}
+	}
+	for _, c := range cands {
+		if c.Schedule == xla {
+			res.XLABest = c.AfterCopies
+		}
+	}
+	res.Candidates = cands
+	a.install(xla, a.layout(xla))
+	if inc != nil {
+		s := NewSchedule(inc.Name)
+		for _, c := range a.Module.Computations {
+			s.Set(c, inc.Sequence(c))
+		}
+		inc = s
+	}
+	return inc, fallback, fallbackLB, nil
+}
+
+// boundAfterCopies returns the lower bound of a's module under s once
+// the copies s needs are in place (repairInterference), computed on a
+// copy of the module.
+func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
+	m2 := a.Module.Clone()
+	byID := make([]*hlo.Instruction, m2.NumInstructions())
+	for _, c := range m2.Computations {
+		for _, in := range c.Instructions {
+			if in.ID >= 0 && in.ID < len(byID) {
+				byID[in.ID] = in
+			}
+		}
+	}
+	s2 := NewSchedule(s.Name)
+	for i, c := range a.Module.Computations {
+		seq := s.Sequence(c)
+		seq2 := make([]*hlo.Instruction, len(seq))
+		for k, in := range seq {
+			seq2[k] = byID[in.ID]
+		}
+		s2.Set(m2.Computations[i], seq2)
+	}
+	a2, err := analyzeModule(m2, Options{}, checkNone, false)
+	if err != nil {
+		return 0, err
+	}
+	if err := a2.Reschedule(s2); err != nil {
+		return 0, err
+	}
+	a2, _, err = repairInterference(m2, a2)
+	if err != nil {
+		return 0, err
+	}
+	return a2.LowerBound(nil).Bytes, nil
+}
+
+// setSchedule makes s the searcher's schedule and lays it out.
+func (st *searcher) setSchedule(s *Schedule) {
+	st.sched = s
+	st.tl = st.a.layout(s)
+	st.a.install(s, st.tl)
+	curve := st.a.LowerBoundCurve(nil, nil)
+	st.steps = make([]int64, len(curve))
+	for t, c := range curve {
+		st.steps[t] = c.Bytes()
+	}
+	st.setPeak()
+}
+
+func (st *searcher) setPeak() {
+	st.peak = 0
+	for _, x := range st.steps {
+		st.peak = max(st.peak, x)
+	}
+}
+
+// applyWindow takes order for window s, updating the layout in place:
+// the window's steps are rearranged block by block (their computations'
+// spans move with them), the ranges of the values with an event in the
+// window are resolved again, and the window's steps take the model's
+// figures (steps, in the new order), which are LowerBound's: nothing
+// else changes. (One thing outside could: the end position of a value
+// that ends after the window, when it is among positions in the window
+// that no constraint orders, decides a takeover after the window; a
+// window keeps those positions in order, and a whole computation cannot
+// hold them, so that is only a safety net.)
+func (st *searcher) applyWindow(s *segment, order []int32, steps []int64) {
+	st.sched = st.with(s.c, s.sequence(order))
+	for id := range s.vals {
+		if s.tracked[id] >= 0 && s.vals[id].post {
+			st.setSchedule(st.sched) // not in a window: buildOrder orders them
+			return
+		}
+	}
+	tl := st.tl
+	old := slices.Clone(tl.seq[s.T0:s.T1])
+	pos := s.T0
+	for _, b := range order {
+		from := int(s.base[b])
+		delta := pos - (s.T0 + from)
+		copy(tl.seq[pos:], old[from:from+int(s.blen[b])])
+		for _, d := range s.inner[b] {
+			tl.spans[d].Start += delta
+			tl.spans[d].End += delta
+		}
+		pos += int(s.blen[b])
+	}
+	for u := s.T0; u < s.T1; u++ {
+		tl.times[tl.seq[u].ID] = u
+	}
+	// The values with an event in the window, then their buffers'
+	// chains, as layout makes them.
+	for id := range s.vals {
+		v := s.vals[id].v
+		r, ep := st.em.resolveOne(tl, v.ID)
+		tl.ranges[v.ID], tl.endPos[v.ID] = r, v.Positions[ep]
+	}
+	var vs []*Value
+	for _, sb := range s.bufs {
+		if len(sb.b.Values) < 2 {
+			continue
+		}
+		vs = vs[:0]
+		for _, v := range sb.b.Values {
+			if tl.scheduled[v.ID] {
+				vs = append(vs, v)
+			}
+		}
+		sortByRange(vs, tl.ranges)
+		for i := 0; i+1 < len(vs); i++ {
+			r1, r2 := &tl.ranges[vs[i].ID], &tl.ranges[vs[i+1].ID]
+			r2.End = max(r1.End, r2.End)
+			r1.End = min(r1.End, r2.Start)
+		}
+	}
+	copy(st.steps[s.T0:s.T1], steps)
+	st.setPeak()
+}
+
+// with returns the schedule with c's sequence replaced.
+func (st *searcher) with(c *hlo.Computation, seq []*hlo.Instruction) *Schedule {
+	s := NewSchedule(st.sched.Name)
+	for _, d := range st.a.Module.Computations {
+		if x, ok := st.sched.seqs[d]; ok {
+			s.Set(d, x)
+		}
+	}
+	s.Set(c, seq)
+	return s
+}
+
+// exactOpts returns the options of the next exact search, with at most
+// cap expansions of the budget left.
+func (st *searcher) exactOpts(cap int64, floor int64) (exactOptions, bool) {
+	if st.budget <= 0 || st.stopped {
+		return exactOptions{}, false
+	}
+	if st.ctx.Err() != nil || !st.deadline.IsZero() && time.Now().After(st.deadline) {
+		st.stopped = true
+		return exactOptions{}, false
+	}
+	return exactOptions{Budget: min(cap, st.budget), Deadline: st.deadline, Floor: floor}, true
+}
+
+// spend charges an exact search's work to the budget.
+func (st *searcher) spend(r exactResult, o exactOptions) {
+	st.used += r.Expansions
+	st.budget -= r.Expansions
+	if !r.Exhausted && (o.Budget >= st.budget+r.Expansions || !o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
+		st.stopped = true
+	}
+}
+
+func identity(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+// wholeComputations searches every computation of up to OptimalBlocks
+// instructions whole, callees first (Optimal), and records in proof
+// whether the result is proven.
+func (st *searcher) wholeComputations(proof *proofState) {
+	a := st.a
+	entry := a.Module.Entry
+	var comps []*hlo.Computation
+	for _, c := range ComputationPostOrder(a.Module) {
+		if a.Kinds[c.ID] == Sequential && st.tl.spans[c.ID].Start >= 0 && len(st.sched.Sequence(c)) > 0 {
+			comps = append(comps, c)
+		}
+	}
+	for i, c := range comps {
+		n := len(st.sched.Sequence(c))
+		if n > 4096 {
+			proof.fail(fmt.Sprintf("computation %s has %d instructions, more than the %d searched whole", c.Name, n, OptimalBlocks))
+			continue
+		}
+		s, ok := newSegment(a, st.em, st.tl, st.sched, st.steps, c, 0, n)
+		if !ok {
+			proof.fail(fmt.Sprintf("computation %s: its order needs further copies", c.Name))
+			continue
+		}
+		floor := int64(0) // a callee: its own least worst step
+		if c == entry {
+			floor = s.OutsideMax // the last step, which every order keeps
+		}
+		// Each computation may take a share of what is left, four times
+		// its even share (but at least 50,000 expansions), so that one
+		// hard computation does not starve the others.
+		share := max(4*st.budget/int64(len(comps)-i), 50_000)
+		o, ok := st.exactOpts(share, floor)
+		if !ok {
+			proof.fail("the budget or the timeout ended the search")
+			return
+		}
+		o.Bound = true
+		if n > OptimalBlocks {
+			o.NoSearch = true // only the static bound can prove it
+		}
+		inc := identity(n)
+		r := s.solve(st.ctx, inc, o)
+		st.spend(r, o)
+		if !r.Exhausted {
+			if n > OptimalBlocks {
+				proof.fail(fmt.Sprintf("computation %s has %d instructions, more than the %d searched whole, and its static bound is below its figure", c.Name, n, OptimalBlocks))
+			} else {
+				proof.fail(fmt.Sprintf("computation %s: the search was not exhausted", c.Name))
+			}
+		}
+		if c == entry {
+			proof.predicted = max(r.Cost, s.OutsideMax)
+		}
+		if r.Improved {
+			st.setSchedule(st.with(c, s.sequence(r.Order)))
+		}
+		if c != entry && proof.ok && r.Exhausted {
+			// Its best order must be the best in every context its
+			// caller's orders give it.
+			if why := st.contextRobust(c, s, r, proof); why != "" {
+				proof.fail(why)
+			}
+		}
+		if c != entry && proof.ok {
+			// The callee's own figure must be LowerBound's for its
+			// stretch, or the relaxation decided something.
+			sp := st.tl.spans[c.ID]
+			var worst int64
+			for t := sp.Start; t < sp.End; t++ {
+				worst = max(worst, st.steps[t])
+			}
+			if worst != r.Cost {
+				proof.fail(fmt.Sprintf("computation %s: the model's figure %d is not LowerBound's %d", c.Name, r.Cost, worst))
+			}
+		}
+	}
+}
+
+// contextRobust checks that the order found for callee d (its segment s,
+// search result r) is the best in every context the orders of its caller
+// can give it, and returns why not ("" when it is). A value passed into d
+// stays live past d when some instruction of the caller after the call
+// reads it; when such an instruction is one the call may run before or
+// after (no constraint orders them), the order of the caller decides, so
+// d is searched again with that value kept and not kept, in every
+// combination (up to four such values), and the order found must reach
+// each optimum.
+func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult, proof *proofState) string {
+	a := st.a
+	sites := a.callers[d.ID]
+	if len(sites) != 1 {
+		return fmt.Sprintf("computation %s has %d call sites", d.Name, len(sites))
+	}
+	call := sites[0]
+	c := call.Parent
+	cs := st.callerSegment(c)
+	if cs == nil {
+		return fmt.Sprintf("computation %s: its caller %s has no order model", d.Name, c.Name)
+	}
+	bi := cs.blockIndex[call.ID]
+	span := st.tl.spans[d.ID]
+	// owner climbs from computation e to the instruction of c whose
+	// block holds it, and says whether the climb passed through d.
+	owner := func(e *hlo.Computation, in *hlo.Instruction) (*hlo.Instruction, bool) {
+		inside := false
+		for depth := 0; e != nil && depth < 1<<10; depth++ {
+			if e == d {
+				inside = true
+			}
+			if e == c {
+				return in, inside
+			}
+			callers := a.callers[e.ID]
+			if len(callers) != 1 {
+				return nil, inside
+			}
+			in, e = callers[0], callers[0].Parent
+		}
+		return nil, inside
+	}
+	var varying []int32
+	for id := range s.vals {
+		ve := &st.em.vals[s.vals[id].v.ID]
+		variable, always := false, ve.toEnd
+		for _, es := range [][]event{{ve.start}, ve.defEnd, ve.pos, ve.ends} {
+			for _, e := range es {
+				var o *hlo.Instruction
+				var inside bool
+				switch e.kind {
+				case evInst:
+					if e.id < 0 {
+						continue
+					}
+					x := st.instByID(int(e.id))
+					if x == nil {
+						continue
+					}
+					o, inside = owner(x.Parent, x)
+				case evSpanStart, evSpanEnd:
+					comp := a.Module.Computations[e.id]
+					if comp == c {
+						always = always || e.kind == evSpanEnd
+						continue
+					}
+					o, inside = owner(comp, nil)
+				default:
+					always = true
+					continue
+				}
+				if inside {
+					continue
+				}
+				t := st.tl.at(e)
+				switch {
+				case o == nil || o == call:
+					always = always || t >= span.End
+				default:
+					j := cs.blockIndex[o.ID]
+					switch {
+					case cs.precedes(bi, j):
+						always = true
+					case cs.precedes(j, bi):
+					default:
+						variable = true
+					}
+				}
+			}
+		}
+		if variable && !always {
+			varying = append(varying, int32(id))
+		}
+	}
+	if len(varying) == 0 {
+		return ""
+	}
+	if len(varying) > 4 {
+		return fmt.Sprintf("computation %s: %d values passed in stay live past it or not depending on its caller's order", d.Name, len(varying))
+	}
+	// The optimum in every context, and an order optimal in all of them:
+	// the one found, else one of the others' optima.
+	var alts []*segment
+	var opts []int64
+	cands := [][]int32{r.Order}
+	for mask := 0; mask < 1<<len(varying); mask++ {
+		alt := s.withPost(varying, mask)
+		o, ok := st.exactOpts(st.budget, 0)
+		if !ok {
+			return "the budget or the timeout ended the search"
+		}
+		o.Bound = true
+		opt := alt.solve(st.ctx, identity(len(alt.blocks)), o)
+		st.spend(opt, o)
+		if !opt.Exhausted {
+			return fmt.Sprintf("computation %s: the search in another context was not exhausted", d.Name)
+		}
+		alts, opts = append(alts, alt), append(opts, opt.Cost)
+		cands = append(cands, opt.Order)
+	}
+	for i, order := range cands {
+		good := true
+		for k, alt := range alts {
+			if alt.evaluate(order, nil) != opts[k] {
+				good = false
+				break
+			}
+		}
+		if !good {
+			continue
+		}
+		if i > 0 {
+			st.setSchedule(st.with(d, s.sequence(order)))
+		}
+		return ""
+	}
+	return fmt.Sprintf("computation %s: no order of it is the best in every context its caller's orders give it", d.Name)
+}
+
+// instByID returns the instruction with that ID, from a table built once.
+func (st *searcher) instByID(id int) *hlo.Instruction {
+	if st.byID == nil {
+		st.byID = make([]*hlo.Instruction, st.a.Module.NumInstructions())
+		for _, c := range st.a.Module.Computations {
+			for _, in := range c.Instructions {
+				if in.ID >= 0 && in.ID < len(st.byID) {
+					st.byID[in.ID] = in
+				}
+			}
+		}
+	}
+	if id < 0 || id >= len(st.byID) {
+		return nil
+	}
+	return st.byID[id]
+}
+
+// callerSegment returns the whole-computation segment of c, for its order
+// constraints (which callees' orders do not change), built once.
+func (st *searcher) callerSegment(c *hlo.Computation) *segment {
+	if s, ok := st.callerSegs[c]; ok {
+		return s
+	}
+	n := len(st.sched.Sequence(c))
+	var s *segment
+	if n > 0 && n <= 4096 {
+		s, _ = newSegment(st.a, st.em, st.tl, st.sched, st.steps, c, 0, n)
+		if s != nil {
+			s.blockIndex = map[int]int32{}
+			for b, in := range s.blocks {
+				s.blockIndex[in.ID] = int32(b)
+			}
+		}
+	}
+	if st.callerSegs == nil {
+		st.callerSegs = map[*hlo.Computation]*segment{}
+	}
+	st.callerSegs[c] = s
+	return s
+}
+
+// windowSizes are the window widths tried around a peak, smallest first;
+// a window of w instructions may expand windowBudget*w sets.
+var windowSizes = []int{16, 32, 64, 128, 256}
+
+const windowBudget = 50
+
+// windows lowers the module's peak by searching windows of the order
+// around its worst steps, until no window helps or the budget runs out.
+func (st *searcher) windows() {
+	for !st.stopped && st.budget > 0 {
+		// The first step at the peak that some window can lower.
+		improved := false
+		for t, x := range st.steps {
+			if x != st.peak || t >= len(st.tl.seq) {
+				continue
+			}
+			if st.lowerStep(t) {
+				improved = true
+				break
+			}
+			// A peak step no window lowers: the peak stays.
+			return
+		}
+		if !improved {
+			return // the peak is at the end of the program, which no order moves
+		}
+	}
+}
+
+// lowerStep searches windows around step t (of its own computation, then
+// of the computations around it) for an order whose worst step is below
+// the peak, and takes the first it finds.
+func (st *searcher) lowerStep(t int) bool {
+	a := st.a
+	in := st.tl.seq[t]
+	for c := in.Parent; c != nil; {
+		seq := st.sched.Sequence(c)
+		// The instruction of c whose block holds step t.
+		idx, _ := slices.BinarySearchFunc(seq, t, func(x *hlo.Instruction, t int) int { return st.tl.time(x) - t })
+		if idx >= len(seq) {
+			break
+		}
+		for _, w := range windowSizes {
+			if w > 2*len(seq) {
+				break
+			}
+			lo := max(0, idx-w/2)
+			hi := min(len(seq), lo+w)
+			lo = max(0, hi-w)
+			if hi-lo < 2 {
+				continue
+			}
+			s, ok := newWindow(a, st.em, st.tl, st.sched, st.steps, c, lo, hi)
+			if !ok {
+				continue
+			}
+			if s.staticBound() >= st.peak {
+				// Every order of the window keeps a step at the peak: a
+				// larger window, or the caller's.
+				if hi-lo == len(seq) {
+					break
+				}
+				continue
+			}
+			o, ok := st.exactOpts(int64(windowBudget*w), st.peak-1)
+			if !ok {
+				return false
+			}
+			r := s.solve(st.ctx, identity(hi-lo), o)
+			st.spend(r, o)
+			if r.Improved && r.Cost < st.peak {
+				steps := make([]int64, s.T1-s.T0)
+				s.evaluate(r.Order, steps)
+				st.applyWindow(s, r.Order, steps)
+				return true
+			}
+			if hi-lo == len(seq) {
+				break // the whole computation: no larger window
+			}
+		}
+		// The computation's caller, around the call.
+		callers := a.callers[c.ID]
+		if len(callers) != 1 {
+			break
+		}
+		in = callers[0]
+		t = st.tl.time(in)
+		c = in.Parent
+	}
+	return false
+}
