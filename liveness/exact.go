@@ -60,7 +60,7 @@ func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
 
 // workPerExpansion is the values visited (segment.work) that count as
 // one more expansion of the budget.
-const workPerExpansion = 4096
+const workPerExpansion = 16384
 
 // exactOptions bounds one exact search.
 type exactOptions struct {
