@@ -75,7 +75,10 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 	}
 	j.Key("allocations")
 	j.BeginArray()
-	for _, al := range as.Allocations {
+	for i, al := range as.Allocations {
+		if err := outputFailed(i, j.Err); err != nil {
+			return err
+		}
 		j.BeginObject()
 		j.Key("index")
 		j.Int(int64(al.Index))

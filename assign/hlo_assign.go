@@ -273,6 +273,9 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignmen
 	if opts.Algorithm == "" {
 		opts.Algorithm = "auto"
 	}
+	if err := pack.CheckAlgorithm(opts.Algorithm); err != nil {
+		return nil, fmt.Errorf("assign: %w", err)
+	}
 	if opts.Budget == 0 {
 		opts.Budget = DefaultBudget
 	}
@@ -292,14 +295,31 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignmen
 		xla := replay(as.Analysis, func(v *liveness.Value) bool { return v.Inst.Opcode != hlo.OpConstant }, as.shareFunc())
 		as.Stats.XLAMinimumBytes = xla.xlaPeak
 	}()
-	as.assignGlobal()
+	// Once ctx is done Assign returns at once, leaving the bounds to
+	// finish on their own (they only read the analysis, and write to as,
+	// which is dropped).
+	if err := as.assignGlobal(ctx); err != nil {
+		return nil, err
+	}
 	deferred := as.deferred()
 	if err := as.packTemps(ctx, deferred); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		<-bounds
 		return nil, err
 	}
+	// An interrupted search of the temp heaps keeps the best packing found;
+	// an interrupted Assign returns nothing.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	as.assignThreadLocal()
-	<-bounds
+	select {
+	case <-bounds:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	as.finish()
 	return as, nil
 }
@@ -544,8 +564,11 @@ func (as *Assignment) sortedBuffersOf(k liveness.CompKind) []*liveness.Buffer {
 
 // assignGlobal handles the buffers of sequential computations: special
 // allocations, reuse, and deferral of temporaries.
-func (as *Assignment) assignGlobal() {
+func (as *Assignment) assignGlobal(ctx context.Context) error {
 	bufs := as.sortedBuffersOf(liveness.Sequential)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// At most the live-out buffers and the entry parameters become
 	// reusable allocations.
 	most := 0
@@ -561,7 +584,12 @@ func (as *Assignment) assignGlobal() {
 	}
 	as.reusable = reusable
 	entry := as.Module.Entry
-	for _, b := range bufs {
+	for i, b := range bufs {
+		if i%pollEvery == pollEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if as.special(b, entry, reusable) {
 			continue
 		}
@@ -588,7 +616,12 @@ func (as *Assignment) assignGlobal() {
 		as.addBuffer(al, b)
 		reusable.add(al)
 	}
+	return nil
 }
+
+// pollEvery is how many steps of a long loop run between two looks at the
+// context.
+const pollEvery = 8192
 
 // special gives constants and entry parameters their own allocation.
 func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusable *reusableSet) bool {

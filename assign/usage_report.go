@@ -39,12 +39,18 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 	b.WriteString("------------------------------------------------------------------------------\n")
 	var cum int64
 	sorted := as.sortedBySize()
-	for _, al := range sorted {
+	for i, al := range sorted {
+		if err := outputFailed(i, b.Flush); err != nil {
+			return err
+		}
 		cum += al.Size
 		fmt.Fprintf(b, "%10s(%s); %10s; %s\n", HumanBytes(cum), percent(cum, total), HumanBytes(total-cum), al.header(HumanBytes(al.Size)))
 	}
 	b.WriteString("\n\nAllocations sorted by size with their values:\n")
-	for _, al := range sorted {
+	for i, al := range sorted {
+		if err := outputFailed(i, b.Flush); err != nil {
+			return err
+		}
 		b.WriteString(al.header(HumanBytes(al.Size)))
 		b.WriteByte('\n')
 		if len(al.Slots) > 1 {

@@ -74,15 +74,22 @@ func (as *Assignment) WriteXLA(w io.Writer) error {
 func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	b.WriteString("BufferAssignment:\n")
+	n := 0 // slots written
 	for _, al := range as.Allocations {
 		b.WriteString(al.header(fmt.Sprint(al.Size)))
 		b.WriteByte('\n')
 		for _, s := range al.Slots {
+			if err := outputFailed(n, b.Flush); err != nil {
+				return err
+			}
+			n++
 			fmt.Fprintf(b, " value: %s (size=%d,offset=%d): %s\n", valueLabel(s), s.Size, s.Offset, s.Value.Shape.StringWithLayout())
 		}
 	}
 	fmt.Fprintf(b, "\nTotal bytes used: %d (%s)\n\n", as.Stats.TotalBytes, HumanBytes(as.Stats.TotalBytes))
-	as.writeUsedValues(b)
+	if err := as.writeUsedValues(b); err != nil {
+		return err
+	}
 	b.WriteString("\n\n")
 	if err := b.Flush(); err != nil {
 		return err
@@ -109,7 +116,7 @@ func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error 
 // with layouts, with "/*index=N*/" before every fifth operand, and with
 // operand shapes when the module's text had them (XLA printed them until
 // 2024).
-func (as *Assignment) writeUsedValues(b *bufio.Writer) {
+func (as *Assignment) writeUsedValues(b *bufio.Writer) error {
 	var used []*liveness.Value
 	seen := make(map[*liveness.Value]bool)
 	for _, al := range as.Allocations {
@@ -126,9 +133,12 @@ func (as *Assignment) writeUsedValues(b *bufio.Writer) {
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
-	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true}
+	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true, ElideLargeConstants: true}
 	b.WriteString("Used values:\n")
-	for _, v := range used {
+	for i, v := range used {
+		if err := outputFailed(i, b.Flush); err != nil {
+			return err
+		}
 		b.WriteString(valueLabel(Slot{Value: v}))
 		b.WriteString("\n positions:\n")
 		for _, p := range v.Positions {
@@ -153,4 +163,16 @@ func (as *Assignment) writeUsedValues(b *bufio.Writer) {
 		b.WriteString(strings.TrimPrefix(v.Inst.StringWith(popts), "ROOT "))
 		b.WriteByte('\n')
 	}
+	return nil
+}
+
+// outputFailed calls flush every pollEvery steps of a writing loop (i
+// counts them) and returns its error: the output has failed (an
+// interrupted command's output refuses every write), so the loop stops
+// rather than format the rest for nothing.
+func outputFailed(i int, flush func() error) error {
+	if i%pollEvery != pollEvery-1 {
+		return nil
+	}
+	return flush()
 }

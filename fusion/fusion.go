@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -39,6 +40,18 @@ type Options struct {
 	// Explain, when set, receives every decision, made or declined, in
 	// the order they were taken.
 	Explain func(Decision)
+
+	// ctx is RunContext's (or the pipeline's): the guard's measures stop
+	// when it is done.
+	ctx context.Context
+}
+
+// context returns the context the options run under.
+func (o Options) context() context.Context {
+	if o.ctx == nil {
+		return context.Background()
+	}
+	return o.ctx
 }
 
 // DefaultMaxOperands is XLA:GPU's bound on a fusion's operands and outputs

@@ -36,6 +36,7 @@ func Passes(opts Options) []liveness.Pass {
 			if o.Search == (liveness.SearchOptions{}) {
 				o.Search = p.Search
 			}
+			o.ctx = p.Context()
 			from := orig
 			orig = nil
 			return runFrom(m, from, o)

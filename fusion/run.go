@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -22,6 +23,14 @@ func Run(m *hlo.Module, opts Options) (changed bool, err error) {
 	return runFrom(m, nil, opts)
 }
 
+// RunContext is Run that stops, returning ctx's error, once ctx is done
+// (the guard's measures prepare the module again and again; each stops).
+// m may then be left partly fused, valid or not: discard it.
+func RunContext(ctx context.Context, m *hlo.Module, opts Options) (changed bool, err error) {
+	opts.ctx = ctx
+	return runFrom(m, nil, opts)
+}
+
 // runFrom is Run. With the guard on and orig set (a clone of the module
 // before the simplification passes that made m), the measure kept is
 // orig's: when the simplified module, even unfused, measures above it, m
@@ -30,7 +39,8 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	if m == nil || m.Entry == nil {
 		return false, nil
 	}
-	if err := hlo.Verify(m); err != nil {
+	ctx := opts.context()
+	if err := hlo.VerifyContext(ctx, m); err != nil {
 		return false, err
 	}
 	forbid := map[[2]string]bool{}
@@ -43,6 +53,9 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 		var undone bool
 		f, refused, checked, undone = guarded(m, orig, opts, forbid)
 		changed = undone
+	}
+	if err := ctx.Err(); err != nil {
+		return changed, err
 	}
 	if opts.Explain != nil {
 		for _, d := range refused {
@@ -175,6 +188,9 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 	// next search starts past them.
 	lo := 0
 	for round := 0; ; round++ {
+		if opts.context().Err() != nil {
+			return lo, refused // the caller returns the context's error
+		}
 		f, x, xerr := first, firstX, firstErr
 		if round > 0 {
 			f, x, xerr = trial(-1)
@@ -186,6 +202,9 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		// found remembers what each prefix measured.
 		found := map[int]measured{}
 		k := lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
+			if opts.context().Err() != nil {
+				return true
+			}
 			_, xk, xerr := trial(lo + i + 1)
 			found[lo+i+1] = measured{xk, xerr}
 			return xerr != nil || xk.above(base)
@@ -273,7 +292,7 @@ func measureClone(m *hlo.Module, opts Options, settled bool) (measure, error) {
 // measureModule prepares m as buffer assignment would (copies, schedule),
 // in place, and returns its lower bound and Options.Cost of the analysis.
 func measureModule(m *hlo.Module, opts Options) (measure, error) {
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Scheduler: opts.Scheduler, Search: opts.Search})
+	a, err := liveness.PrepareContext(opts.context(), m, liveness.PrepareOptions{Scheduler: opts.Scheduler, Search: opts.Search})
 	if err != nil {
 		return measure{}, err
 	}

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"context"
 	"slices"
 	"strconv"
 )
@@ -138,10 +139,16 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 // that calls itself would never end) and operands outside their
 // computation, which cloning cannot map.
 func FlattenCallGraph(m *Module) (changed bool, err error) {
+	return FlattenCallGraphContext(context.Background(), m)
+}
+
+// FlattenCallGraphContext is FlattenCallGraph whose verification of m
+// stops, returning ctx's error, once ctx is done.
+func FlattenCallGraphContext(ctx context.Context, m *Module) (changed bool, err error) {
 	if m == nil {
 		return false, nil
 	}
-	if err := Verify(m); err != nil {
+	if err := VerifyContext(ctx, m); err != nil {
 		return false, err
 	}
 	names := NewNameUniquer(m)

@@ -22,6 +22,7 @@ package hlo
 // unknown computation) are collected, and Parse reports them all, sorted.
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,7 +38,19 @@ func Parse(filename string, src []byte) ([]*Module, error) {
 // ParseString is Parse for a string; the modules' names and attribute
 // texts share memory with src.
 func ParseString(filename, src string) (mods []*Module, err error) {
-	p := &parser{file: filename, src: src, lx: newLexer(src), shapes: make(map[string]Shape)}
+	return ParseStringContext(context.Background(), filename, src)
+}
+
+// ParseStringContext is ParseString that stops, returning ctx's error,
+// once ctx is done (checked every few thousand instructions).
+func ParseStringContext(ctx context.Context, filename, src string) (mods []*Module, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := &parser{ctx: ctx, file: filename, src: src, lx: newLexer(src), shapes: make(map[string]Shape)}
 	p.tok = p.lx.next()
 	defer func() {
 		if r := recover(); r != nil {
@@ -45,6 +58,9 @@ func ParseString(filename, src string) (mods []*Module, err error) {
 				panic(r)
 			}
 			mods, err = nil, p.errs.Err()
+			if p.stopped != nil {
+				err = p.stopped
+			}
 		}
 	}()
 	mods = p.parseFile()
@@ -70,12 +86,15 @@ func ParseModule(filename, src string) (*Module, error) {
 type bailout struct{}
 
 type parser struct {
-	file string
-	src  string
-	lx   lexer
-	tok  token // the current token
-	prev token // the last consumed token
-	errs ErrorList
+	ctx     context.Context
+	stopped error // ctx's error, once the parse stopped for it
+	polled  int   // instructions parsed since ctx was last checked
+	file    string
+	src     string
+	lx      lexer
+	tok     token // the current token
+	prev    token // the last consumed token
+	errs    ErrorList
 
 	shapes      map[string]Shape // parsed shapes by source text, to share their slices
 	shapeHeight int              // tuple height of the shape parseShape read last
@@ -204,6 +223,22 @@ func (p *parser) errorf(pos Pos, format string, args ...any) {
 func (p *parser) fail(pos Pos, format string, args ...any) {
 	p.errorf(pos, format, args...)
 	panic(bailout{})
+}
+
+// pollEvery is how many instructions the parser reads between two looks
+// at its context.
+const pollEvery = 4096
+
+// poll stops the parse once the context is done.
+func (p *parser) poll() {
+	if p.polled++; p.polled < pollEvery {
+		return
+	}
+	p.polled = 0
+	if err := p.ctx.Err(); err != nil {
+		p.stopped = err
+		panic(bailout{})
+	}
 }
 
 // name reads a name, with or without '%'.
@@ -541,6 +576,7 @@ func (p *parser) parseComputation() {
 		if k := p.peek().kind; k == tokEOF || k == tokSplit {
 			p.fail(open.pos(), "computation %s has no closing '}'", c.Name)
 		}
+		p.poll()
 		p.parseInstruction()
 	}
 	p.next()

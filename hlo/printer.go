@@ -209,7 +209,15 @@ type PrintOptions struct {
 	// where the text gave none, as XLA prints a module once layouts are
 	// assigned (and as Shape.StringWithLayout does).
 	Layouts bool
+	// ElideLargeConstants prints a constant's literal as {...} unless it
+	// is an array of at most 10 elements, as XLA's HloInstruction::ToString
+	// does by default (HloPrintOptions::print_large_constants false).
+	ElideLargeConstants bool
 }
+
+// largeConstant is how many elements a constant's literal may have for
+// XLA to print it when large constants are elided.
+const largeConstant = 10
 
 // StringWith returns the instruction's line of HLO text printed as opts
 // says.
@@ -272,6 +280,13 @@ func writeIntList(b *strings.Builder, v []int64) {
 
 func (in *Instruction) write(b *strings.Builder) { in.writeWith(b, PrintOptions{}) }
 
+// smallArray reports whether s is an array of at most largeConstant
+// elements.
+func smallArray(s Shape) bool {
+	n, ok := s.Elements()
+	return s.IsArray() && ok && n <= largeConstant
+}
+
 func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 	if in.IsRoot() {
 		b.WriteString("ROOT ")
@@ -286,6 +301,8 @@ func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 	switch {
 	case in.Opcode == OpParameter:
 		b.WriteString(strconv.FormatInt(in.ParameterNumber, 10))
+	case in.Opcode == OpConstant && opts.ElideLargeConstants && !smallArray(in.Shape):
+		b.WriteString("{...}")
 	case in.Opcode == OpConstant && in.Literal() != nil:
 		b.WriteString(in.Literal().Text)
 	default:

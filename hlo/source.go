@@ -10,6 +10,7 @@ package hlo
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +41,12 @@ func (e *SizeError) Error() string {
 // ParseFile reads and parses every module in the named file. A directory,
 // or a file larger than MaxSourceSize, is an error.
 func ParseFile(path string) ([]*Module, error) {
+	return ParseFileContext(context.Background(), path)
+}
+
+// ParseFileContext is ParseFile that stops, returning ctx's error, once
+// ctx is done, while reading or parsing.
+func ParseFileContext(ctx context.Context, path string) ([]*Module, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -55,14 +62,22 @@ func ParseFile(path string) ([]*Module, error) {
 	if fi.Mode().IsRegular() && fi.Size() > sourceLimit {
 		return nil, &SizeError{File: path, Limit: sourceLimit}
 	}
-	return parseReader(path, f, fi.Size())
+	return parseReader(ctx, path, f, fi.Size())
 }
 
 // ParseReader reads r to its end and parses every module in it; filename
 // names the input in error messages (hlomem uses "<stdin>" for standard
 // input). Reading more than MaxSourceSize bytes is an error.
 func ParseReader(filename string, r io.Reader) ([]*Module, error) {
-	return parseReader(filename, r, 0)
+	return parseReader(context.Background(), filename, r, 0)
+}
+
+// ParseReaderContext is ParseReader that stops, returning ctx's error,
+// once ctx is done, while reading or parsing. A read that blocks (a pipe
+// no one writes to) is given up when ctx is done; the reader is then left
+// to its caller.
+func ParseReaderContext(ctx context.Context, filename string, r io.Reader) ([]*Module, error) {
+	return parseReader(ctx, filename, r, 0)
 }
 
 // parseReader is ParseReader with the input's size when known (0 if not),
@@ -70,7 +85,38 @@ func ParseReader(filename string, r io.Reader) ([]*Module, error) {
 // holds no NUL byte, so one ends the read at once: the input is binary (a
 // serialized HloModuleProto, or /dev/zero), and reading on would only
 // fill memory.
-func parseReader(filename string, r io.Reader, size int64) ([]*Module, error) {
+func parseReader(ctx context.Context, filename string, r io.Reader, size int64) ([]*Module, error) {
+	if ctx.Done() == nil {
+		src, err := readSource(ctx, filename, r, size)
+		if err != nil {
+			return nil, err
+		}
+		return ParseStringContext(ctx, filename, src)
+	}
+	// A read may block (a pipe no one writes to) where ctx cannot reach
+	// it: it runs on its own, and ctx's end returns at once.
+	type result struct {
+		src string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		src, err := readSource(ctx, filename, r, size)
+		done <- result{src, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, res.err
+		}
+		return ParseStringContext(ctx, filename, res.src)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readSource reads r to its end (parseReader).
+func readSource(ctx context.Context, filename string, r io.Reader, size int64) (string, error) {
 	var b strings.Builder
 	if size > 0 && size <= sourceLimit {
 		b.Grow(int(size))
@@ -78,21 +124,24 @@ func parseReader(filename string, r io.Reader, size int64) ([]*Module, error) {
 	buf := make([]byte, 64<<10)
 	var n int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		k, err := r.Read(buf)
 		if i := bytes.IndexByte(buf[:k], 0); i >= 0 {
-			return nil, &Error{File: filename, Msg: fmt.Sprintf("binary data (a NUL byte at offset %d), not HLO text", n+int64(i))}
+			return "", &Error{File: filename, Msg: fmt.Sprintf("binary data (a NUL byte at offset %d), not HLO text", n+int64(i))}
 		}
 		b.Write(buf[:k])
 		n += int64(k)
 		if n > sourceLimit {
-			return nil, &SizeError{File: filename, Limit: sourceLimit}
+			return "", &SizeError{File: filename, Limit: sourceLimit}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	return ParseString(filename, b.String())
+	return b.String(), nil
 }

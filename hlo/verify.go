@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -43,14 +44,50 @@ import (
 // shape with an unbounded dimension passes too (it is valid HLO); the
 // analyses refuse to size it.
 func Verify(m *Module) error {
-	v := &verifier{m: m}
+	return VerifyContext(context.Background(), m)
+}
+
+// VerifyContext is Verify that stops, returning ctx's error, once ctx is
+// done (checked every few thousand instructions).
+func VerifyContext(ctx context.Context, m *Module) (err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v := &verifier{m: m, ctx: ctx}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stopVerify); !ok {
+				panic(r)
+			}
+			err = ctx.Err()
+		}
+	}()
 	v.run()
 	return v.errs.Err()
 }
 
 type verifier struct {
-	m    *Module
-	errs ErrorList
+	m      *Module
+	errs   ErrorList
+	ctx    context.Context
+	polled int
+}
+
+// stopVerify unwinds the verifier when its context is done.
+type stopVerify struct{}
+
+// poll stops the verification once the context is done.
+func (v *verifier) poll() {
+	if v.polled++; v.polled < pollEvery {
+		return
+	}
+	v.polled = 0
+	if v.ctx.Err() != nil {
+		panic(stopVerify{})
+	}
 }
 
 func (v *verifier) errorf(pos Pos, format string, args ...any) {
@@ -109,6 +146,7 @@ func (v *verifier) computation(c *Computation, comps map[*Computation]bool) {
 		if in.Opcode == OpParameter {
 			params = append(params, in)
 		}
+		v.poll()
 		v.instruction(in, member, comps)
 	}
 	v.parameters(c, params)

@@ -1,6 +1,7 @@
 package liveness
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -76,7 +77,7 @@ type Options struct {
 // positioned errors (an hlo.ErrorList), never planned on guesses; one with
 // more than MaxValues subshape positions is refused too.
 func Analyze(m *hlo.Module, opts Options) (*Analysis, error) {
-	return analyzeModule(m, opts, checkAll, true)
+	return analyzeModule(context.Background(), m, opts, checkAll, true)
 }
 
 // MaxValues bounds the subshape positions (one per instruction and
@@ -99,11 +100,20 @@ const (
 // analyzeModule is Analyze with the checks check asks for; without lay
 // (and without opts.Schedule) it leaves out the live ranges, for a caller
 // that lays the analysis out itself (layoutDefault, Best, Reschedule).
-func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*Analysis, error) {
+//
+// It stops, returning ctx's error, once ctx is done: between its stages,
+// and within the dataflow's fixed point.
+func analyzeModule(ctx context.Context, m *hlo.Module, opts Options, check inputCheck, lay bool) (*Analysis, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if check != checkNone {
-		if err := checkInputVerified(m, check == checkVerified); err != nil {
+		if err := checkInputVerified(ctx, m, check == checkVerified); err != nil {
 			return nil, err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	m.Renumber()
 	if n := m.NumValues(); n > MaxValues {
@@ -117,8 +127,13 @@ func analyzeModule(m *hlo.Module, opts Options, check inputCheck, lay bool) (*An
 		return nil, err
 	}
 	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, tabs: make([]*shapeTable, m.NumInstructions())}
-	a.runDataflow(opts.numbering)
+	if err := a.runDataflow(ctx, opts.numbering); err != nil {
+		return nil, err
+	}
 	a.buildBuffers()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if opts.Schedule != nil {
 		if err := a.Reschedule(opts.Schedule); err != nil {
 			return nil, err
@@ -204,13 +219,18 @@ func (a *Analysis) EndTime() int { return len(a.Sequence) }
 
 // runDataflow computes the values (dataflow.go) and then every value's
 // positions and uses.
-func (a *Analysis) runDataflow(numbering func(*hlo.Instruction, hlo.ShapeIndex) (int, bool)) {
+func (a *Analysis) runDataflow(ctx context.Context, numbering func(*hlo.Instruction, hlo.ShapeIndex) (int, bool)) error {
 	m := a.Module
 	callers := callSites(m)
 	d := &dataflow{a: a, m: m, kinds: a.Kinds, ctx: xlaContexts(m, callers), callers: callers,
 		slots: make([]*Value, m.NumValues()), defined: make([]bool, m.NumValues()), phis: newPhiGraph()}
 	d.initialize()
-	d.propagate()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.propagate(ctx); err != nil {
+		return err
+	}
 	d.optimizePhis()
 	a.slots = d.slots
 	a.callers = callers
@@ -230,7 +250,11 @@ func (a *Analysis) runDataflow(numbering func(*hlo.Instruction, hlo.ShapeIndex) 
 	for i, v := range a.Values {
 		v.ID = i
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	a.positionsAndUses(d)
+	return nil
 }
 
 // positionsAndUses gives every value its positions, the defining one

@@ -30,6 +30,7 @@ package liveness
 // run this only on unscheduled ones.
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -47,19 +48,19 @@ func InsertCopies(m *hlo.Module) (changed bool, err error) {
 // the analysis of the resulting module (in its own order), which the last
 // round of copy insertion computes anyway.
 func AnalyzeInsertingCopies(m *hlo.Module) (a *Analysis, changed bool, err error) {
-	return analyzeInsertingCopies(m, checkAll, true)
+	return analyzeInsertingCopies(context.Background(), m, checkAll, true)
 }
 
 // analyzeInsertingCopies is AnalyzeInsertingCopies with the first round's
 // input check as check says; without lay the analysis has no live ranges
 // yet (see analyzeModule).
-func analyzeInsertingCopies(m *hlo.Module, check inputCheck, lay bool) (a *Analysis, changed bool, err error) {
+func analyzeInsertingCopies(ctx context.Context, m *hlo.Module, check inputCheck, lay bool) (a *Analysis, changed bool, err error) {
 	for round := 0; round < 32; round++ {
 		c := check
 		if round > 0 {
 			c = checkNone
 		}
-		a, more, err := insertCopiesOnce(m, c)
+		a, more, err := insertCopiesOnce(ctx, m, c)
 		if err != nil {
 			return nil, changed, err
 		}
@@ -79,8 +80,8 @@ func analyzeInsertingCopies(m *hlo.Module, check inputCheck, lay bool) (a *Analy
 // insertCopiesOnce analyses m, adds the copies the analysis calls for and
 // reports whether it added any; when it did not, the analysis is current.
 // check is the input check m still needs (see analyzeModule).
-func insertCopiesOnce(m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
-	a, err = analyzeModule(m, Options{}, check, false) // copies need no live ranges
+func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *Analysis, changed bool, err error) {
+	a, err = analyzeModule(ctx, m, Options{}, check, false) // copies need no live ranges
 	if err != nil {
 		return nil, false, err
 	}

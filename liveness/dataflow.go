@@ -38,6 +38,7 @@ package liveness
 // the root's value wins, which is what the finished propagation gives.
 
 import (
+	"context"
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -781,7 +782,9 @@ func (w *worklist) pop() *hlo.Instruction {
 }
 
 // propagate runs the worklist to its fixed point.
-func (d *dataflow) propagate() {
+//
+// It stops, returning ctx's error, once ctx is done.
+func (d *dataflow) propagate(ctx context.Context) error {
 	w := newWorklist(d.m, d.priorities())
 	param := func(c *hlo.Computation, n int) *hlo.Instruction {
 		if c == nil || n < 0 || n >= len(c.Params) {
@@ -797,7 +800,12 @@ func (d *dataflow) propagate() {
 			w.add(in)
 		}
 	}
-	for len(w.heap) > 0 {
+	for n := 0; len(w.heap) > 0; n++ {
+		if n%pollEvery == pollEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		in := w.pop()
 		if !d.update(in) {
 			continue
@@ -844,6 +852,7 @@ func (d *dataflow) propagate() {
 			}
 		}
 	}
+	return nil
 }
 
 // optimizePhis replaces the phis the phi graph resolves to another value

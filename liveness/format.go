@@ -56,10 +56,16 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 	fmt.Fprintf(b, "HloLiveRange (max %d):\n", a.EndTime())
 	b.WriteString("  InstructionSequence:\n")
 	for t, in := range a.Sequence {
+		if err := outputFailed(t, b.Flush); err != nil {
+			return err
+		}
 		fmt.Fprintf(b, "    %d:%s\n", t, in.Name)
 	}
 	b.WriteString("  BufferLiveRange:\n")
-	for _, v := range a.Values {
+	for i, v := range a.Values {
+		if err := outputFailed(i, b.Flush); err != nil {
+			return err
+		}
 		if v.Scheduled {
 			fmt.Fprintf(b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
 		}
@@ -221,7 +227,10 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.EndArray()
 	j.Key("values")
 	j.BeginArray()
-	for _, v := range a.Values {
+	for i, v := range a.Values {
+		if err := outputFailed(i, j.Err); err != nil {
+			return err
+		}
 		if !v.Scheduled {
 			continue
 		}

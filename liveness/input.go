@@ -1,6 +1,7 @@
 package liveness
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -15,18 +16,18 @@ import (
 //
 // Analyze runs it first, so that it takes any module without panicking.
 func checkInput(m *hlo.Module) error {
-	return checkInputVerified(m, false)
+	return checkInputVerified(context.Background(), m, false)
 }
 
 // checkInputVerified is checkInput; verified says hlo.Verify accepted m
 // and m has changed since only by a transformation that keeps it valid
 // (hlo.FlattenCallGraph), so Verify need not run again.
-func checkInputVerified(m *hlo.Module, verified bool) error {
+func checkInputVerified(ctx context.Context, m *hlo.Module, verified bool) error {
 	if m == nil {
 		return newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
 	if !verified {
-		if err := hlo.Verify(m); err != nil {
+		if err := hlo.VerifyContext(ctx, m); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package liveness
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -94,7 +95,7 @@ func (a *Analysis) interference() []*Interference {
 // unneeded under the schedule) keeps; a hand-written scheduled module may
 // lack them too. Without this, the ranges would be cut short: an unsafe
 // plan.
-func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
+func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 	changed := false
 	var names *hlo.NameUniquer
 	for round := 0; ; round++ {
@@ -130,7 +131,7 @@ func repairInterference(m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 		}
 		m.Renumber()
 		var err error
-		if a, err = analyzeModule(m, Options{}, checkNone, false); err != nil {
+		if a, err = analyzeModule(ctx, m, Options{}, checkNone, false); err != nil {
 			return nil, changed, err
 		}
 		if err := a.Reschedule(s); err != nil {

@@ -16,6 +16,7 @@ package liveness
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -112,11 +113,26 @@ func PrepareWith(m *hlo.Module, opts PrepareOptions) (*Analysis, error) {
 	return RunPasses(m, Pipeline(opts), opts)
 }
 
-// PrepareContext is PrepareWith under ctx, which stops the search of the
-// best, search and optimal schedulers early (keeping the best schedule
-// found so far).
+// PrepareContext is PrepareWith under ctx: once ctx is done, the pipeline
+// stops (between passes, and within the long ones: verification, the
+// analyses, copy insertion, the schedulers' search) and returns ctx's
+// error. (A search's own budget and timeout, SearchOptions, end it early
+// keeping the best schedule found; ctx ends the whole preparation.)
 func PrepareContext(ctx context.Context, m *hlo.Module, opts PrepareOptions) (*Analysis, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	return runPasses(ctx, m, Pipeline(opts), opts)
+}
+
+// Context returns the context of the pipeline a pass runs in
+// (PrepareContext's), for passes that run long: they stop when it is
+// done. Outside a pipeline it is context.Background().
+func (o PrepareOptions) Context() context.Context {
+	if o.state != nil && o.state.ctx != nil {
+		return o.state.ctx
+	}
+	return context.Background()
 }
 
 // Pipeline returns the pass table PrepareWith runs for opts: Passes with
@@ -144,13 +160,28 @@ func RunPasses(m *hlo.Module, passes []Pass, opts PrepareOptions) (*Analysis, er
 	return runPasses(context.Background(), m, passes, opts)
 }
 
+// RunPassesContext is RunPasses under ctx (PrepareContext): the passes
+// stop, and it returns ctx's error, once ctx is done.
+func RunPassesContext(ctx context.Context, m *hlo.Module, passes []Pass, opts PrepareOptions) (*Analysis, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return runPasses(ctx, m, passes, opts)
+}
+
 func runPasses(ctx context.Context, m *hlo.Module, passes []Pass, opts PrepareOptions) (*Analysis, error) {
 	if m == nil {
 		return nil, newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
+	if opts.Scheduler != "" && !slices.Contains(Schedulers, opts.Scheduler) {
+		return nil, unknownScheduler(m, opts.Scheduler)
+	}
 	st := &prepareState{ctx: ctx}
 	opts.state = st
 	for _, p := range passes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		changed, err := runPass(p, m, opts)
 		if err != nil {
 			return nil, err
@@ -164,6 +195,9 @@ func runPasses(ctx context.Context, m *hlo.Module, passes []Pass, opts PrepareOp
 					Msg: fmt.Sprintf("liveness: after pass %s: %v", p.Name, err), Err: err}
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return st.laid, nil
 }
@@ -203,7 +237,7 @@ func (st *prepareState) check() inputCheck {
 
 func flattenPass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 	st := stateOf(opts)
-	changed, err := hlo.FlattenCallGraph(m) // verifies m first
+	changed, err := hlo.FlattenCallGraphContext(st.ctx, m) // verifies m first
 	if err != nil {
 		return false, err
 	}
@@ -226,7 +260,7 @@ func copyInsertionPass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 		return false, nil // XLA's copy insertion ran before it scheduled
 	}
 	st := stateOf(opts)
-	a, changed, err := analyzeInsertingCopies(m, st.check(), false)
+	a, changed, err := analyzeInsertingCopies(st.ctx, m, st.check(), false)
 	if err != nil {
 		return changed, err
 	}
@@ -239,7 +273,7 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 	a := st.a
 	if a == nil {
 		var err error
-		if a, err = analyzeModule(m, Options{}, st.check(), false); err != nil {
+		if a, err = analyzeModule(st.ctx, m, Options{}, st.check(), false); err != nil {
 			return false, err
 		}
 	}
@@ -274,7 +308,7 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	a, changed, err := repairInterference(m, a)
+	a, changed, err := repairInterference(st.ctx, m, a)
 	if err != nil {
 		return changed, err
 	}
@@ -285,11 +319,26 @@ func schedulePass(m *hlo.Module, opts PrepareOptions) (bool, error) {
 		if searched, err = search(a); err != nil {
 			return changed, err
 		}
-		if a, _, err = repairInterference(m, a); err != nil {
+		if a, _, err = repairInterference(st.ctx, m, a); err != nil {
 			return changed, err
 		}
 	}
 	a.Search = searched
 	st.a, st.laid = a, a
 	return changed, nil
+}
+
+// pollEvery is how many steps of a long loop run between two looks at
+// the context.
+const pollEvery = 8192
+
+// outputFailed calls flush every pollEvery steps of a writing loop (i
+// counts them) and returns its error: the output has failed (an
+// interrupted command's output refuses every write), so the loop stops
+// rather than format the rest for nothing.
+func outputFailed(i int, flush func() error) error {
+	if i%pollEvery != pollEvery-1 {
+		return nil
+	}
+	return flush()
 }

@@ -51,13 +51,13 @@ func TestPrepareMatchesSteps(t *testing.T) {
 				r, err = Search(context.Background(), b, SearchOptions{})
 				require.NoError(t, err)
 			}
-			b, changed, err := repairInterference(m2, b)
+			b, changed, err := repairInterference(context.Background(), m2, b)
 			require.NoError(t, err, f)
 			if changed && r != nil && r.NeedsCopies {
 				// Once its copies are in, the search goes on from there.
 				r, err = Search(context.Background(), b, SearchOptions{})
 				require.NoError(t, err)
-				b, _, err = repairInterference(m2, b)
+				b, _, err = repairInterference(context.Background(), m2, b)
 				require.NoError(t, err, f)
 			}
 			b.Search = r

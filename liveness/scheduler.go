@@ -31,7 +31,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -54,6 +56,34 @@ const (
 // SchedulerNames lists XLA's heuristics in the order HeuristicBest tries
 // them.
 var SchedulerNames = []string{SchedList, SchedDFS, SchedPostOrder}
+
+// Schedulers lists every name ScheduleByName and PrepareOptions.Scheduler
+// accept.
+var Schedulers = []string{SchedKeep, SchedPostOrder, SchedDFS, SchedList, SchedHeuristic, SchedBest, SchedSearch, SchedOptimal}
+
+// CheckScheduler returns nil for a name ScheduleByName accepts, or "" (the
+// preparation's default), and otherwise an error of kind
+// ErrUnknownScheduler that lists the names, so that a caller can refuse a
+// typo before it reads and prepares a module.
+func CheckScheduler(name string) error {
+	if name == "" || slices.Contains(Schedulers, name) {
+		return nil
+	}
+	return unknownScheduler(nil, name)
+}
+
+// unknownScheduler is the error of an unknown scheduler name.
+func unknownScheduler(m *hlo.Module, name string) error {
+	return newError(ErrUnknownScheduler, m, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want %s)", name, orList(Schedulers)), nil)
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // ScheduleByName returns the schedule the named scheduler makes for the
 // analysed module ("keep" is the module's own order; "best" and "search"
@@ -88,7 +118,7 @@ func scheduleByName(ctx context.Context, a *Analysis, name string, opts SearchOp
 		s, _, err := HeuristicBest(a)
 		return s, err
 	}
-	return nil, newError(ErrUnknownScheduler, a.Module, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", name), nil)
+	return nil, unknownScheduler(a.Module, name)
 }
 
 func sequentialComputations(m *hlo.Module, kinds []CompKind) []*hlo.Computation {

@@ -377,14 +377,14 @@ func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
 		}
 		s2.Set(m2.Computations[i], seq2)
 	}
-	a2, err := analyzeModule(m2, Options{}, checkNone, false)
+	a2, err := analyzeModule(context.Background(), m2, Options{}, checkNone, false)
 	if err != nil {
 		return 0, err
 	}
 	if err := a2.Reschedule(s2); err != nil {
 		return 0, err
 	}
-	a2, _, err = repairInterference(m2, a2)
+	a2, _, err = repairInterference(context.Background(), m2, a2)
 	if err != nil {
 		return 0, err
 	}

@@ -170,7 +170,7 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 
 // plan prepares a clone of m and assigns it.
 func plan(ctx context.Context, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) (*assign.Assignment, error) {
-	a, err := liveness.PrepareWith(m.Clone(), popts)
+	a, err := liveness.PrepareContext(ctx, m.Clone(), popts)
 	if err != nil {
 		return nil, err
 	}

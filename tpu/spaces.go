@@ -322,7 +322,7 @@ func AssignSpaces(ctx context.Context, m *hlo.Module, opts SpaceOptions) (*hlo.M
 	if opts.Generation != nil {
 		popts = PrepareOptions(popts, *opts.Generation)
 	}
-	a, err := liveness.PrepareWith(base, popts)
+	a, err := liveness.PrepareContext(ctx, base, popts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tpu: assign spaces: %w", err)
 	}
@@ -399,7 +399,7 @@ func fitSpaces(ctx context.Context, base *hlo.Module, chosen []*spaceCand, scala
 		}
 		out := base.Clone()
 		decisions, scalarDecisions := rewriteSpaces(out, chosen, scalars)
-		a, err := liveness.PrepareWith(out, liveness.PrepareOptions{})
+		a, err := liveness.PrepareContext(ctx, out, liveness.PrepareOptions{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("tpu: assign spaces: the rewritten module: %w", err)
 		}

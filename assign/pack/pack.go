@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,7 +115,7 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 	}
 	run, ok := PackerNamed(algo)
 	if !ok {
-		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownAlgorithm, algo, strings.Join(Algorithms(), ", "))
+		return nil, CheckAlgorithm(algo)
 	}
 	lay, err := normalize(p)
 	if err != nil {
@@ -175,6 +176,15 @@ func Pack(ctx context.Context, p *Problem, opts Options) (*Solution, error) {
 		}
 	}
 	return sol, nil
+}
+
+// CheckAlgorithm returns nil for a packer name Pack accepts ("" is auto)
+// and otherwise an error wrapping ErrUnknownAlgorithm that lists them.
+func CheckAlgorithm(name string) error {
+	if _, ok := PackerNamed(name); ok || name == "" {
+		return nil
+	}
+	return fmt.Errorf("%w %q (want one of %s)", ErrUnknownAlgorithm, name, strings.Join(Algorithms(), ", "))
 }
 
 // runSafely runs a packer, turning a panic into an error that names it: a
@@ -246,7 +256,7 @@ type portfolioPacker struct {
 
 func (p portfolioPacker) Name() string { return p.name }
 func (p portfolioPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-	return portfolio(in, p.variants, pc.opts.Workers)
+	return portfolio(ctx, in, p.variants, pc.opts.Workers)
 }
 
 // variantPacker runs one greedy or skyline variant on its own.
@@ -255,8 +265,16 @@ type variantPacker struct{ v variant }
 func (p variantPacker) Name() string { return p.v.name }
 func (p variantPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
 	off := make([]int64, len(in.items))
-	h, ok, err := p.v.run(in, off, nil, nil)
+	// The bound never stops the run unless ctx ends it.
+	var bound atomic.Int64
+	bound.Store(math.MaxInt64)
+	stop := context.AfterFunc(ctx, func() { bound.Store(-1) })
+	defer stop()
+	h, ok, err := p.v.run(in, off, &bound, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !ok {
@@ -289,7 +307,7 @@ func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, 
 			start = append(start, k)
 		}
 	}
-	r, err := portfolioRun(in, vs, pc.opts.Workers, math.MaxInt64, pc.lb, start)
+	r, err := portfolioRun(ctx, in, vs, pc.opts.Workers, math.MaxInt64, pc.lb, start)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +325,7 @@ func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, 
 
 // packExact runs the portfolio for a warm start, then the exact search.
 func packExact(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-	r, err := portfolio(in, allVariants(), pc.opts.Workers)
+	r, err := portfolio(ctx, in, allVariants(), pc.opts.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +352,7 @@ func (pc *packContext) stop(ctx context.Context) func() bool {
 
 // skyline runs the skyline packers against r and returns the better result.
 func (pc *packContext) skyline(ctx context.Context, in *instance, r *heapResult) *heapResult {
-	s, err := portfolioBelow(in, skylineVariantsUntil(pc.stop(ctx)), pc.opts.Workers, r.height)
+	s, err := portfolioBelow(ctx, in, skylineVariantsUntil(pc.stop(ctx)), pc.opts.Workers, r.height)
 	if err != nil || s == nil {
 		return r
 	}

@@ -16,6 +16,7 @@ package pack
 // reuse one another's occupancy indexes, to bound memory on large problems.
 
 import (
+	"context"
 	"errors"
 	"math"
 	"runtime"
@@ -84,14 +85,14 @@ const parallelItems = 2000
 // stops early, since it can no longer win. Which runs stop depends on timing
 // but the result does not: a stopped run was strictly worse than one that
 // finished.
-func portfolio(in *instance, vs []variant, workers int) (*heapResult, error) {
-	return portfolioBelow(in, vs, workers, math.MaxInt64)
+func portfolio(ctx context.Context, in *instance, vs []variant, workers int) (*heapResult, error) {
+	return portfolioBelow(ctx, in, vs, workers, math.MaxInt64)
 }
 
 // portfolioBelow is portfolio with the shared bound starting at limit: runs
 // that cannot get below it stop early. It returns nil when none got below.
-func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
-	return portfolioRun(in, vs, workers, limit, -1, nil)
+func portfolioBelow(ctx context.Context, in *instance, vs []variant, workers int, limit int64) (*heapResult, error) {
+	return portfolioRun(ctx, in, vs, workers, limit, -1, nil)
 }
 
 // portfolioRun is portfolioBelow that also stops the variants after the
@@ -100,8 +101,9 @@ func portfolioBelow(in *instance, vs []variant, workers int, limit int64) (*heap
 // result is the same as if they had run. The variants start in the order
 // start gives (nil: the list's). The result does not depend on it: ties
 // still go to the earlier variant in vs, and a variant is stopped early
-// only when it can no longer win.
-func portfolioRun(in *instance, vs []variant, workers int, limit, target int64, start []int) (*heapResult, error) {
+// only when it can no longer win. Once ctx is done every variant stops
+// (its bound drops below any height) and the run returns ctx's error.
+func portfolioRun(ctx context.Context, in *instance, vs []variant, workers int, limit, target int64, start []int) (*heapResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -162,6 +164,12 @@ func portfolioRun(in *instance, vs []variant, workers int, limit, target int64, 
 			}
 		}
 	}
+	stop := context.AfterFunc(ctx, func() {
+		for k := range bounds {
+			bounds[k].Store(-1)
+		}
+	})
+	defer stop()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
@@ -184,6 +192,9 @@ func portfolioRun(in *instance, vs []variant, workers int, limit, target int64, 
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for k := range outs {
 		if outs[k].err != nil {
 			return nil, outs[k].err

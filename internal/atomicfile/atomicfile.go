@@ -1,44 +1,154 @@
-// Package atomicfile writes output files whole or not at all: the content
-// goes to a temporary file beside the target, which is renamed over it
-// only once every byte is written and synced. An interrupted or failed
-// write leaves the old file (or none) as it was.
+// Package atomicfile writes output files whole or not at all, and never
+// replaces what is not the tool's to replace.
+//
+// What happens depends on what the path names:
+//
+//   - nothing yet, or a regular file: the content goes to a temporary file
+//     beside it, which is renamed over the path only once every byte is
+//     written and synced. An interrupted or failed write leaves the old
+//     file (or none) as it was. A regular file the user cannot write, or
+//     whose permission bits allow no write at all (read-only, even to
+//     root), is refused, as other tools refuse it;
+//   - a character device, a named pipe (FIFO) or a socket: the content is
+//     made whole first (in memory, or in an unlinked temporary file when
+//     large) and then written straight into it; the device or pipe itself
+//     is never replaced. /dev/null, a terminal and a pipe a reader waits on
+//     work this way;
+//   - a descriptor of this process (/dev/stdout, /dev/stderr, /dev/fd/N,
+//     /proc/self/fd/N): written straight into the descriptor the same way,
+//     never renamed over the file it may be redirected to;
+//   - a directory, or a block device: refused.
+//
+// A path that is a symbolic link is written through: the file it names is
+// replaced, the link kept.
 package atomicfile
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync"
 )
 
-// Write writes the file at path with the content write produces. An
-// existing file keeps its permissions; a new one gets 0644. On any error,
-// from write or from the file system, nothing at path changes and the
-// temporary file is removed. A path that is a symbolic link is written
-// through: the file it names is replaced, the link kept.
-func Write(path string, write func(io.Writer) error) (err error) {
+// memoryLimit is how much of a write to a device or pipe is held in memory
+// before it moves to an unlinked temporary file.
+const memoryLimit = 32 << 20
+
+// ReadOnlyError reports a regular file that the write would replace but
+// that is read-only.
+type ReadOnlyError struct{ Path string }
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("%s: the file is read-only; make it writable (chmod u+w) to replace it", e.Path)
+}
+
+// Write writes the file at path with the content write produces (package
+// doc: atomically over a regular file or a new path, straight into a
+// device, pipe or descriptor). An existing file keeps its permissions; a
+// new one gets 0644. On any error, from write or from the file system,
+// nothing at path changes and no temporary file is left.
+func Write(path string, write func(io.Writer) error) error {
+	return WriteContext(context.Background(), path, write)
+}
+
+// WriteContext is Write that gives up, leaving the path as it was, once
+// ctx is done: before the file is touched, and while the content is
+// written (each write to the temporary file checks ctx).
+func WriteContext(ctx context.Context, path string, write func(io.Writer) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if isDescriptor(path) {
+		return writeStraight(ctx, path, write)
+	}
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
 	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return writeAtomic(ctx, path, 0o644, write)
+	case err != nil:
+		return err
+	case fi.Mode().IsRegular():
+		if err := writable(path, fi); err != nil {
+			return err
+		}
+		return writeAtomic(ctx, path, fi.Mode().Perm(), write)
+	case fi.IsDir():
+		return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
+	case fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		return writeStraight(ctx, path, write)
+	}
+	return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("not a regular file, a character device or a pipe (%v); refusing to replace it", fi.Mode().Type())}
+}
+
+// descriptorPath matches the names of this process's open descriptors.
+var descriptorPath = regexp.MustCompile(`^/(dev/(stdout|stderr|stdin|fd/[0-9]+)|proc/(self|thread-self|[0-9]+)/fd/[0-9]+)$`)
+
+// isDescriptor reports whether path names one of the process's open
+// descriptors, which must be written into, not replaced.
+func isDescriptor(path string) bool {
+	return descriptorPath.MatchString(filepath.Clean(path))
+}
+
+// writable refuses a regular file that is read-only: one the user may not
+// write (access(2)), or whose mode gives no one write permission, which
+// root's access(2) would not tell.
+func writable(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 {
+		return &ReadOnlyError{Path: path}
+	}
+	if !mayWrite(path) {
+		return &ReadOnlyError{Path: path}
+	}
+	return nil
+}
+
+// writeAtomic writes a temporary file beside path and renames it into
+// place.
+func writeAtomic(ctx context.Context, path string, mode fs.FileMode, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: cannot write beside it: %w", path, err)
 	}
+	name := tmp.Name()
+	pending.add(name)
 	defer func() {
+		if r := recover(); r != nil {
+			tmp.Close()
+			os.Remove(name)
+			pending.remove(name)
+			panic(r)
+		}
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			os.Remove(name)
 		}
+		pending.remove(name)
 	}()
-	if err := write(tmp); err != nil {
+	bw := bufio.NewWriterSize(&ctxWriter{ctx: ctx, w: tmp}, 1<<20)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(mode); err != nil {
@@ -50,5 +160,122 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(name, path)
+}
+
+// writeStraight makes the content whole, then writes it into path (a
+// device, a pipe, a descriptor) without replacing it.
+func writeStraight(ctx context.Context, path string, write func(io.Writer) error) error {
+	var buf holdBuffer
+	defer buf.close()
+	bw := bufio.NewWriterSize(&ctxWriter{ctx: ctx, w: &buf}, 1<<20)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	r, err := buf.reader()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(&ctxWriter{ctx: ctx, w: f}, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ctxWriter fails every write once ctx is done, so a long write stops.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c *ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// holdBuffer keeps content in memory up to memoryLimit bytes, then in an
+// unlinked temporary file.
+type holdBuffer struct {
+	mem  bytes.Buffer
+	file *os.File
+}
+
+func (h *holdBuffer) Write(p []byte) (int, error) {
+	if h.file == nil && h.mem.Len()+len(p) > memoryLimit {
+		f, err := os.CreateTemp("", "hlomem-hold-*")
+		if err == nil {
+			os.Remove(f.Name())
+			if _, err := f.Write(h.mem.Bytes()); err != nil {
+				f.Close()
+				return 0, err
+			}
+			h.file, h.mem = f, bytes.Buffer{}
+		}
+	}
+	if h.file != nil {
+		return h.file.Write(p)
+	}
+	return h.mem.Write(p)
+}
+
+func (h *holdBuffer) reader() (io.Reader, error) {
+	if h.file == nil {
+		return bytes.NewReader(h.mem.Bytes()), nil
+	}
+	if _, err := h.file.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return h.file, nil
+}
+
+func (h *holdBuffer) close() {
+	if h.file != nil {
+		h.file.Close()
+	}
+}
+
+// pending are the temporary files being written, removed by Abandon.
+var pending = &tempFiles{names: map[string]bool{}}
+
+type tempFiles struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (t *tempFiles) add(name string) {
+	t.mu.Lock()
+	t.names[name] = true
+	t.mu.Unlock()
+}
+
+func (t *tempFiles) remove(name string) {
+	t.mu.Lock()
+	delete(t.names, name)
+	t.mu.Unlock()
+}
+
+// Abandon removes every temporary file a Write in progress has made, for
+// a process about to exit at once (a second interrupt): the paths they
+// were to replace stay as they were.
+func Abandon() {
+	pending.mu.Lock()
+	defer pending.mu.Unlock()
+	for name := range pending.names {
+		os.Remove(name)
+		delete(pending.names, name)
+	}
 }

@@ -34,6 +34,11 @@ func New(w io.Writer) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10), first: true}
 }
 
+// Err flushes what is written so far and returns the first error, so a
+// long loop can stop once the output has failed (an interrupted command's
+// output refuses every write).
+func (j *Writer) Err() error { return j.w.Flush() }
+
 // Close ends the document with a newline and flushes it.
 func (j *Writer) Close() error {
 	j.w.WriteByte('\n')

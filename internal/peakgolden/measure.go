@@ -229,7 +229,7 @@ func largestFirst(files []string) []int {
 
 // measureFile parses one file and measures its modules in order.
 func measureFile(ctx context.Context, file string, opts Options) ([]Line, error) {
-	mods, err := hlo.ParseFile(file)
+	mods, err := hlo.ParseFileContext(ctx, file)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 		}
 		popts.Fusion = tpu.LayoutPass(gen)
 	}
-	a, err := liveness.PrepareWith(m, popts)
+	a, err := liveness.PrepareContext(ctx, m, popts)
 	if err != nil {
 		return l, err
 	}

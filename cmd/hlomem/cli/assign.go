@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
@@ -28,7 +24,7 @@ func init() {
 func runAssign(e *env, args []string) error {
 	c := commands["assign"]
 	fs := newFlagSet(c, e)
-	target := fs.String("target", "gpu", "target: gpu (128-byte temp alignment, as XLA:GPU), cpu (64) or tpu (512)")
+	target := fs.String("target", "", targetFlag)
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
 	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
@@ -44,67 +40,68 @@ func runAssign(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Every flag is checked before the input is read.
+	if err := checkTarget("assign", *target); err != nil {
+		return err
+	}
+	if err := checkAlgo("assign", *algo); err != nil {
+		return err
+	}
+	if err := checkSchedule("assign", *sched.name); err != nil {
+		return err
+	}
+	if err := oneOf("assign", "format", *format, []string{"xla", "report", "json", "csv"}); err != nil {
+		return err
+	}
 	gen, err := tpu.GenerationByName(*genName)
 	if err != nil {
-		return fmt.Errorf("hlomem assign: %w", err)
+		return flagError("assign", "--generation: %v", err)
 	}
 	xopts, err := xlaOptions("assign", *peak)
 	if err != nil {
 		return err
 	}
-	switch *format {
-	case "xla", "report", "json", "csv":
-	default:
-		return fmt.Errorf("hlomem assign: unknown format %q (want xla, report, json or csv)", *format)
-	}
 	if *align < 0 || *align&(*align-1) != 0 {
-		return fmt.Errorf("hlomem assign: --align must be a power of two (or 0 for the target's), got %d", *align)
+		return flagError("assign", "--align must be a power of two (or 0 for the target's), got %d", *align)
 	}
 	if *gap < 0 || *gap != *gap {
-		return fmt.Errorf("hlomem assign: --gap must not be negative, got %v", *gap)
+		return flagError("assign", "--gap must not be negative, got %v", *gap)
 	}
 	if *budget < 0 {
-		return fmt.Errorf("hlomem assign: --budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultBudget)
+		return flagError("assign", "--budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultBudget)
+	}
+	tgt, note := targetFor("assign", *target, file)
+	isTPU := tgt.Name == assign.TPU.Name
+	use := false
+	if isTPU {
+		if use, err = sf.apply(&gen, false); err != nil {
+			return flagError("assign", "%v", err)
+		}
+	} else if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
+		return flagError("assign", "--vmem, --smem and --min-window need --target=tpu")
+	}
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
 	}
 	l := map[string]layout{"xla": splitMarker, "report": headed, "json": jsonArray, "csv": table}[*format]
 	// --format=csv: the temp heaps of every module in one table, with
 	// the module and the heap's color leading each row, and the
 	// alignment column always there.
 	csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
-	// An unknown target is reported where Assign used to report it, for
-	// each module after its analysis.
-	tgt, targetErr := assign.TargetByName(*target)
-	// An interrupt stops the temp heaps' search, which then keeps the
-	// best packing found so far.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := e.ctx
 	g := *gap
 	if g == 0 {
 		g = -1 // Options: 0 is the default, negative none
 	}
 	opts := assign.Options{Target: tgt, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
 	// With --fuse, fusion keeps the total of this very plan from rising.
-	var cost func(*liveness.Analysis) (int64, error)
-	if targetErr == nil {
-		cost = assign.TotalCost(ctx, opts)
-	}
-	popts := prepareOptions(sched, *fuse, cost)
-	isTPU := targetErr == nil && tgt.Name == assign.TPU.Name
-	prepare := func(m *hlo.Module) (*liveness.Analysis, error) { return liveness.PrepareWith(m, popts) }
+	popts := prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts))
+	prepare := func(m *hlo.Module) (*liveness.Analysis, error) { return liveness.PrepareContext(ctx, m, popts) }
 	var spaces *tpu.SpaceReport
 	if isTPU {
-		use, err := sf.apply(&gen, false)
-		if err != nil {
-			return fmt.Errorf("hlomem assign: %w", err)
-		}
 		prepare = tpuPrepare(ctx, gen, use, sf.minWindow, popts, &spaces)
-	} else if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
-		return fmt.Errorf("hlomem assign: --vmem, --smem and --min-window need --target=tpu")
 	}
 	err = eachPrepared(e, file, prepare, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		if targetErr != nil {
-			return targetErr
-		}
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err

@@ -7,20 +7,75 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hlomem/hlomem/internal/atomicfile"
 )
 
 // Exit codes shared by every command.
 const (
-	exitOK         = 0
-	exitFailure    = 1 // bad input, bad flags, internal errors
-	exitInfeasible = 2 // a well-formed request that cannot be met (e.g. capacity)
+	exitOK          = 0
+	exitFailure     = 1   // bad input, bad flags, internal errors
+	exitInfeasible  = 2   // a well-formed request that cannot be met (e.g. capacity)
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it)
 )
+
+// Interrupts. The first SIGINT or SIGTERM cancels the command's context:
+// every stage (reading, parsing, verifying, preparing and its searches,
+// fusion's guard, packing, evaluation, writing) watches it and stops, no
+// output file is written or replaced, standard output is dropped, and
+// hlomem prints "hlomem CMD: interrupted; nothing written" and exits 130.
+// A second signal exits at once (removing the temporary files of output
+// files being written).
+
+// exit ends the process on a second interrupt; tests replace it.
+var exit = os.Exit
+
+// commandStarted, when set (by tests), is called once a command's
+// interrupts are watched, before it reads its input.
+var commandStarted func()
+
+// interruptSignals are the signals that stop a command.
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// watchInterrupts cancels the context it returns on the first interrupt
+// and exits on the second, until stop is called.
+func watchInterrupts(stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, interruptSignals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			atomicfile.Abandon()
+			fmt.Fprintln(stderr, "hlomem: interrupted twice; exiting at once")
+			exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
 
 // command is one subcommand of hlomem.
 type command struct {
@@ -41,8 +96,10 @@ func register(c *command) {
 	commands[c.name] = c
 }
 
-// env carries a command's input and output streams.
+// env carries a command's context and its input and output streams.
 type env struct {
+	// ctx is cancelled by an interrupt: every stage of the command stops.
+	ctx    context.Context
 	stdin  io.Reader
 	stdout *spool    // copied to the real stdout only on success
 	stderr io.Writer // diagnostics, written immediately
@@ -75,9 +132,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		writeUsage(stderr)
 		return exitFailure
 	}
-	e := &env{stdin: stdin, stdout: new(spool), stderr: stderr}
+	ctx, stop := watchInterrupts(stderr)
+	defer stop()
+	if commandStarted != nil {
+		commandStarted()
+	}
+	e := &env{ctx: ctx, stdin: stdin, stdout: &spool{ctx: ctx}, stderr: stderr}
 	defer e.stdout.close()
-	err := runProtected(c, e, args[1:])
+	err := runInterruptible(ctx, c, e, args[1:])
+	if ctx.Err() != nil {
+		// Whatever the command returned, it was stopped: nothing of it
+		// is printed.
+		fmt.Fprintf(stderr, "hlomem %s: interrupted; nothing written\n", c.name)
+		return exitInterrupted
+	}
 	if err != nil {
 		var ee *exitError
 		code := exitFailure
@@ -97,15 +165,48 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// explicitly return an exitError carrying a result (exit 2 keeps
 		// its report, a failed check its verdicts).
 		if ee != nil && (ee.code == exitInfeasible || ee.keepOutput) {
-			e.stdout.copyTo(stdout)
+			e.stdout.copyTo(ctx, stdout)
 		}
 		return code
 	}
-	if err := e.stdout.copyTo(stdout); err != nil {
+	if err := e.stdout.copyTo(ctx, stdout); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "\nhlomem %s: interrupted while printing its output\n", c.name)
+			return exitInterrupted
+		}
 		fmt.Fprintf(stderr, "hlomem: writing output: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// interruptGrace is how long an interrupted command may take to notice
+// and return. Every stage watches the context, most within a few
+// milliseconds; one that takes longer (a single step of a very large
+// module) is left behind: Main returns and the process exits. It cannot
+// write a file any more: output files are renamed into place only while
+// the context is live (atomicfile.WriteContext), and its standard output
+// is dropped.
+var interruptGrace = time.Second
+
+// runInterruptible runs the command; once ctx is done it waits at most
+// interruptGrace for it to return.
+func runInterruptible(ctx context.Context, c *command, e *env, args []string) error {
+	done := make(chan error, 1)
+	go func() { done <- runProtected(c, e, args) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(interruptGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return ctx.Err()
+	}
 }
 
 // runProtected runs a command and turns a panic (a bug) into an error that

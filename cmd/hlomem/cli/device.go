@@ -118,7 +118,7 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 			return err
 		}
 		for _, m := range mods {
-			a, err := liveness.PrepareWith(m, popts)
+			a, err := liveness.PrepareContext(ctx, m, popts)
 			if err != nil {
 				return moduleError(inputName(file), m, err)
 			}

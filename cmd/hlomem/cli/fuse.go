@@ -31,13 +31,14 @@ func runFuse(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *maxOps < 1 || *maxInst < 1 {
-		return fmt.Errorf("hlomem fuse: --max-operands and --max-instructions must be at least 1")
+	if *maxOps < 1 {
+		return flagError("fuse", "--max-operands must be at least 1, got %d", *maxOps)
 	}
-	switch *sched {
-	case "", liveness.SchedKeep, liveness.SchedPostOrder, liveness.SchedDFS, liveness.SchedList, liveness.SchedHeuristic, liveness.SchedBest, liveness.SchedSearch, liveness.SchedOptimal:
-	default:
-		return fmt.Errorf("hlomem fuse: unknown scheduler %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", *sched)
+	if *maxInst < 1 {
+		return flagError("fuse", "--max-instructions must be at least 1, got %d", *maxInst)
+	}
+	if err := checkSchedule("fuse", *sched); err != nil {
+		return err
 	}
 	mods, err := loadModules(e, file, true)
 	if err != nil {
@@ -48,13 +49,25 @@ func runFuse(e *env, args []string) error {
 		var decisions []fusion.Decision
 		opts := fusion.Options{Scheduler: *sched, Search: sf.search(), NoGuard: *noGuard, MaxOperands: *maxOps, MaxInstructions: *maxInst, NoMultiOutput: *noMulti,
 			Explain: func(d fusion.Decision) { decisions = append(decisions, d) }}
-		if _, err := hlo.FlattenCallGraph(m); err != nil {
+		if _, err := hlo.FlattenCallGraphContext(e.ctx, m); err != nil {
 			return moduleError(name, m, err)
 		}
+		// The fusion passes, each under the command's context; an error
+		// names its pass.
+		var passes []liveness.Pass
 		for _, p := range fusion.Passes(opts) {
-			if _, err := p.Run(m, liveness.PrepareOptions{Scheduler: *sched, Search: sf.search()}); err != nil {
-				return moduleError(name, m, fmt.Errorf("pass %s: %w", p.Name, err))
+			run := p.Run
+			p.Run = func(m *hlo.Module, po liveness.PrepareOptions) (bool, error) {
+				changed, err := run(m, po)
+				if err != nil && e.ctx.Err() == nil {
+					err = fmt.Errorf("pass %s: %w", p.Name, err)
+				}
+				return changed, err
 			}
+			passes = append(passes, p)
+		}
+		if _, err := liveness.RunPassesContext(e.ctx, m, passes, liveness.PrepareOptions{Scheduler: *sched, Search: sf.search()}); err != nil {
+			return moduleError(name, m, err)
 		}
 		if i > 0 {
 			e.stdout.WriteString("\n// -----\n\n")

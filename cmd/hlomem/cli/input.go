@@ -70,9 +70,9 @@ func loadModules(e *env, file string, verify bool) ([]*hlo.Module, error) {
 	var mods []*hlo.Module
 	var err error
 	if file == "-" {
-		mods, err = hlo.ParseReader(stdinName, e.stdin)
+		mods, err = hlo.ParseReaderContext(e.ctx, stdinName, e.stdin)
 	} else {
-		mods, err = hlo.ParseFile(file)
+		mods, err = hlo.ParseFileContext(e.ctx, file)
 	}
 	if err != nil {
 		return nil, err
@@ -85,7 +85,10 @@ func loadModules(e *env, file string, verify bool) ([]*hlo.Module, error) {
 	if verify {
 		var all hlo.ErrorList
 		for _, m := range mods {
-			if err := hlo.Verify(m); err != nil {
+			if err := hlo.VerifyContext(e.ctx, m); err != nil {
+				if e.ctx.Err() != nil {
+					return nil, err
+				}
 				all = append(all, err.(hlo.ErrorList)...)
 			}
 		}

@@ -67,8 +67,11 @@ func runLiveness(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format != "xla" && *format != "json" {
-		return fmt.Errorf("hlomem liveness: unknown format %q (want xla or json)", *format)
+	if err := oneOf("liveness", "format", *format, []string{"xla", "json"}); err != nil {
+		return err
+	}
+	if err := checkSchedule("liveness", *sched.name); err != nil {
+		return err
 	}
 	xopts, err := xlaOptions("liveness", *peak)
 	if err != nil {
@@ -97,7 +100,7 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 	case "legacy":
 		return liveness.XLAOptions{Peak: liveness.PeakLegacy}, nil
 	}
-	return liveness.XLAOptions{}, fmt.Errorf("hlomem %s: unknown peak format %q (want current or legacy)", cmd, peak)
+	return liveness.XLAOptions{}, oneOf(cmd, "peak-format", peak, []string{"current", "legacy"})
 }
 
 // eachAnalysis loads and verifies every module of file, prepares and
@@ -108,7 +111,7 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 // (moduleOutput).
 func eachAnalysis(e *env, file string, popts liveness.PrepareOptions, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
 	return eachPrepared(e, file, func(m *hlo.Module) (*liveness.Analysis, error) {
-		return liveness.PrepareWith(m, popts)
+		return liveness.PrepareContext(e.ctx, m, popts)
 	}, l, write)
 }
 

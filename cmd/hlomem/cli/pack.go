@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"time"
@@ -54,8 +51,8 @@ func runPack(e *env, args []string) error {
 	fail := func(format string, a ...any) error {
 		return &exitError{code: exitFailure, msg: fmt.Sprintf("hlomem pack: "+format, a...)}
 	}
-	if *format != "csv" && *format != "json" {
-		return fail("unknown format %q (want csv or json)", *format)
+	if err := oneOf("pack", "format", *format, []string{"csv", "json"}); err != nil {
+		return err
 	}
 	if *capacity < 0 {
 		return fail("negative capacity %d", *capacity)
@@ -66,8 +63,8 @@ func runPack(e *env, args []string) error {
 	if *budget < 0 {
 		return fail("--budget must not be negative, got %v (0 means the default, 10s; --algo=portfolio searches no further)", *budget)
 	}
-	if _, ok := pack.PackerNamed(*algo); !ok {
-		return fail("unknown algorithm %q (want one of %s)", *algo, strings.Join(pack.Algorithms(), ", "))
+	if err := checkAlgo("pack", *algo); err != nil {
+		return err
 	}
 
 	name := inputName(file)
@@ -86,10 +83,7 @@ func runPack(e *env, args []string) error {
 	// phases keeps the peak memory near what is live.
 	runtime.GC()
 
-	// An interrupt stops the exact search, which then returns the best
-	// packing found so far.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx := e.ctx
 	sol, err := pack.Pack(ctx, p, pack.Options{Algorithm: *algo, Capacity: *capacity, Budget: *budget, Gap: *gap})
 	var capErr *pack.CapacityError
 	switch {

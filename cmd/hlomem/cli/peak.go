@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/internal/peakgolden"
@@ -64,8 +61,7 @@ func runPeak(e *env, args []string) error {
 	}
 	// An interrupt stops the run before anything is written: the golden
 	// file is written last, through a temporary file renamed into place.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := e.ctx
 	if *golden == "" {
 		lines, err := peakgolden.Measure(ctx, in.Files, opts)
 		if err != nil {

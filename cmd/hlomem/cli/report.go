@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
@@ -34,10 +31,10 @@ func runReport(e *env, args []string) error {
 	svgOut := fs.String("svg", "", "write the live-bytes and buffer charts as one SVG to this file (several modules: one file each, the module's name before the extension)")
 	pprofOut := fs.String("pprof", "", "write the buffers live at the peak as a pprof profile to this file (several modules: one file each)")
 	format := fs.String("format", "text", "report on standard output: text or json")
-	top := fs.Int("top", report.DefaultTop, "how many of the buffers live at the peak the text lists")
+	top := fs.Int("top", report.DefaultTop, "how many of the buffers live at the peak the text lists; 0 lists them all")
 	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
 	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt); default: the one beside an *after_optimizations.txt")
-	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
+	target := fs.String("target", "", targetFlag)
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
 	sched := addScheduleFlags(fs, "scheduler: ")
@@ -46,20 +43,39 @@ func runReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("hlomem report: unknown format %q (want text or json)", *format)
+	// Every flag is checked before any input is read.
+	if err := oneOf("report", "format", *format, []string{"text", "json"}); err != nil {
+		return err
+	}
+	if err := checkTarget("report", *target); err != nil {
+		return err
+	}
+	if err := checkAlgo("report", *algo); err != nil {
+		return err
+	}
+	if err := checkSchedule("report", *sched.name); err != nil {
+		return err
 	}
 	if *budget < 0 {
-		return fmt.Errorf("hlomem report: --budget must not be negative, got %v", *budget)
+		return flagError("report", "--budget must not be negative, got %v", *budget)
 	}
-	tgt, err := assign.TargetByName(*target)
-	if err != nil {
-		return fmt.Errorf("hlomem report: %w", err)
+	if *top < 0 {
+		return flagError("report", "--top must be at least 0 (0 lists every buffer), got %d", *top)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	aopts := assign.Options{Target: tgt, Algorithm: *algo, Budget: *budget}
-	opts := report.Options{Assign: aopts, Prepare: prepareOptions(sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
+	if *top == 0 {
+		*top = -1 // report.Options: negative lists all
+	}
+	ctx := e.ctx
+	// The options of a module of file: the target its name says unless
+	// --target is given.
+	optionsFor := func(file string) report.Options {
+		tgt, note := targetFor("report", *target, file)
+		if note != "" {
+			fmt.Fprintln(e.stderr, note)
+		}
+		aopts := assign.Options{Target: tgt, Algorithm: *algo, Budget: *budget}
+		return report.Options{Assign: aopts, Prepare: prepareOptions(sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
+	}
 
 	// The modules: those of an HLO file (or standard input), or of each
 	// module's best dump in a directory.
@@ -100,8 +116,13 @@ func runReport(e *env, args []string) error {
 	progress := newProgress(e.stderr)
 	defer progress.done()
 	var reports []*report.Report
+	noted := map[string]report.Options{}
 	for i, in := range inputs {
-		o := opts
+		o, ok := noted[in.file]
+		if !ok {
+			o = optionsFor(in.file)
+			noted[in.file] = o
+		}
 		if *whatIf {
 			o.WhatIf = report.WhatIfs(in.m)
 		}
@@ -158,7 +179,7 @@ func runReport(e *env, args []string) error {
 	}
 	// The files, each whole or not at all.
 	if *htmlOut != "" {
-		if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
+		if err := atomicfile.WriteContext(ctx, *htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
 			return fmt.Errorf("hlomem report: %w", err)
 		}
 	}
@@ -174,7 +195,7 @@ func runReport(e *env, args []string) error {
 			if len(reports) > 1 {
 				p = perModule(p, r.Module)
 			}
-			if err := atomicfile.Write(p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
+			if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
 				return fmt.Errorf("hlomem report: %w", err)
 			}
 		}

@@ -7,14 +7,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
+	"github.com/hlomem/hlomem/tpu"
 )
 
 func init() {
@@ -39,7 +39,7 @@ func runRun(e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of --inputs=random and of rng")
 	printOut := fs.Bool("print", false, "print the outputs as literals")
 	maxSteps := fs.Int64("max-steps", runtime.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
-	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
+	target := fs.String("target", "", targetFlag)
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
@@ -51,12 +51,19 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := assign.TargetByName(*target)
-	if err != nil {
-		return fmt.Errorf("hlomem run: %w", err)
+	// Every flag is checked before any input is read.
+	if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	file0 := ""
+	if len(files) == 1 {
+		file0 = files[0]
+	}
+	tgt, note := targetFor("run", *target, file0)
+	if note != "" && !dev.active() {
+		fmt.Fprintln(e.stderr, note)
+	}
+	ctx := e.ctx
 	opts := assign.Options{Target: tgt, Algorithm: *algo}
 	if isTPUDevice(dev.device) {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
@@ -119,6 +126,46 @@ func runRun(e *env, args []string) error {
 		}
 		return compareRuns(ctx, w, as, args, runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
 	})
+}
+
+// checkRunFlags checks run's flag values before any input is read.
+func checkRunFlags(target, algo, sched string, maxSteps int64, dev *deviceFlags, sf spaceFlags) error {
+	if err := checkTarget("run", target); err != nil {
+		return err
+	}
+	if err := checkAlgo("run", algo); err != nil {
+		return err
+	}
+	if err := checkSchedule("run", sched); err != nil {
+		return err
+	}
+	if maxSteps < 1 {
+		return flagError("run", "--max-steps must be at least 1, got %d (the default is %d)", maxSteps, runtime.DefaultMaxSteps)
+	}
+	if isTPUDevice(dev.device) {
+		gen, err := tpu.GenerationByName(dev.device)
+		if err != nil {
+			return flagError("run", "--device: %v", err)
+		}
+		if _, err := sf.apply(&gen, true); err != nil {
+			return flagError("run", "%v", err)
+		}
+		return nil
+	}
+	if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
+		return flagError("run", "--vmem, --smem and --min-window need a TPU --device")
+	}
+	if dev.device != "" {
+		if _, err := gpu.DeviceByName(dev.device); err != nil {
+			return flagError("run", "--device: %v", err)
+		}
+	}
+	if dev.active() {
+		if _, err := dev.config(os.Getenv); err != nil {
+			return flagError("run", "%v", err)
+		}
+	}
+	return nil
 }
 
 // shadowRun checks the plan step by step (runtime.Shadow) and reports

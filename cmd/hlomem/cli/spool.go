@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"os"
 )
@@ -13,6 +14,9 @@ import (
 // the million-value dumps of a large module do not double the memory the
 // plan itself takes.
 type spool struct {
+	// ctx, when set, fails every write once it is done, so a writer that
+	// checks its errors stops.
+	ctx  context.Context
 	mem  bytes.Buffer
 	file *os.File
 	w    *bufio.Writer // on file
@@ -25,6 +29,11 @@ var spoolMemory = 32 << 20
 func (s *spool) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
+	}
+	if s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return 0, err
+		}
 	}
 	if s.file == nil && s.mem.Len()+len(p) > spoolMemory {
 		s.spill()
@@ -40,7 +49,7 @@ func (s *spool) Write(p []byte) (int, error) {
 }
 
 func (s *spool) WriteString(p string) (int, error) {
-	if s.file == nil && s.err == nil && s.mem.Len()+len(p) <= spoolMemory {
+	if s.file == nil && s.err == nil && s.mem.Len()+len(p) <= spoolMemory && (s.ctx == nil || s.ctx.Err() == nil) {
 		return s.mem.WriteString(p)
 	}
 	return s.Write([]byte(p))
@@ -67,23 +76,40 @@ func (s *spool) spill() {
 	s.mem = bytes.Buffer{}
 }
 
-// copyTo writes the whole output to w.
-func (s *spool) copyTo(w io.Writer) error {
+// copyTo writes the whole output to w, in pieces between which it looks
+// at ctx: an interrupt stops a long copy.
+func (s *spool) copyTo(ctx context.Context, w io.Writer) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.file == nil {
-		_, err := w.Write(s.mem.Bytes())
-		return err
+	var r io.Reader = bytes.NewReader(s.mem.Bytes())
+	if s.file != nil {
+		if err := s.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		r = s.file
 	}
-	if err := s.w.Flush(); err != nil {
-		return err
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(w, s.file)
-	return err
 }
 
 // close releases the temporary file, if any.

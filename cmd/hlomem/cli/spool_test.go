@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func TestSpoolSpills(t *testing.T) {
 	}
 	require.NotNil(t, s.file, "the spool moved to a file")
 	var b bytes.Buffer
-	require.NoError(t, s.copyTo(&b))
+	require.NoError(t, s.copyTo(context.Background(), &b))
 	require.Equal(t, strings.Repeat("0123456789\n", 100), b.String())
 	s.close()
 }

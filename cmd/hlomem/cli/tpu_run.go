@@ -78,7 +78,7 @@ func tpuPrepare(ctx context.Context, gen tpu.Generation, spaces bool, minWindow 
 	return func(m *hlo.Module) (*liveness.Analysis, error) {
 		*rep = nil
 		if !spaces {
-			return liveness.PrepareWith(m, tpu.PrepareOptions(popts, gen))
+			return liveness.PrepareContext(ctx, m, tpu.PrepareOptions(popts, gen))
 		}
 		g := gen
 		out, r, err := tpu.AssignSpaces(ctx, m, tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: minWindow, Generation: &g, Prepare: popts})
@@ -86,7 +86,7 @@ func tpuPrepare(ctx context.Context, gen tpu.Generation, spaces bool, minWindow 
 			return nil, err
 		}
 		*rep = r
-		return liveness.PrepareWith(out, liveness.PrepareOptions{})
+		return liveness.PrepareContext(ctx, out, liveness.PrepareOptions{})
 	}
 }
 
