@@ -28,7 +28,7 @@ ENTRY %main (x: f32[BATCH,256], w: f32[256,256], b: f32[256]) -> f32[BATCH,256] 
 // Example records a model's peak memory in a golden file, checks it,
 // catches the growth a doubled batch brings, and accepts it by updating
 // the file. In a test, Golden does the same with t: it fails the test
-// with these sentences, and updates under HLOMEM_UPDATE=1 or -update.
+// with these sentences, and updates under HLOMEM_UPDATE=1 (or Options.Update).
 func Example() {
 	dir, err := os.MkdirTemp("", "assigntest")
 	if err != nil {

@@ -99,5 +99,9 @@ func peakError(ctx context.Context, err error) error {
 	if isInputError(err) || errors.As(err, &pe) {
 		return err
 	}
+	var me *peakgolden.MissingError
+	if errors.As(err, &me) {
+		return fmt.Errorf("hlomem peak: %w; write it with --update (hlomem peak --golden=%s --update PATH...) and review it", err, me.Path)
+	}
 	return fmt.Errorf("hlomem peak: %w", err)
 }
