@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,4 +68,34 @@ module jit_train_step: temp grew 13.9% (1.80MiB → 2.05MiB), total grew 17.1% (
 	require.Equal(t, exitOK, code, stderr)
 	code, stdout, stderr = peak(t, "--golden="+memory, "--tolerance=1", dump)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+}
+
+// TestPeakFailureOrder: a failed check prints its verdicts (stdout)
+// before the hint to update (stderr), read as one stream as a terminal or
+// a CI log shows them (2>&1).
+func TestPeakFailureOrder(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "f.hlo")
+	memory := filepath.Join(dir, "memory.peak")
+	const hlo = `HloModule jit_f
+
+ENTRY %main (x: f32[BATCH,256]) -> f32[BATCH,256] {
+  %x = f32[BATCH,256]{1,0} parameter(0)
+  %y = f32[BATCH,256]{1,0} exponential(%x)
+  ROOT %z = f32[BATCH,256]{1,0} negate(%y)
+}
+`
+	require.NoError(t, os.WriteFile(model, []byte(strings.ReplaceAll(hlo, "BATCH", "64")), 0o644))
+	code, _, stderr := peak(t, "--golden="+memory, "--update", model)
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.WriteFile(model, []byte(strings.ReplaceAll(hlo, "BATCH", "128")), 0o644))
+
+	var both bytes.Buffer
+	code = Main([]string{"peak", "--golden=" + memory, model}, strings.NewReader(""), &both, &both)
+	require.Equal(t, exitFailure, code, both.String())
+	lines := strings.Split(strings.TrimSuffix(both.String(), "\n"), "\n")
+	require.Len(t, lines, 3, both.String())
+	require.Regexp(t, `^module jit_f\S*: total grew 100\.0% `, lines[0])
+	require.Regexp(t, `^1 of 1 module out of tolerance of `, lines[1])
+	require.Equal(t, "hlomem peak: out of tolerance; if the change is intended, rerun with --update and commit "+memory, lines[2])
 }
