@@ -10,20 +10,21 @@
 //
 // The first run with HLOMEM_UPDATE=1 writes testdata/TestPeakMemory.peak
 // (HLOMEM_UPDATE=1 go test -run '^TestPeakMemory$' .); review it and
-// commit it. Later runs compare every module
-// with its line there and fail with a sentence per module that moved, such
-// as
+// commit it. Later runs compare every module with its line there and fail
+// with a sentence per module that moved, such as
 //
-//	module jit_train_step: temp grew 12.5% (1.20GiB → 1.35GiB), over the 1% tolerance; new at the peak: fusion.42 f32[8,4096,4096] 512.00MiB
+//	module jit_train_step@8c1f0e52: temp grew 12.5% (1.20GiB → 1.35GiB), over the 1% tolerance; new at the peak: fusion.42 f32[8,4096,4096] 512.00MiB
 //
 // A module whose memory shrank beyond the tolerance fails too, so that the
 // gain is recorded by refreshing the file. The file is the one hlomem peak
 // reads and writes (hlomem peak --golden=FILE), so a CI script and a Go
 // test can share it.
 //
-// A golden line holds, per module: its name, the schedule, the lower bound,
-// the temp and total bytes of the assignment, the step of the peak and the
-// five largest buffers live there. Figures come from XLA's own heap
+// A golden line holds, per module: its key (NAME@SIGNATURE, the module's
+// name and a fingerprint of its entry parameter and result shapes, so that
+// two compiles of one function are two lines), the schedule, the lower
+// bound, the temp and total bytes of the assignment, the step of the peak
+// and the five largest buffers live there. Figures come from XLA's own heap
 // algorithm by default ("xla"): deterministic, and on XLA's dumps the temp
 // allocation XLA makes. The time-budgeted packers ("auto", "exact") are
 // refused, since their result may depend on the machine's load.

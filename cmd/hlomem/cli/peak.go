@@ -62,6 +62,9 @@ func runPeak(e *env, args []string) error {
 	for _, d := range in.Dirs {
 		fmt.Fprintf(e.stderr, "hlomem peak: %s\n", d.Note())
 	}
+	for _, p := range in.Repeated {
+		fmt.Fprintf(e.stderr, "hlomem peak: %s: read already from an earlier path, not again\n", p)
+	}
 	// An interrupt stops the run before anything is written: the golden
 	// file is written last, through a temporary file renamed into place.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
