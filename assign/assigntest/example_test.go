@@ -28,7 +28,7 @@ ENTRY %main (x: f32[BATCH,256], w: f32[256,256], b: f32[256]) -> f32[BATCH,256] 
 // Example records a model's peak memory in a golden file, checks it,
 // catches the growth a doubled batch brings, and accepts it by updating
 // the file. In a test, Golden does the same with t: it fails the test
-// with these sentences, and updates under HLOMEM_UPDATE=1 or -update.
+// with these sentences, and updates under HLOMEM_UPDATE=1 (or Options.Update).
 func Example() {
 	dir, err := os.MkdirTemp("", "assigntest")
 	if err != nil {
@@ -66,19 +66,19 @@ func Example() {
 	// Output:
 	// -- record (batch 64)
 	// failed: false
-	// # hlomem peak v1 target=gpu algorithm=xla schedule=default
-	// # module schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
-	// jit_mlp search 459776 65536 459776 4 | w f32[256,256] 262144 | x f32[64,256] 65536 | h f32[64,256] 65536 | bias f32[64,256] 65536 | b f32[256] 1024
+	// # hlomem peak v2 target=gpu algorithm=xla schedule=default
+	// # module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
+	// jit_mlp@6ffdd663 search 459776 65536 459776 4 | w f32[256,256] 262144 | x f32[64,256] 65536 | h f32[64,256] 65536 | bias f32[64,256] 65536 | b f32[256] 1024
 	// -- check (batch 64)
-	// module jit_mlp: ok (temp 64.0KiB, total 449.0KiB, lower bound 449.0KiB)
+	// module jit_mlp@6ffdd663: ok (temp 64.0KiB, total 449.0KiB, lower bound 449.0KiB)
 	// failed: false
 	// -- check (batch 128)
-	// module jit_mlp: temp grew 100.0% (64.0KiB → 128.0KiB), total grew 42.8% (449.0KiB → 641.0KiB) and lower bound grew 42.8% (449.0KiB → 641.0KiB), over the 1% tolerance; grew at the peak: x f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), h f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), bias f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB)
+	// module jit_mlp@1c4feb63: temp grew 100.0% (64.0KiB → 128.0KiB), total grew 42.8% (449.0KiB → 641.0KiB) and lower bound grew 42.8% (449.0KiB → 641.0KiB), over the 1% tolerance; grew at the peak: x f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), h f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), bias f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB); entry signature changed: the golden file has the module as jit_mlp@6ffdd663 (line 3)
 	// failed: true
 	// -- update (batch 128)
-	// module jit_mlp: temp grew 100.0% (64.0KiB → 128.0KiB), total grew 42.8% (449.0KiB → 641.0KiB) and lower bound grew 42.8% (449.0KiB → 641.0KiB), over the 1% tolerance; grew at the peak: x f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), h f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), bias f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB)
+	// module jit_mlp@1c4feb63: temp grew 100.0% (64.0KiB → 128.0KiB), total grew 42.8% (449.0KiB → 641.0KiB) and lower bound grew 42.8% (449.0KiB → 641.0KiB), over the 1% tolerance; grew at the peak: x f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), h f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB), bias f32[128,256] 128.0KiB (was f32[64,256] 64.0KiB); entry signature changed: the golden file has the module as jit_mlp@6ffdd663 (line 3)
 	// failed: false
 	// -- check (batch 128)
-	// module jit_mlp: ok (temp 128.0KiB, total 641.0KiB, lower bound 641.0KiB)
+	// module jit_mlp@1c4feb63: ok (temp 128.0KiB, total 641.0KiB, lower bound 641.0KiB)
 	// failed: false
 }

@@ -22,21 +22,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hlomem/hlomem/internal/goldenenv"
 )
 
 // EnvUpdate is the environment variable that makes Check rewrite golden files.
-const EnvUpdate = "HLOMEM_UPDATE"
+const EnvUpdate = goldenenv.Var
 
 var update = flag.Bool("update", false, "rewrite golden files with the current outputs (same as "+EnvUpdate+"=1)")
 
 // Updating reports whether golden files are being rewritten: the -update flag
 // was given, or HLOMEM_UPDATE is set to anything other than "" or "0".
 func Updating() bool {
-	if *update {
-		return true
-	}
-	v := os.Getenv(EnvUpdate)
-	return v != "" && v != "0"
+	return *update || goldenenv.Set()
 }
 
 // Check compares got with the contents of the golden file at path. On a

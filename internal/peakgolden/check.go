@@ -41,7 +41,7 @@ func Check(ctx context.Context, files []string, path string, opts Options, tol T
 	old, readErr := os.ReadFile(path)
 	if readErr != nil && !(update && errors.Is(readErr, fs.ErrNotExist)) {
 		if errors.Is(readErr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such golden file; write it with hlomem peak --update (or HLOMEM_UPDATE=1 in a Go test) and review it", path)
+			return nil, &MissingError{Path: path}
 		}
 		return nil, readErr
 	}
@@ -73,6 +73,18 @@ func Check(ctx context.Context, files []string, path string, opts Options, tol T
 	r.Wrote = true
 	return r, nil
 }
+
+// MissingError is a check against a golden file that does not exist yet.
+// It says no more: how to create the file is the caller's to say, in its
+// own terms (hlomem peak --update, HLOMEM_UPDATE=1 in a Go test).
+type MissingError struct {
+	Path string
+}
+
+func (e *MissingError) Error() string { return e.Path + ": no such golden file" }
+
+// Unwrap makes errors.Is(err, fs.ErrNotExist) hold.
+func (e *MissingError) Unwrap() error { return fs.ErrNotExist }
 
 // compareFile parses the golden file data and compares lines with it.
 func compareFile(path string, data []byte, opts Options, lines []Line, tol Tolerance) (*Report, error) {

@@ -3,6 +3,7 @@ package peakgolden
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -62,24 +63,50 @@ type Kind uint8
 
 const (
 	Same    Kind = iota // the line is the golden file's
-	Changed             // within tolerance, but some figure or the peak differs
+	Changed             // within tolerance, but some figure, the peak or the signature differs
 	Grew                // a figure grew beyond its tolerance
 	Shrank              // a figure shrank beyond its tolerance (and none grew beyond it)
 	Added               // not in the golden file
 	Removed             // in the golden file, not among the modules
 )
 
-// Failed reports whether the kind fails the check.
+// kinds lists the kinds in the order a summary counts them.
+var kinds = []Kind{Same, Changed, Grew, Shrank, Added, Removed}
+
+// Failed reports whether the kind fails the check: a figure beyond its
+// tolerance, and a module added or removed, which the golden file must
+// record before the check passes again.
 func (k Kind) Failed() bool { return k >= Grew }
+
+// String names the kind as a summary counts it.
+func (k Kind) String() string {
+	switch k {
+	case Same:
+		return "same"
+	case Changed:
+		return "changed within tolerance"
+	case Grew:
+		return "grew"
+	case Shrank:
+		return "shrank"
+	case Added:
+		return "added"
+	case Removed:
+		return "removed"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
 
 // Verdict is the outcome for one module.
 type Verdict struct {
-	Module string
-	Kind   Kind
-	// Sentence says what happened, starting "module NAME: ".
+	// Key is the module's key: this run's, or the golden file's for a
+	// module removed. Against a v1 file, the v1 key (NAME, NAME#K).
+	Key  string
+	Kind Kind
+	// Sentence says what happened, starting "module KEY: ".
 	Sentence string
 	// Golden and Now are the module's line in the golden file and in this
-	// run; nil for a module added or removed.
+	// run; Golden is nil for a module added, Now for one removed.
 	Golden, Now *Line
 }
 
@@ -87,10 +114,13 @@ type Verdict struct {
 type Report struct {
 	// File is the golden file's name.
 	File string
-	// Verdicts, one per module, sorted by module.
+	// Version is the golden file's format version (File.Version); 1 when
+	// it keyed modules by name alone, and the comparison then did too.
+	Version int
+	// Verdicts, one per module, sorted by key.
 	Verdicts []Verdict
 	// Diff is go-cmp's diff of the golden file's lines and this run's,
-	// by module (-golden +now), "" when they are the same.
+	// by key (-golden +now), "" when they are the same.
 	Diff string
 	// Modules is the number of modules of this run.
 	Modules int
@@ -130,16 +160,36 @@ func (r *Report) Count(k Kind) int {
 	return n
 }
 
-// Summary is one sentence on the whole comparison, or on the update.
+// counts gives the number of verdicts of each kind there is, in words:
+// "2 same, 1 added".
+func (r *Report) counts() string {
+	var parts []string
+	for _, k := range kinds {
+		if c := r.Count(k); c > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c, k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Summary is one sentence on the whole comparison, or on the update: how
+// many modules, how many of each kind, and the rule that an added or
+// removed module fails.
 func (r *Report) Summary() string {
 	if r.Update {
 		mods := fmt.Sprintf("%d %s", r.Modules, plural(r.Modules, "module", "modules"))
-		s := "wrote " + r.File + " (" + mods + ")"
-		if !r.Wrote {
-			s = r.File + " is up to date (" + mods + ")"
+		s := r.File + " is up to date (" + mods + ")"
+		if r.Wrote {
+			if c := r.counts(); c != "" && r.Count(Same) != len(r.Verdicts) {
+				mods += ": " + c
+			}
+			s = "wrote " + r.File + " (" + mods + ")"
 		}
 		if r.Note != "" {
 			s += "; " + r.Note
+		}
+		if r.Version == 1 {
+			s += "; converted from format v1 (modules keyed by name) to v2 (keyed by name and entry signature)"
 		}
 		return s
 	}
@@ -150,19 +200,22 @@ func (r *Report) Summary() string {
 		}
 	}
 	n := len(r.Verdicts)
+	var s string
 	if failed == 0 {
-		return fmt.Sprintf("%d %s within tolerance of %s", n, plural(n, "module", "modules"), r.File)
+		s = fmt.Sprintf("%d %s within tolerance of %s", n, plural(n, "module", "modules"), r.File)
+	} else {
+		s = fmt.Sprintf("%d of %d %s out of tolerance of %s", failed, n, plural(n, "module", "modules"), r.File)
 	}
-	var parts []string
-	for _, k := range []struct {
-		kind Kind
-		word string
-	}{{Grew, "grew"}, {Shrank, "shrank"}, {Added, "added"}, {Removed, "removed"}} {
-		if c := r.Count(k.kind); c > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c, k.word))
-		}
+	if c := r.counts(); c != "" {
+		s += ": " + c
 	}
-	return fmt.Sprintf("%d of %d %s out of tolerance of %s (%s)", failed, n, plural(n, "module", "modules"), r.File, strings.Join(parts, ", "))
+	if r.Count(Added)+r.Count(Removed) > 0 {
+		s += "; a module added or removed fails the check until the golden file is updated"
+	}
+	if r.Version == 1 {
+		s += "; " + r.File + " is format v1, which keys modules by name alone: update it to key them by name and entry signature (v2)"
+	}
+	return s
 }
 
 // String gives every verdict's sentence, one per line, then the summary.
@@ -177,43 +230,149 @@ func (r *Report) String() string {
 	return b.String()
 }
 
-// Compare compares the lines of a run (sorted, as Measure returns them)
+// Compare compares the lines of a run (keyed, as Measure returns them)
 // with the golden file g, read from the file called name.
+//
+// A module is its line of the same key. Failing that, in order:
+//   - lines of one name and signature that only their ordinal told apart
+//     (NAME@SIGNATURE#K) pair up in order, as the number of such compiles
+//     changed;
+//   - a module whose name is on exactly one line of the file and one of
+//     the run is the same module with another entry signature (the
+//     function compiled once, for a batch twice as large): its figures
+//     are compared and the sentence says the signature changed.
+//
+// The other lines are modules added or removed: a function compiled once
+// more is one module added, the others keep their lines. Against a v1
+// file the keys are v1's (NAME, NAME#K) and nothing else pairs.
 func Compare(name string, g *File, now []Line, tol Tolerance) *Report {
-	r := &Report{File: name}
-	// A hand-edited file need not be sorted.
-	golden := append([]Line(nil), g.Lines...)
-	Sort(golden)
-	i, j := 0, 0
-	for i < len(golden) || j < len(now) {
-		switch {
-		case j == len(now) || i < len(golden) && lessModule(golden[i].Module, now[j].Module):
-			w := &golden[i]
-			r.Verdicts = append(r.Verdicts, Verdict{Module: w.Module, Kind: Removed, Golden: w,
-				Sentence: fmt.Sprintf("module %s: in the golden file (line %d) but not among the modules: removed or renamed since it was written", w.Module, w.lineNo)})
-			i++
-		case i == len(golden) || lessModule(now[j].Module, golden[i].Module):
-			n := &now[j]
-			r.Verdicts = append(r.Verdicts, Verdict{Module: n.Module, Kind: Added, Now: n,
-				Sentence: fmt.Sprintf("module %s: not in the golden file, added since it was written: %s", n.Module, figures(n))})
-			j++
-		default:
-			r.Verdicts = append(r.Verdicts, verdict(&golden[i], &now[j], tol))
-			i++
-			j++
+	r := &Report{File: name, Version: g.Version}
+	if r.Version == 0 {
+		r.Version = Version
+	}
+	key := func(l *Line) string { return l.Key }
+	if r.Version == 1 {
+		key = func(l *Line) string {
+			if l.v1Key != "" {
+				return l.v1Key
+			}
+			return l.Key
 		}
 	}
-	// By module, so that a module added or removed shows as such rather
-	// than as a change of its neighbour.
-	byModule := func(lines []Line) map[string]Line {
-		m := make(map[string]Line, len(lines))
-		for _, l := range lines {
-			m[l.Module] = l
-		}
-		return m
+	golden := make([]*Line, len(g.Lines))
+	byKey := make(map[string]*Line, len(g.Lines))
+	for i := range g.Lines {
+		golden[i] = &g.Lines[i]
+		byKey[g.Lines[i].Key] = &g.Lines[i]
 	}
-	r.Diff = cmp.Diff(byModule(golden), byModule(now), cmpopts.IgnoreUnexported(Line{}), cmpopts.IgnoreFields(Line{}, "Source"), cmpopts.EquateEmpty())
+	matched := map[*Line]bool{} // golden lines
+	var left []*Line            // this run's lines without a golden line of their key
+	for i := range now {
+		n := &now[i]
+		w, ok := byKey[key(n)]
+		if !ok {
+			left = append(left, n)
+			continue
+		}
+		matched[w] = true
+		r.Verdicts = append(r.Verdicts, verdict(key(n), w, n, tol, ""))
+	}
+	// Modules of one name and signature that the ordinal alone kept
+	// apart (compiled twice for the same shapes): paired in order when
+	// their number changed, jit_f@1a2b3c4d#2 now jit_f@1a2b3c4d.
+	if r.Version > 1 {
+		unmatched := map[string][]*Line{} // golden, by key without the ordinal
+		for _, w := range golden {
+			if !matched[w] {
+				base, _ := splitOrdinal(w.Key)
+				unmatched[base] = append(unmatched[base], w)
+			}
+		}
+		for _, ws := range unmatched {
+			sort.SliceStable(ws, func(i, j int) bool { return lessKey(ws[i].Key, ws[j].Key) })
+		}
+		rest := left[:0:0]
+		for _, n := range left {
+			base, _ := splitOrdinal(n.Key)
+			ws := unmatched[base]
+			if len(ws) == 0 {
+				rest = append(rest, n)
+				continue
+			}
+			w := ws[0]
+			unmatched[base] = ws[1:]
+			matched[w] = true
+			r.Verdicts = append(r.Verdicts, verdict(key(n), w, n, tol,
+				fmt.Sprintf("the golden file has the module as %s (line %d)", w.Key, w.lineNo)))
+		}
+		left = rest
+	}
+	// By name: how many lines each side has, and the keys.
+	goldenNames, nowNames := map[string][]*Line{}, map[string][]*Line{}
+	for _, w := range golden {
+		goldenNames[w.Module] = append(goldenNames[w.Module], w)
+	}
+	for i := range now {
+		nowNames[now[i].Module] = append(nowNames[now[i].Module], &now[i])
+	}
+	for _, n := range left {
+		if r.Version > 1 && len(goldenNames[n.Module]) == 1 && len(nowNames[n.Module]) == 1 && !matched[goldenNames[n.Module][0]] {
+			w := goldenNames[n.Module][0]
+			matched[w] = true
+			r.Verdicts = append(r.Verdicts, verdict(key(n), w, n, tol,
+				fmt.Sprintf("entry signature changed: the golden file has the module as %s (line %d)", w.Key, w.lineNo)))
+			continue
+		}
+		s := fmt.Sprintf("module %s: added, not in the golden file: %s", key(n), figures(n))
+		if r.Version > 1 {
+			if others := keysOf(goldenNames[n.Module]); len(others) > 0 {
+				s += fmt.Sprintf("; another compile of %s, beside %s in the golden file", n.Module, joinAnd(others))
+			}
+		}
+		r.Verdicts = append(r.Verdicts, Verdict{Key: key(n), Kind: Added, Now: n, Sentence: s})
+	}
+	for _, w := range golden {
+		if matched[w] {
+			continue
+		}
+		s := fmt.Sprintf("module %s: removed, in the golden file (line %d) but not among the modules", w.Key, w.lineNo)
+		if r.Version > 1 {
+			if others := keysOf(nowNames[w.Module]); len(others) > 0 {
+				s += fmt.Sprintf("; this run's %s %s", plural(len(others), "compile of "+w.Module+" is", "compiles of "+w.Module+" are"), joinAnd(others))
+			}
+		}
+		r.Verdicts = append(r.Verdicts, Verdict{Key: w.Key, Kind: Removed, Golden: w, Sentence: s})
+	}
+	sort.SliceStable(r.Verdicts, func(i, j int) bool { return lessKey(r.Verdicts[i].Key, r.Verdicts[j].Key) })
+
+	// The diff by verdict, so that a module added or removed shows as
+	// such rather than as a change of its neighbour, and a module whose
+	// signature changed as one line that changed.
+	was, is := map[string]Line{}, map[string]Line{}
+	for _, v := range r.Verdicts {
+		if v.Golden != nil {
+			was[v.Key] = *v.Golden
+		}
+		if v.Now != nil {
+			is[v.Key] = *v.Now
+		}
+	}
+	ignore := []string{"Source", "Signature"} // the key shows a change of signature
+	if r.Version == 1 {
+		ignore = append(ignore, "Key")
+	}
+	r.Diff = cmp.Diff(was, is, cmpopts.IgnoreUnexported(Line{}), cmpopts.IgnoreFields(Line{}, ignore...), cmpopts.EquateEmpty())
 	return r
+}
+
+// keysOf returns the keys of lines, sorted.
+func keysOf(lines []*Line) []string {
+	var keys []string
+	for _, l := range lines {
+		keys = append(keys, l.Key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
+	return keys
 }
 
 // joinAnd joins clauses as a list in words: "a, b and c".
@@ -229,9 +388,10 @@ func figures(l *Line) string {
 	return fmt.Sprintf("temp %s, total %s, lower bound %s", assign.HumanBytes(l.Temp), assign.HumanBytes(l.Total), assign.HumanBytes(l.LowerBound))
 }
 
-// verdict compares one module's lines.
-func verdict(w, n *Line, tol Tolerance) Verdict {
-	v := Verdict{Module: n.Module, Golden: w, Now: n}
+// verdict compares one module's lines; key names it, and note, if any, is
+// a clause on it that the sentence adds.
+func verdict(key string, w, n *Line, tol Tolerance, note string) Verdict {
+	v := Verdict{Key: key, Golden: w, Now: n}
 	var out, within []string
 	grew, shrank := false, false
 	// Figures out of tolerance that moved the same way under the same
@@ -276,7 +436,7 @@ func verdict(w, n *Line, tol Tolerance) Verdict {
 		v.Kind = Grew
 	case shrank:
 		v.Kind = Shrank
-	case len(within) > 0 || len(peak) > 0 || w.text() != n.text():
+	case len(within) > 0 || len(peak) > 0 || w.figuresText() != n.figuresText() || w.Signature != n.Signature && w.Signature != "":
 		v.Kind = Changed
 	default:
 		v.Kind = Same
@@ -298,10 +458,13 @@ func verdict(w, n *Line, tol Tolerance) Verdict {
 		}
 	}
 	clauses = append(clauses, peak...)
+	if note != "" {
+		clauses = append(clauses, note)
+	}
 	if v.Kind == Shrank {
 		clauses = append(clauses, "a gain: update the golden file to record it")
 	}
-	v.Sentence = "module " + n.Module + ": " + strings.Join(clauses, "; ")
+	v.Sentence = "module " + key + ": " + strings.Join(clauses, "; ")
 	return v
 }
 

@@ -2,12 +2,13 @@ package peakgolden
 
 import (
 	"errors"
-	"github.com/hlomem/hlomem/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/hlomem/hlomem/internal/atomicfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,9 +18,12 @@ const (
 )
 
 // line is a module's line with the given temp; total and lower bound are
-// temp plus 1 GiB of parameters.
-func line(module string, temp int64, top ...Buffer) Line {
-	return Line{Module: module, Schedule: "keep", LowerBound: temp + gib, Temp: temp, Total: temp + gib, PeakStep: 7, Top: top}
+// temp plus 1 GiB of parameters. The key is NAME@SIGNATURE or, as the
+// tests of verdicts have it, the name alone.
+func line(key string, temp int64, top ...Buffer) Line {
+	name, sig, _ := strings.Cut(key, "@")
+	sig, _, _ = strings.Cut(sig, "#")
+	return Line{Module: name, Key: key, Signature: sig, Schedule: "keep", LowerBound: temp + gib, Temp: temp, Total: temp + gib, PeakStep: 7, Top: top}
 }
 
 func sentences(r *Report) []string {
@@ -54,21 +58,21 @@ func TestCompareVerdicts(t *testing.T) {
 	}
 	r := Compare("g.peak", golden, now, Tolerance{Default: 0.01})
 	require.Equal(t, []string{
-		"module added: not in the golden file, added since it was written: temp 3.00MiB, total 1.00GiB, lower bound 1.00GiB",
-		"module gone: in the golden file (line 4) but not among the modules: removed or renamed since it was written",
+		"module added: added, not in the golden file: temp 3.00MiB, total 1.00GiB, lower bound 1.00GiB",
+		"module gone: removed, in the golden file (line 4) but not among the modules",
 		"module grown: temp grew 13.3% (1.19GiB → 1.35GiB), total grew 7.2% (2.19GiB → 2.35GiB) and lower bound grew 7.2% (2.19GiB → 2.35GiB), over the 1% tolerance; new at the peak: fusion.42 f32[8,4096,4096] 512.00MiB",
 		"module same: ok (temp 100.00MiB, total 1.10GiB, lower bound 1.10GiB)",
 		"module shrunk: temp shrank 20.0% (1.46GiB → 1.17GiB), total shrank 11.9% (2.46GiB → 2.17GiB) and lower bound shrank 11.9% (2.46GiB → 2.17GiB), beyond the 1% tolerance; no longer among the largest at the peak: fusion.42 f32[8,4096,4096] 512.00MiB; a gain: update the golden file to record it",
 		"module within: ok; within tolerance: temp grew 0.5% (1000.00MiB → 1005.00MiB), total grew 0.2% (1.98GiB → 1.98GiB, +5242880B) and lower bound grew 0.2% (1.98GiB → 1.98GiB, +5242880B); the peak moved from step 7 to 9",
 	}, sentences(r))
 	require.True(t, r.Failed())
-	require.Equal(t, "4 of 6 modules out of tolerance of g.peak (1 grew, 1 shrank, 1 added, 1 removed)", r.Summary())
+	require.Equal(t, "4 of 6 modules out of tolerance of g.peak: 1 same, 1 changed within tolerance, 1 grew, 1 shrank, 1 added, 1 removed; a module added or removed fails the check until the golden file is updated", r.Summary())
 	require.Contains(t, r.Diff, `"grown": {`)
 	require.Regexp(t, `(?m)^-[\s\x{a0}]+"gone": {$`, r.Diff)
 	require.Regexp(t, `(?m)^\+[\s\x{a0}]+"added": {$`, r.Diff)
 	kinds := []Kind{Added, Removed, Grew, Same, Shrank, Changed}
 	for i, v := range r.Verdicts {
-		require.Equal(t, kinds[i], v.Kind, v.Module)
+		require.Equal(t, kinds[i], v.Kind, v.Key)
 	}
 }
 
@@ -85,10 +89,10 @@ func TestCompareExactAndFields(t *testing.T) {
 	require.Equal(t, []string{"module m: temp grew 0.1% (1000B → 1001B), over the 0% tolerance; within tolerance: total grew <0.1% (1.00GiB → 1.00GiB, +1B) and lower bound grew <0.1% (1.00GiB → 1.00GiB, +1B)"}, sentences(r))
 	r = Compare("g.peak", golden, now, Tolerance{Fields: map[Field]float64{Temp: 0.5, Total: 0.5, LowerBound: 0.5}})
 	require.False(t, r.Failed())
-	require.Equal(t, "1 module within tolerance of g.peak", r.Summary())
+	require.Equal(t, "1 module within tolerance of g.peak: 1 changed within tolerance", r.Summary())
 
 	// Growth from nothing has no percentage, and fails at any tolerance.
-	r = Compare("g.peak", &File{Lines: []Line{{Module: "z", Schedule: "keep"}}}, []Line{{Module: "z", Schedule: "keep", Temp: 256}}, Tolerance{Default: 10})
+	r = Compare("g.peak", &File{Lines: []Line{{Module: "z", Key: "z", Schedule: "keep"}}}, []Line{{Module: "z", Key: "z", Schedule: "keep", Temp: 256}}, Tolerance{Default: 10})
 	require.Equal(t, []string{"module z: temp grew from nothing (0B → 256B), over the 1000% tolerance"}, sentences(r))
 
 	// Only the peak moved: the module passes and the sentence says so.

@@ -14,16 +14,38 @@
 // that starts as HLO does). XLA's other dumps (-buffer-assignment.txt,
 // -memory-usage-report.txt, .dot, .pb, ...) are skipped and counted
 // (DirInputs). Collect does this; the modules come out in a fixed order:
-// paths as given, files in lexical order, modules in file order.
+// paths as given, files in lexical order, modules in file order. Each file
+// is read once however many paths lead to it (the same directory twice, a
+// directory inside another, a link): by cleaned absolute path and by file
+// identity.
+//
+// # Keys
+//
+// A golden file finds a module again by its key, NAME@SIGNATURE:
+//
+//	jit_scan@3f2a91c0
+//
+// NAME is the module's name (HloModule NAME), SIGNATURE the first 8 hex
+// digits of the SHA-256 of its entry computation's signature, the
+// parameter and result shapes without layouts,
+// "(c128[480,480],s32[])->c128[480,480]". XLA's running number
+// (module_NNNN) is no part of it: it changes whenever the program compiles
+// one function more, so a key holds across dumps; and the same function
+// compiled for two shapes gives two keys, one line each. Modules of one
+// name and signature (compiled twice for the same shapes) are
+// NAME@SIGNATURE#1, #2, ... in input order.
+//
+// Format v1 keyed modules by NAME alone, NAME#K when a name repeated: a
+// second compile of jit_scan renamed the first one's line. A v1 file is
+// still read; a run is compared with it by the keys v1 would have given,
+// the summary says to update it, and an update writes it as v2.
 //
 // # Lines
 //
-// A module's Line is keyed by its name (HloModule NAME); when several
-// inputs hold modules of one name (the same jit function compiled for two
-// shapes), each is NAME#K, K counting them in input order. The figures are
-// those of assign.Stats under the options (lower bound, temp and total
-// bytes), the schedule that ran, the step of the peak (the lower bound's
-// step, Assignment.Peak) and the five largest buffers live there.
+// A module's Line holds its key and the figures of assign.Stats under the
+// options (lower bound, temp and total bytes), the schedule that ran, the
+// step of the peak (the lower bound's step, Assignment.Peak) and the five
+// largest buffers live there.
 //
 // Only deterministic packers may feed a golden file: "xla" (the default,
 // XLA's own heap algorithm, so the temp figure is what XLA allocates) or any
@@ -32,11 +54,11 @@
 //
 // # The file
 //
-// A golden file is text, one module per line, sorted by module:
+// A golden file is text, one module per line, sorted by key:
 //
-//	# hlomem peak v1 target=gpu algorithm=xla schedule=default
-//	# module schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
-//	jit_step keep 1061683200 536870912 1073741824 17 | fusion.42 f32[8,4096,4096] 536870912 | ...
+//	# hlomem peak v2 target=gpu algorithm=xla schedule=default
+//	# module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
+//	jit_step@8c1f0e52 keep 1061683200 536870912 1073741824 17 | fusion.42 f32[8,4096,4096] 536870912 | ...
 //
 // The first line names the format and the options the figures depend on;
 // other lines starting with # are comments. Shapes are written without
@@ -45,9 +67,14 @@
 //
 // # Verdicts
 //
-// Compare decides on the byte figures (Fields): a module fails when one
-// moved beyond its tolerance (relative; 0, exact, by default), in either
-// direction, since a gain should be recorded too; it also fails when it is
-// new or gone. The schedule, the peak step and the buffers at the peak
-// explain a verdict and do not decide it.
+// Compare matches the run's modules with the file's by key (and, for a
+// function compiled once on each side whose signature changed, by name)
+// and gives each a verdict: same, changed within tolerance, grew, shrank,
+// added or removed; the summary counts each. It decides on the byte
+// figures (Fields): a module fails when one moved beyond its tolerance
+// (relative; 0, exact, by default), in either direction, since a gain
+// should be recorded too. A module added or removed fails as well, until
+// an update records it: a new compile is new memory that CI should see.
+// The schedule, the peak step and the buffers at the peak explain a
+// verdict and do not decide it.
 package peakgolden

@@ -12,15 +12,26 @@ import (
 )
 
 // formatTag opens every golden file; the version changes when the meaning
-// of a column does.
-const formatTag = "# hlomem peak v1"
+// of a column does. v2 keys a module by NAME@SIGNATURE (key.go); v1, still
+// read, keyed it by NAME, NAME#K when several modules had that name.
+const (
+	formatTag   = "# hlomem peak v2"
+	formatTagV1 = "# hlomem peak v1"
+	tagPrefix   = "# hlomem peak "
+)
+
+// Version is the format version Write writes.
+const Version = 2
 
 // columnsComment is the second line of a golden file, naming the columns.
-const columnsComment = "# module schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes"
+const columnsComment = "# module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes"
 
 // File is a golden file: the options its figures were measured with and
-// one line per module, sorted by module.
+// one line per module, sorted by key.
 type File struct {
+	// Version is the format's: 2, or 1 for a file written before modules
+	// were keyed by signature.
+	Version int
 	Options Options
 	Lines   []Line
 }
@@ -63,7 +74,16 @@ func Bytes(opts Options, lines []Line) ([]byte, error) {
 // text is the line as the golden file holds it.
 func (l *Line) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %d %d %d %d", l.Module, l.Schedule, l.LowerBound, l.Temp, l.Total, l.PeakStep)
+	b.WriteString(l.Key)
+	b.WriteByte(' ')
+	b.WriteString(l.figuresText())
+	return b.String()
+}
+
+// figuresText is the line without its key.
+func (l *Line) figuresText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d %d %d %d", l.Schedule, l.LowerBound, l.Temp, l.Total, l.PeakStep)
 	for _, t := range l.Top {
 		fmt.Fprintf(&b, " | %s %s %d", t.Name, t.Shape, t.Bytes)
 	}
@@ -79,9 +99,9 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// Parse reads the golden file named name (for messages) from data. The
-// first line must be the header; then blank lines and lines starting with
-// # are skipped and every other line is a module's.
+// Parse reads the golden file named name (for messages) from data, of
+// format v2 or v1. The first line must be the header; then blank lines and
+// lines starting with # are skipped and every other line is a module's.
 func Parse(name string, data []byte) (*File, error) {
 	f := &File{}
 	errAt := func(line int, format string, args ...any) error {
@@ -92,11 +112,11 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, errAt(1, "empty file; a peak file starts with %q (write one with hlomem peak --update)", formatTag)
 	}
 	rows := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	opts, err := parseHeader(strings.TrimSuffix(rows[0], "\r"))
+	version, opts, err := parseHeader(strings.TrimSuffix(rows[0], "\r"))
 	if err != nil {
 		return nil, errAt(1, "%v", err)
 	}
-	f.Options = opts
+	f.Version, f.Options = version, opts
 	first := map[string]int{}
 	for i, row := range rows[1:] {
 		n := i + 2
@@ -108,26 +128,46 @@ func Parse(name string, data []byte) (*File, error) {
 		if err != nil {
 			return nil, errAt(n, "%v", err)
 		}
-		if at, dup := first[l.Module]; dup {
-			return nil, errAt(n, "module %s again (first on line %d)", l.Module, at)
+		if l.Module, l.Signature, err = parseKey(l.Key, version); err != nil {
+			return nil, errAt(n, "%v", err)
 		}
-		first[l.Module] = n
+		if at, dup := first[l.Key]; dup {
+			return nil, errAt(n, "module %s again (first on line %d)", l.Key, at)
+		}
+		first[l.Key] = n
 		l.lineNo = n
 		f.Lines = append(f.Lines, l)
 	}
 	return f, nil
 }
 
-// parseHeader reads the options from the first line.
-func parseHeader(row string) (Options, error) {
+// parseHeader reads the format version and the options from the first
+// line.
+func parseHeader(row string) (int, Options, error) {
 	var o Options
-	rest, ok := strings.CutPrefix(row, formatTag)
-	if !ok || rest != "" && rest[0] != ' ' {
-		if strings.HasPrefix(row, "# hlomem peak ") {
-			return o, fmt.Errorf("unsupported version %q (this hlomem reads %q)", row, formatTag)
+	version, rest := 0, ""
+	for _, tag := range []struct {
+		tag     string
+		version int
+	}{{formatTag, Version}, {formatTagV1, 1}} {
+		if r, ok := strings.CutPrefix(row, tag.tag); ok && (r == "" || r[0] == ' ') {
+			version, rest = tag.version, r
+			break
 		}
-		return o, fmt.Errorf("not a peak file: the first line is %q, want %q followed by the options", abbreviate(row), formatTag)
 	}
+	if version == 0 {
+		if strings.HasPrefix(row, tagPrefix) {
+			return 0, o, fmt.Errorf("unsupported version %q (this hlomem reads %q and %q)", abbreviate(row), formatTag, formatTagV1)
+		}
+		return 0, o, fmt.Errorf("not a peak file: the first line is %q, want %q followed by the options", abbreviate(row), formatTag)
+	}
+	o, err := parseOptions(rest)
+	return version, o, err
+}
+
+// parseOptions reads the key=value options of the header.
+func parseOptions(rest string) (Options, error) {
+	var o Options
 	seen := map[string]bool{}
 	for _, kv := range strings.Fields(rest) {
 		k, v, ok := strings.Cut(kv, "=")
@@ -165,32 +205,32 @@ func parseLine(row string) (Line, error) {
 	parts := strings.Split(row, " | ")
 	head := strings.Fields(parts[0])
 	if len(head) != 6 {
-		return l, fmt.Errorf("want 6 fields (module schedule lower_bound temp total peak_step) before the first \" | \", got %d", len(head))
+		return l, fmt.Errorf("want 6 fields (module@signature schedule lower_bound temp total peak_step) before the first \" | \", got %d", len(head))
 	}
-	l.Module, l.Schedule = head[0], head[1]
+	l.Key, l.Schedule = head[0], head[1]
 	if !knownSchedule(l.Schedule) {
-		return l, fmt.Errorf("module %s: unknown schedule %q", l.Module, l.Schedule)
+		return l, fmt.Errorf("module %s: unknown schedule %q", l.Key, l.Schedule)
 	}
 	for i, dst := range []*int64{&l.LowerBound, &l.Temp, &l.Total} {
 		v, err := strconv.ParseInt(head[2+i], 10, 64)
 		if err != nil || v < 0 {
-			return l, fmt.Errorf("module %s: %s: want a byte count, got %q", l.Module, []string{"lower_bound", "temp", "total"}[i], head[2+i])
+			return l, fmt.Errorf("module %s: %s: want a byte count, got %q", l.Key, []string{"lower_bound", "temp", "total"}[i], head[2+i])
 		}
 		*dst = v
 	}
 	step, err := strconv.Atoi(head[5])
 	if err != nil || step < -1 {
-		return l, fmt.Errorf("module %s: peak_step: want a step (-1 for none), got %q", l.Module, head[5])
+		return l, fmt.Errorf("module %s: peak_step: want a step (-1 for none), got %q", l.Key, head[5])
 	}
 	l.PeakStep = step
 	for i, p := range parts[1:] {
 		f := strings.Fields(p)
 		if len(f) != 3 {
-			return l, fmt.Errorf("module %s: buffer %d: want name shape bytes, got %q", l.Module, i+1, strings.TrimSpace(p))
+			return l, fmt.Errorf("module %s: buffer %d: want name shape bytes, got %q", l.Key, i+1, strings.TrimSpace(p))
 		}
 		b, err := strconv.ParseInt(f[2], 10, 64)
 		if err != nil || b < 0 {
-			return l, fmt.Errorf("module %s: buffer %d (%s): want a byte count, got %q", l.Module, i+1, f[0], f[2])
+			return l, fmt.Errorf("module %s: buffer %d (%s): want a byte count, got %q", l.Key, i+1, f[0], f[2])
 		}
 		l.Top = append(l.Top, Buffer{Name: f[0], Shape: f[1], Bytes: b})
 	}

@@ -17,10 +17,14 @@ import (
 // it left out of the directories.
 type Inputs struct {
 	// Files are the HLO files, paths as given joined with the name found
-	// in a directory.
+	// in a directory, each file once.
 	Files []string
 	// Dirs lists, for each directory among the paths, what it gave.
 	Dirs []DirInputs
+	// Repeated lists the file paths given that name a file read already
+	// from an earlier path (the same path twice, a file of a directory
+	// given too, a link to it): they are not read again.
+	Repeated []string
 }
 
 // DirInputs is what one directory path gave.
@@ -36,10 +40,14 @@ type DirInputs struct {
 	// before_optimizations text of a module whose after_optimizations is
 	// there, or the per-pass dumps of a module.
 	Superseded int
+	// Repeated counts the HLO files read already from an earlier path
+	// (the directory given twice, or inside another one given, or a link
+	// to a file taken already).
+	Repeated int
 }
 
 // Skipped is the number of files left out.
-func (d DirInputs) Skipped() int { return d.NotHLO + d.Superseded }
+func (d DirInputs) Skipped() int { return d.NotHLO + d.Superseded + d.Repeated }
 
 // Note says in one line what the directory gave, for a user who wonders
 // whether the right files were read.
@@ -50,6 +58,9 @@ func (d DirInputs) Note() string {
 	}
 	s += fmt.Sprintf(", skipped %d", d.Skipped())
 	var why []string
+	if d.Repeated > 0 {
+		why = append(why, fmt.Sprintf("%d read already from an earlier path", d.Repeated))
+	}
 	if d.NotHLO > 0 {
 		why = append(why, fmt.Sprintf("%d not HLO (XLA's buffer assignments, memory reports, .dot, .pb, ...)", d.NotHLO))
 	}
@@ -68,23 +79,42 @@ func plural(n int, one, many string) string {
 
 // Collect finds the HLO files of paths: a file is taken as it is, a
 // directory is walked as an XLA dump directory (package doc, Inputs).
-// Subdirectories whose name starts with "." are not entered.
+// Subdirectories whose name starts with "." are not entered. Each file is
+// taken once, however many paths lead to it: the first one names it.
 func Collect(paths []string) (*Inputs, error) {
 	in := &Inputs{}
+	var seen fileSet
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
 		if !fi.IsDir() {
-			in.Files = append(in.Files, p)
+			if seen.add(p, fi) {
+				in.Files = append(in.Files, p)
+			} else {
+				in.Repeated = append(in.Repeated, p)
+			}
 			continue
 		}
-		d, files, err := collectDir(p)
+		d, all, err := collectDir(p)
 		if err != nil {
 			return nil, err
 		}
-		if len(files) == 0 {
+		var files []string
+		for _, f := range all {
+			fi, err := os.Stat(f)
+			if err != nil {
+				return nil, err
+			}
+			if seen.add(f, fi) {
+				files = append(files, f)
+			} else {
+				d.Repeated++
+			}
+		}
+		d.Taken = len(files)
+		if len(all) == 0 {
 			msg := "no HLO module found; an XLA dump directory (--xla_dump_to) holds files named module_NNNN.NAME.*after_optimizations.txt"
 			if d.Skipped() > 0 {
 				msg = d.Note() + "; " + msg
@@ -97,6 +127,38 @@ func Collect(paths []string) (*Inputs, error) {
 		in.Dirs = append(in.Dirs, d)
 	}
 	return in, nil
+}
+
+// fileSet is the files taken so far, to take each once: by cleaned
+// absolute path, and by identity (os.SameFile) for a file reached through
+// a link or by another path. Files are compared by identity only with
+// those of their size.
+type fileSet struct {
+	paths  map[string]bool
+	bySize map[int64][]fs.FileInfo
+}
+
+// add reports whether the file at path, of info fi (os.Stat's), is new,
+// and records it.
+func (s *fileSet) add(path string, fi fs.FileInfo) bool {
+	if s.paths == nil {
+		s.paths, s.bySize = map[string]bool{}, map[int64][]fs.FileInfo{}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = filepath.Clean(path)
+	}
+	if s.paths[abs] {
+		return false
+	}
+	for _, o := range s.bySize[fi.Size()] {
+		if os.SameFile(o, fi) {
+			return false
+		}
+	}
+	s.paths[abs] = true
+	s.bySize[fi.Size()] = append(s.bySize[fi.Size()], fi)
+	return true
 }
 
 // collectDir walks root and takes each directory's files as one dump.

@@ -150,3 +150,44 @@ func TestCollectLinkedRoot(t *testing.T) {
 		require.Equal(t, root, in.Dirs[0].Path)
 	}
 }
+
+func TestCollectEachFileOnce(t *testing.T) {
+	after := "module_0001.jit_a.sm_8.0_gpu_after_optimizations.txt"
+	dir := writeTree(t, []string{after, "module_0001.jit_a.before_optimizations.txt", "sub/" + after, "x.hlo"}, nil)
+	sub := filepath.Join(dir, "sub")
+	file := filepath.Join(dir, after)
+	t.Chdir(dir)
+
+	// The same directory twice, once with a slash: every file once, and
+	// the second directory says why it gave none.
+	in, err := Collect([]string{dir, dir + "/"})
+	require.NoError(t, err)
+	require.Equal(t, []string{after, "x.hlo", "sub/" + after}, rel(t, dir, in.Files))
+	require.Len(t, in.Dirs, 2)
+	require.Equal(t, 3, in.Dirs[0].Taken)
+	require.Equal(t, 0, in.Dirs[1].Taken)
+	require.Equal(t, 3, in.Dirs[1].Repeated)
+	require.Equal(t, dir+"/: 0 HLO files, skipped 4: 3 read already from an earlier path, 1 superseded (before_optimizations or pass dumps of a module with a later dump)", in.Dirs[1].Note())
+
+	// A directory inside another, a file inside one, by a relative path
+	// and an absolute one.
+	in, err = Collect([]string{sub, ".", after, file})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(sub, after), after, "x.hlo"}, in.Files)
+	require.Equal(t, 1, in.Dirs[1].Repeated, "sub/ was given first")
+	require.Equal(t, []string{after, file}, in.Repeated)
+
+	// A link to a file (a symbolic one and a hard one) is the file.
+	links := t.TempDir()
+	require.NoError(t, os.Symlink(file, filepath.Join(links, "soft.hlo")))
+	require.NoError(t, os.Link(file, filepath.Join(links, "hard.hlo")))
+	in, err = Collect([]string{file, links})
+	require.NoError(t, err)
+	require.Equal(t, []string{file}, in.Files)
+	require.Equal(t, 2, in.Dirs[0].Repeated)
+	// Two distinct files of the same bytes are two files.
+	require.NoError(t, os.WriteFile(filepath.Join(links, "copy.hlo"), []byte(tinyHLO), 0o644))
+	in, err = Collect([]string{file, links})
+	require.NoError(t, err)
+	require.Equal(t, []string{file, filepath.Join(links, "copy.hlo")}, in.Files)
+}

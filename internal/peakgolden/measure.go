@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -94,9 +93,14 @@ func (b Buffer) String() string {
 
 // Line is one module's figures.
 type Line struct {
-	// Module is the module's name, NAME#K when several inputs hold a
-	// module of that name (package doc).
+	// Module is the module's name (HloModule NAME).
 	Module string
+	// Key names the module in the golden file: NAME@SIGNATURE (key.go,
+	// package doc); in a line read from a v1 file, NAME or NAME#K.
+	Key string
+	// Signature fingerprints the entry computation's parameter and result
+	// shapes (Signature); "" in a line read from a v1 file.
+	Signature string
 	// Schedule is the schedule the figures are for: keep (the module's
 	// order), list, dfs or postorder.
 	Schedule   string
@@ -113,6 +117,9 @@ type Line struct {
 	Source string
 	// lineNo is the line of a parsed golden file, 0 otherwise.
 	lineNo int
+	// v1Key is the key format v1 gave the module (NAME, or NAME#K in
+	// input order), to compare a run with a v1 file.
+	v1Key string
 }
 
 // Field is one of the byte figures of a Line on which a verdict rests.
@@ -150,9 +157,9 @@ func (l *Line) Value(f Field) int64 {
 }
 
 // Measure parses every module of files, assigns each with opts and returns
-// its Line, sorted by module (Sort). Files are read and measured on up to
-// GOMAXPROCS goroutines, each file's modules dropped once measured; the
-// lines do not depend on it. An error names the module's file and name,
+// its Line, keyed (Line.Key) and sorted by key (Sort). Files are read and
+// measured on up to GOMAXPROCS goroutines, each file's modules dropped
+// once measured; the lines do not depend on it. An error names the module's file and name,
 // unless it carries a position in the input; with several, the first
 // file's is returned. Cancelling ctx returns its error at once.
 func Measure(ctx context.Context, files []string, opts Options) ([]Line, error) {
@@ -206,7 +213,7 @@ func Measure(ctx context.Context, files []string, opts Options) ([]Line, error) 
 		}
 		lines = append(lines, perFile[i]...)
 	}
-	nameModules(lines)
+	assignKeys(lines)
 	Sort(lines)
 	return lines, nil
 }
@@ -235,9 +242,12 @@ func measureFile(ctx context.Context, file string, opts Options) ([]Line, error)
 	}
 	lines := make([]Line, len(mods))
 	for i, m := range mods {
+		// Before measuring: preparing a module may rewrite it.
+		sig := Signature(m)
 		if lines[i], err = measure(ctx, m, file, opts); err != nil {
 			return nil, err
 		}
+		lines[i].Signature = sig
 	}
 	return lines, nil
 }
@@ -326,50 +336,6 @@ func scheduleName(s *liveness.Schedule) string {
 // shapeText prints a shape as one word: no layout, no spaces.
 func shapeText(s hlo.Shape) string {
 	return strings.ReplaceAll(s.StringNoLayout(), " ", "")
-}
-
-// nameModules makes the module names unique: when several lines share a
-// name, each becomes NAME#K, K counting from 1 in input order.
-func nameModules(lines []Line) {
-	count := map[string]int{}
-	for _, l := range lines {
-		count[l.Module]++
-	}
-	seen := map[string]int{}
-	for i := range lines {
-		n := lines[i].Module
-		if count[n] > 1 {
-			seen[n]++
-			lines[i].Module = n + "#" + strconv.Itoa(seen[n])
-		}
-	}
-}
-
-// Sort orders lines by module name, NAME#2 before NAME#10.
-func Sort(lines []Line) {
-	sort.SliceStable(lines, func(i, j int) bool { return lessModule(lines[i].Module, lines[j].Module) })
-}
-
-func lessModule(a, b string) bool {
-	an, ak := splitOrdinal(a)
-	bn, bk := splitOrdinal(b)
-	if an != bn {
-		return an < bn
-	}
-	return ak < bk
-}
-
-// splitOrdinal splits NAME#K into NAME and K (0 without one).
-func splitOrdinal(s string) (string, int) {
-	i := strings.LastIndexByte(s, '#')
-	if i < 0 {
-		return s, 0
-	}
-	k, err := strconv.Atoi(s[i+1:])
-	if err != nil {
-		return s, 0
-	}
-	return s[:i], k
 }
 
 // isInputError reports whether err carries a position in the input.

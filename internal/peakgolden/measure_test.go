@@ -50,12 +50,16 @@ func TestMeasure(t *testing.T) {
 	lines, err := Measure(context.Background(), []string{b, a}, Options{})
 	require.NoError(t, err)
 	require.Len(t, lines, 3)
-	// Two modules called m: numbered in input order (b.hlo first).
+	// Keyed by name and entry signature; two modules called m of one
+	// signature are numbered in input order (b.hlo first).
 	require.Equal(t, "loop", lines[0].Module)
-	require.Equal(t, "m#1", lines[1].Module)
+	require.Equal(t, "loop@061994b3", lines[0].Key)
+	require.Equal(t, "m@e5220d5d#1", lines[1].Key)
 	require.Equal(t, b, lines[1].Source)
-	require.Equal(t, "m#2", lines[2].Module)
+	require.Equal(t, "m@e5220d5d#2", lines[2].Key)
 	require.Equal(t, a, lines[2].Source)
+	require.Equal(t, "m", lines[2].Module)
+	require.Equal(t, "e5220d5d", lines[2].Signature)
 
 	l := lines[0]
 	require.Equal(t, "search", l.Schedule, "an unscheduled module gets the best schedule (search)")

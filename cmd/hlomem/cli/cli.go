@@ -155,17 +155,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		// Partial output is dropped on failure, except for commands that
+		// explicitly return an exitError carrying a result (exit 2 keeps
+		// its report, a failed check its verdicts). The result comes
+		// first, the message about it after, as one stream (2>&1) shows
+		// them.
+		if ee != nil && (ee.code == exitInfeasible || ee.keepOutput) {
+			e.stdout.copyTo(ctx, stdout)
+		}
 		if msg := err.Error(); msg != "" {
 			if !strings.HasSuffix(msg, "\n") {
 				msg += "\n"
 			}
 			io.WriteString(stderr, msg)
-		}
-		// Partial output is dropped on failure, except for commands that
-		// explicitly return an exitError carrying a result (exit 2 keeps
-		// its report, a failed check its verdicts).
-		if ee != nil && (ee.code == exitInfeasible || ee.keepOutput) {
-			e.stdout.copyTo(ctx, stdout)
 		}
 		return code
 	}

@@ -59,6 +59,9 @@ func runPeak(e *env, args []string) error {
 	for _, d := range in.Dirs {
 		fmt.Fprintf(e.stderr, "hlomem peak: %s\n", d.Note())
 	}
+	for _, p := range in.Repeated {
+		fmt.Fprintf(e.stderr, "hlomem peak: %s: read already from an earlier path, not again\n", p)
+	}
 	// An interrupt stops the run before anything is written: the golden
 	// file is written last, through a temporary file renamed into place.
 	ctx := e.ctx
@@ -94,6 +97,10 @@ func peakError(ctx context.Context, err error) error {
 	var pe *peakgolden.ParseError
 	if isInputError(err) || errors.As(err, &pe) {
 		return err
+	}
+	var me *peakgolden.MissingError
+	if errors.As(err, &me) {
+		return fmt.Errorf("hlomem peak: %w; write it with --update (hlomem peak --golden=%s --update PATH...) and review it", err, me.Path)
 	}
 	return fmt.Errorf("hlomem peak: %w", err)
 }
