@@ -182,3 +182,30 @@ func TestPairedUsedValues(t *testing.T) {
 		"%d list their positions or uses in another order, %d print attributes in another order, %d print an async collective as async-start",
 		same, total, 100*float64(same)/float64(max(total, 1)), order, attrOrder, asyncSugar)
 }
+
+// TestUsedValuesElideLargeConstants: the "from instruction:" line prints a
+// constant's literal only for an array of at most 10 elements, and {...}
+// otherwise, as XLA's HloInstruction::ToString does by default; a large
+// constant's literal (hundreds of megabytes in real dumps) is never
+// written out.
+func TestUsedValuesElideLargeConstants(t *testing.T) {
+	m, err := hlo.ParseModule("c.hlo", `HloModule c, is_scheduled=true
+ENTRY e {
+  small = f32[3]{0} constant({1, 2, 3})
+  ten = s32[10]{0} constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+  large = f32[11]{0} constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  a = f32[3]{0} negate(small)
+  b = f32[11]{0} negate(large)
+  c = s32[10]{0} negate(ten)
+  ROOT t = (f32[3]{0}, f32[11]{0}, s32[10]{0}) tuple(a, b, c)
+}`)
+	require.NoError(t, err)
+	as := assignModule(t, m, Options{})
+	var b strings.Builder
+	require.NoError(t, as.WriteXLA(&b))
+	out := b.String()
+	require.Contains(t, out, " from instruction: %small = f32[3]{0} constant({1, 2, 3})\n")
+	require.Contains(t, out, " from instruction: %ten = s32[10]{0} constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9})\n")
+	require.Contains(t, out, " from instruction: %large = f32[11]{0} constant({...})\n")
+	require.NotContains(t, out, "constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})")
+}

@@ -3,6 +3,7 @@ package hlo
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/graph"
@@ -238,6 +239,8 @@ func (v *verifier) instruction(in *Instruction, member InstructionIndex, comps m
 				}
 			}
 		}
+	case OpBroadcast:
+		v.broadcast(in)
 	default:
 		v.forwarded(in)
 	}
@@ -265,6 +268,50 @@ func (v *verifier) instruction(in *Instruction, member InstructionIndex, comps m
 			v.errorf(in.Pos, "%s: %v", in.Name, err)
 		}
 	})
+}
+
+// broadcast checks a broadcast's dimensions= as XLA's
+// ShapeVerifier::HandleBroadcast does: one entry per operand dimension,
+// each naming a dimension of the result of the same size, and the same
+// element type. (A broadcast printed without dimensions= is XLA's scalar
+// shorthand: a scalar operand.)
+func (v *verifier) broadcast(in *Instruction) {
+	if len(in.Operands) != 1 || !in.Shape.IsArray() {
+		return
+	}
+	op := in.Operands[0].Shape
+	if !op.IsArray() {
+		v.errorf(in.Pos, "broadcast %s: operand %s is not an array (shape %s)", in.Name, in.Operands[0].Name, op)
+		return
+	}
+	if op.Elem != in.Shape.Elem {
+		v.errorf(in.Pos, "broadcast %s has element type %s, but operand %s has %s", in.Name, in.Shape.Elem, in.Operands[0].Name, op.Elem)
+	}
+	dims := in.Dimensions
+	if !in.HasDimensions && op.Rank() == 0 {
+		return
+	}
+	if len(dims) != op.Rank() {
+		v.errorf(in.Pos, "broadcast %s: dimensions={%s} has %d entries for an operand of rank %d (%s)", in.Name, joinInts(dims), len(dims), op.Rank(), op)
+		return
+	}
+	for i, d := range dims {
+		switch {
+		case d < 0 || d >= int64(in.Shape.Rank()):
+			v.errorf(in.Pos, "broadcast %s: dimensions={%s}: %d is not a dimension of the result %s", in.Name, joinInts(dims), d, in.Shape)
+		case in.Shape.Dims[d] != op.Dims[i]:
+			v.errorf(in.Pos, "broadcast %s: operand dimension %d (size %d) maps to result dimension %d of size %d (%s from %s)", in.Name, i, op.Dims[i], d, in.Shape.Dims[d], in.Shape, op)
+		}
+	}
+}
+
+// joinInts writes v as "1,2,3".
+func joinInts(v []int64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(parts, ",")
 }
 
 // forwarded checks the shapes of instructions whose result is (part of)

@@ -45,6 +45,18 @@ func TestVerifyRejects(t *testing.T) {
 	tests := []struct {
 		name, entry, want string
 	}{
+		{"broadcast to a dimension of another size",
+			"  p = f32[4] parameter(0)\n  ROOT b = f32[8] broadcast(p), dimensions={0}",
+			"bad.hlo:30:8: broadcast b: operand dimension 0 (size 4) maps to result dimension 0 of size 8 (f32[8] from f32[4])"},
+		{"broadcast without dimensions for an array",
+			"  p = f32[4] parameter(0)\n  ROOT b = f32[8] broadcast(p), dimensions={}",
+			"bad.hlo:30:8: broadcast b: dimensions={} has 0 entries for an operand of rank 1 (f32[4])"},
+		{"broadcast to a dimension out of range",
+			"  p = f32[4] parameter(0)\n  ROOT b = f32[2,4] broadcast(p), dimensions={2}",
+			"bad.hlo:30:8: broadcast b: dimensions={2}: 2 is not a dimension of the result f32[2,4]"},
+		{"broadcast changing the element type",
+			"  p = f32[4] parameter(0)\n  ROOT b = s32[2,4] broadcast(p), dimensions={1}",
+			"bad.hlo:30:8: broadcast b has element type s32, but operand p has f32"},
 		{"instruction is its own operand",
 			"  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)",
 			"bad.hlo:30:8: a is its own operand (operand 1)"},

@@ -68,29 +68,89 @@ func WriteContext(ctx context.Context, path string, write func(io.Writer) error)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if isDescriptor(path) {
-		return writeStraight(ctx, path, write)
+	k, err := inspect(path)
+	if err != nil {
+		return err
 	}
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
+	switch k.kind {
+	case stream:
+		return writeStraight(ctx, k.path, write)
+	case regular:
+		return writeAtomic(ctx, k.path, k.mode, write)
+	}
+	return writeAtomic(ctx, k.path, 0o644, write)
+}
+
+// Check reports, without writing anything, whether Write could write
+// path: it refuses what Write refuses (a directory, a read-only file, a
+// block device or other special file) and a new path under something
+// that is not a directory. A command calls it for its output paths before
+// its long work, so a bad path fails at once. Write can still fail later
+// (a full disk, a directory it may not write in).
+func Check(path string) error {
+	if path == "" {
+		return errors.New("no file name")
+	}
+	k, err := inspect(path)
+	if err != nil || k.kind != missing {
+		return err
+	}
+	// The nearest existing ancestor must be a directory.
+	for dir := filepath.Dir(k.path); ; dir = filepath.Dir(dir) {
+		di, err := os.Stat(dir)
+		switch {
+		case err == nil && !di.IsDir():
+			return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("%s is not a directory", dir)}
+		case err == nil:
+			return nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
+	}
+}
+
+// kinds of output path.
+const (
+	missing = iota // nothing there yet
+	regular        // a regular file, written atomically
+	stream         // a device, pipe, socket or descriptor, written into
+)
+
+// target is what an output path names.
+type target struct {
+	kind int
+	path string      // the path, links resolved (for a regular or missing one)
+	mode fs.FileMode // a regular file's permissions
+}
+
+// inspect finds what path names and refuses what must not be written.
+func inspect(path string) (target, error) {
+	if isDescriptor(path) {
+		return target{kind: stream, path: path}, nil
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return writeAtomic(ctx, path, 0o644, write)
+		return target{kind: missing, path: path}, nil
 	case err != nil:
-		return err
+		return target{}, err
 	case fi.Mode().IsRegular():
 		if err := writable(path, fi); err != nil {
-			return err
+			return target{}, err
 		}
-		return writeAtomic(ctx, path, fi.Mode().Perm(), write)
+		return target{kind: regular, path: path, mode: fi.Mode().Perm()}, nil
 	case fi.IsDir():
-		return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
+		return target{}, &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
 	case fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0:
-		return writeStraight(ctx, path, write)
+		return target{kind: stream, path: path}, nil
 	}
-	return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("not a regular file, a character device or a pipe (%v); refusing to replace it", fi.Mode().Type())}
+	return target{}, &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("not a regular file, a character device or a pipe (%v); refusing to replace it", fi.Mode().Type())}
 }
 
 // descriptorPath matches the names of this process's open descriptors.

@@ -164,3 +164,32 @@ func TestWriteCancelled(t *testing.T) {
 	_, err = os.Stat(path)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// Check refuses, before any work, what Write would refuse, and accepts
+// what it would write.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	ro := filepath.Join(dir, "ro.txt")
+	require.NoError(t, os.WriteFile(ro, []byte("x"), 0o444))
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, ok := range []string{file, filepath.Join(dir, "new.txt"), filepath.Join(dir, "sub", "dir", "new.txt"), fifo, "/dev/null", "/dev/stdout"} {
+		require.NoError(t, Check(ok), ok)
+	}
+	for path, want := range map[string]string{
+		ro:                                   "read-only",
+		dir:                                  "is a directory",
+		filepath.Join(file, "under.txt"):     "not a directory",
+		filepath.Join(file, "a", "deep.txt"): "not a directory",
+		"":                                   "no file name",
+	} {
+		err := Check(path)
+		require.ErrorContains(t, err, want, path)
+	}
+	// Nothing was written by the checks.
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 3)
+}

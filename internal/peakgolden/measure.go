@@ -45,6 +45,14 @@ type Options struct {
 	Schedule string
 }
 
+// Check refuses options that cannot give a golden file (an unknown
+// packer or scheduler, or one whose figures depend on timing), so that a
+// caller can refuse them before it reads any input.
+func (o Options) Check() error {
+	_, err := o.resolved()
+	return err
+}
+
 // resolved fills in the defaults and refuses what cannot give
 // deterministic figures.
 func (o Options) resolved() (Options, error) {
@@ -67,11 +75,8 @@ func (o Options) resolved() (Options, error) {
 		}
 		return o, fmt.Errorf("unknown algorithm %q (want one of %s)", o.Algorithm, strings.Join(names, ", "))
 	}
-	switch o.Schedule {
-	case "", liveness.SchedKeep, liveness.SchedBest, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder,
-		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal:
-	default:
-		return o, fmt.Errorf("unknown schedule %q (want keep, postorder, dfs, list, heuristic, best, search or optimal)", o.Schedule)
+	if err := liveness.CheckScheduler(o.Schedule); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -269,14 +269,31 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 
 // parseFiles parses flags and returns the positional arguments, flags
 // coming before or after them.
+//
+// A flag the flag set cannot parse (an unknown flag, a value of the wrong
+// type) is an error naming the command and the flag, with the command's
+// usage line; -h prints the full usage.
 func parseFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, &exitError{code: exitFailure, msg: ""}
+			// The flag package names flags with one dash; hlomem's usage
+			// writes two, as either parses.
+			msg := strings.Replace(err.Error(), " -", " --", 1)
+			line := ""
+			if c := commands[strings.TrimPrefix(fs.Name(), "hlomem ")]; c != nil {
+				line = fmt.Sprintf("\nusage: %s %s (hlomem %s -h lists the flags)", fs.Name(), strings.SplitN(c.usage, "\n", 2)[0], c.name)
+			}
+			return nil, &exitError{code: exitFailure, msg: fs.Name() + ": " + msg + line}
 		}
 		if fs.NArg() == 0 {
 			break

@@ -22,7 +22,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 
 // TestScripts runs the txtar scripts in testdata/script. Scripts see the
 // corpus directory as $CORPUS; the condition [corpus] is true when it exists,
-// and [cmd:NAME] when the script command NAME (scriptCmds) is there.
+// [cmd:NAME] when the script command NAME (scriptCmds) is there, and
+// [root] when the tests run as root.
 // HLOMEM_UPDATE=1 (or -update) rewrites their cmp files, as it rewrites the
 // golden files (golden.Updating).
 func TestScripts(t *testing.T) {
@@ -37,6 +38,9 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			if cond == "corpus" {
 				return dir != "", nil
+			}
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
 			}
 			if name, ok := strings.CutPrefix(cond, "cmd:"); ok {
 				_, has := scriptCmds[name]

@@ -246,10 +246,10 @@ func stepText(r gpu.StepResult) string {
 			describe(s), assign.HumanBytes(r.OOM.Rounded), assign.HumanBytes(r.OOM.Free), assign.HumanBytes(r.OOM.Stats.LargestFreeBlockBytes),
 			map[bool]string{true: "; fragmentation", false: ""}[r.OOM.Fragmented()])
 	case r.Run != nil:
-		return fmt.Sprintf("%s: ok, allocated %s, %d outputs, %d donated", describe(s), assign.HumanBytes(r.Run.Allocated), len(r.Run.Outputs), r.Run.Donated)
+		return fmt.Sprintf("%s: ok, allocated %s, %s, %d donated", describe(s), assign.HumanBytes(r.Run.Allocated), count(len(r.Run.Outputs), "output", "outputs"), r.Run.Donated)
 	case r.Defrag != nil:
 		d := r.Defrag
-		return fmt.Sprintf("defragment: moved %d arrays (%s); largest free block %s -> %s", d.Arrays, assign.HumanBytes(d.BytesMoved),
+		return fmt.Sprintf("defragment: moved %s (%s); largest free block %s -> %s", count(d.Arrays, "array", "arrays"), assign.HumanBytes(d.BytesMoved),
 			assign.HumanBytes(d.LargestFreeBefore), assign.HumanBytes(d.LargestFreeAfter))
 	}
 	return describe(s) + ": ok"

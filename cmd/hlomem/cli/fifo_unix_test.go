@@ -20,6 +20,15 @@ import (
 //     nothing, until the script ends: the command's read blocks, and the
 //     script knows the command got that far.
 func init() {
+	// mkchardev PATH makes a character device like /dev/null (major 1,
+	// minor 3) at PATH; it needs root ([root] guards its use), so that a
+	// test never points a write at the machine's own /dev/null as root.
+	scriptCmds["mkchardev"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: mkchardev path")
+		}
+		ts.Check(syscall.Mknod(ts.MkAbs(args[0]), syscall.S_IFCHR|0o666, 1<<8|3))
+	}
 	scriptCmds["mkfifo"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: mkfifo path")

@@ -102,3 +102,12 @@ func targetFor(cmd, flag, file string) (t assign.Target, note string) {
 	t, _ = assign.TargetByName(name)
 	return t, note
 }
+
+// count writes n with the noun's singular or plural: "1 output", "2
+// outputs".
+func count[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

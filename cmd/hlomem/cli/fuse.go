@@ -79,7 +79,7 @@ func runFuse(e *env, args []string) error {
 					made++
 				}
 			}
-			fmt.Fprintf(e.stdout, "module %s: %d fusions made, %d declined\n", m.Name, made, len(decisions)-made)
+			fmt.Fprintf(e.stdout, "module %s: %s made, %d declined\n", m.Name, count(made, "fusion", "fusions"), len(decisions)-made)
 			for _, d := range decisions {
 				fmt.Fprintln(e.stdout, d)
 			}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/internal/atomicfile"
 	"github.com/hlomem/hlomem/internal/peakgolden"
 )
 
@@ -28,7 +31,7 @@ func runPeak(e *env, args []string) error {
 	golden := fs.String("golden", "", "golden file to check against (or to write with --update)")
 	update := fs.Bool("update", false, "rewrite the --golden file with this run's figures instead of checking")
 	tolPct := fs.Float64("tolerance", 0, "how far, in percent of the golden figure, lower bound, temp and total bytes may move either way (1 = 1%); 0 is exact")
-	target := fs.String("target", "gpu", "target: gpu (128-byte temp alignment, as XLA:GPU), cpu (64) or tpu (512)")
+	target := fs.String("target", "", targetFlag+" (one target for every input)")
 	algo := fs.String("algo", peakgolden.DefaultAlgorithm, "packer for the temp heaps: xla (XLA's heap, the default), portfolio or another greedy packer; auto and exact are refused, their result depends on timing")
 	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
 	paths, err := parseFiles(fs, args)
@@ -47,11 +50,21 @@ func runPeak(e *env, args []string) error {
 	case *tolPct < 0 || math.IsNaN(*tolPct) || math.IsInf(*tolPct, 0):
 		return fmt.Errorf("hlomem peak: --tolerance must be a percentage of at least 0, got %v", *tolPct)
 	}
-	tgt, err := assign.TargetByName(*target)
-	if err != nil {
-		return fmt.Errorf("hlomem peak: %w", err)
+	if err := checkTarget("peak", *target); err != nil {
+		return err
 	}
-	opts := peakgolden.Options{Target: tgt, Algorithm: *algo, Schedule: *sched}
+	if err := checkSchedule("peak", *sched); err != nil {
+		return err
+	}
+	if *update {
+		if err := atomicfile.Check(*golden); err != nil {
+			return flagError("peak", "--golden: %v", err)
+		}
+	}
+	opts := peakgolden.Options{Algorithm: *algo, Schedule: *sched}
+	if err := opts.Check(); err != nil {
+		return flagError("peak", "%v", err)
+	}
 	in, err := peakgolden.Collect(paths)
 	if err != nil {
 		return fmt.Errorf("hlomem peak: %w", err)
@@ -62,6 +75,14 @@ func runPeak(e *env, args []string) error {
 	for _, p := range in.Repeated {
 		fmt.Fprintf(e.stderr, "hlomem peak: %s: read already from an earlier path, not again\n", p)
 	}
+	tgt, note, err := peakTarget(*target, in.Files)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
+	opts.Target = tgt
 	// An interrupt stops the run before anything is written: the golden
 	// file is written last, through a temporary file renamed into place.
 	ctx := e.ctx
@@ -85,6 +106,39 @@ func runPeak(e *env, args []string) error {
 			msg: "hlomem peak: out of tolerance; if the change is intended, rerun with --update and commit " + *golden}
 	}
 	return nil
+}
+
+// peakTarget is the one target peak plans every input for: --target's,
+// else the one XLA's dump file names of the inputs agree on, else gpu;
+// note says so when the names decided.
+func peakTarget(flag string, files []string) (assign.Target, string, error) {
+	if flag != "" {
+		t, _ := assign.TargetByName(flag)
+		return t, "", nil
+	}
+	said := map[string]int{}
+	var names []string
+	for _, f := range files {
+		if t := dumpTarget(f); t != "" {
+			if said[t] == 0 {
+				names = append(names, t)
+			}
+			said[t]++
+		}
+	}
+	switch len(names) {
+	case 0:
+		return assign.GPU, "", nil
+	case 1:
+		t, _ := assign.TargetByName(names[0])
+		return t, fmt.Sprintf("hlomem peak: planned for %s, as XLA's dump file names say (--target to change)", names[0]), nil
+	}
+	sort.Strings(names)
+	var counts []string
+	for _, n := range names {
+		counts = append(counts, fmt.Sprintf("%d for %s", said[n], n))
+	}
+	return assign.Target{}, "", flagError("peak", "XLA's dump file names say the inputs were compiled for different targets (%s); a golden file holds one: check each set on its own, or say which with --target", strings.Join(counts, ", "))
 }
 
 // peakError prints an error with a position in the input (an HLO file, a

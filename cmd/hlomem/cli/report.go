@@ -62,6 +62,14 @@ func runReport(e *env, args []string) error {
 	if *top < 0 {
 		return flagError("report", "--top must be at least 0 (0 lists every buffer), got %d", *top)
 	}
+	for _, f := range []struct{ flag, path string }{{"html", *htmlOut}, {"svg", *svgOut}, {"pprof", *pprofOut}} {
+		if f.path == "" {
+			continue
+		}
+		if err := atomicfile.Check(f.path); err != nil {
+			return flagError("report", "--%s: %v", f.flag, err)
+		}
+	}
 	if *top == 0 {
 		*top = -1 // report.Options: negative lists all
 	}
@@ -180,7 +188,7 @@ func runReport(e *env, args []string) error {
 	// The files, each whole or not at all.
 	if *htmlOut != "" {
 		if err := atomicfile.WriteContext(ctx, *htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
-			return fmt.Errorf("hlomem report: %w", err)
+			return fmt.Errorf("hlomem report: --html: %w", err)
 		}
 	}
 	for _, f := range []struct {

@@ -178,7 +178,7 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 	if rep.Violation != nil {
 		return fmt.Errorf("the plan fails: %w", rep.Violation)
 	}
-	_, err = fmt.Fprintf(w, "ok: %d steps, %d values written, %d reads, %d bytes checked\n", rep.Steps, rep.Writes, rep.Reads, rep.BytesChecked)
+	_, err = fmt.Fprintf(w, "ok: %s, %s written, %s, %d bytes checked\n", count(rep.Steps, "step", "steps"), count(rep.Writes, "value", "values"), count(rep.Reads, "read", "reads"), rep.BytesChecked)
 	return err
 }
 
@@ -190,7 +190,7 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 	if err != nil {
 		return err
 	}
-	if _, err = fmt.Fprintf(w, "ok: planned run equals reference run; %d steps; output checksums %s\n", got.Steps, strings.Join(sums, " ")); err != nil {
+	if _, err = fmt.Fprintf(w, "ok: planned run equals reference run; %s; output checksums %s\n", count(got.Steps, "step", "steps"), strings.Join(sums, " ")); err != nil {
 		return err
 	}
 	if printOut {

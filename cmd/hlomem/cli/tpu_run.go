@@ -99,7 +99,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 	fmt.Fprintf(&b, "  VMEM: plan %s of %s, peak %s; SMEM: %d scalar buffers (%d values), plan %s of %s; HBM peak %s -> %s\n",
 		h(r.VMEMHeap), h(gen.VMEM), h(r.VMEMPeak), r.SMEMScalars, r.SMEMValues, h(r.SMEMHeap), h(gen.SMEM), h(r.HBMPeakBefore), h(r.HBMPeakAfter))
 	for _, d := range r.Decisions {
-		fmt.Fprintf(&b, "  %s %s (%s) %s: %d uses from VMEM, %d from HBM", d.Kind, d.Name, d.Computation, h(d.Bytes), d.Uses, d.HBMUses)
+		fmt.Fprintf(&b, "  %s %s (%s) %s: %s from VMEM, %d from HBM", d.Kind, d.Name, d.Computation, h(d.Bytes), count(d.Uses, "use", "uses"), d.HBMUses)
 		if d.CopyStart != "" {
 			fmt.Fprintf(&b, ", %s..%s over %d instructions moving %s", d.CopyStart, d.CopyDone, d.Window, h(d.WindowBytes))
 		}
