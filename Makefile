@@ -1,6 +1,7 @@
 # hlomem: XLA-style buffer assignment in the open.
 #   make demo   run the CLI on the bundled example
 #   make test   gofmt check, go vet, and every test against the shared corpus
+#   make build  the hlomem binary in ./hlomem
 #   make bench  benchmarks (corpus inputs and seeded generators)
 #   make fuzz   a short run of every fuzz target (FUZZTIME per target)
 
@@ -13,6 +14,8 @@ BENCH    ?= .
 
 build:
 	$(GO) build ./...
+	$(GO) build -o hlomem ./cmd/hlomem
+	@echo "built ./hlomem"
 
 demo:
 	$(GO) run ./cmd/hlomem report --html=transformer-memory.html testdata/transformer.hlo

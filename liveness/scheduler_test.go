@@ -145,13 +145,13 @@ func TestListSchedulerSavesMemory(t *testing.T) {
 	m, err := hlo.ParseModule("chains.hlo", `HloModule chains
 ENTRY e {
   p = f32[4] parameter(0)
-  a1 = f32[1024] broadcast(p), dimensions={}
-  b1 = f32[1024] broadcast(p), dimensions={}
-  a2 = f32[1024] negate(a1)
-  b2 = f32[1024] negate(b1)
+  a1 = f32[256,4] broadcast(p), dimensions={1}
+  b1 = f32[256,4] broadcast(p), dimensions={1}
+  a2 = f32[256,4] negate(a1)
+  b2 = f32[256,4] negate(b1)
   z = f32[] constant(0)
-  ra = f32[] reduce(a2, z), dimensions={0}, to_apply=add
-  rb = f32[] reduce(b2, z), dimensions={0}, to_apply=add
+  ra = f32[] reduce(a2, z), dimensions={0,1}, to_apply=add
+  rb = f32[] reduce(b2, z), dimensions={0,1}, to_apply=add
   ROOT t = (f32[], f32[]) tuple(ra, rb)
 }
 add {
