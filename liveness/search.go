@@ -55,10 +55,15 @@ package liveness
 //     Given SearchOptions.Cost (the plan's total, assign.TotalCost, as the
 //     CLI's assign, run and report pass it), an order found replaces the
 //     module's own only if its cost is no higher (a tie goes to the lower
-//     bound); Optimal weighs its first phase's order (Search's) too, so
-//     that it is never above Search by that cost. The result is then never
-//     above the module's own order, in bound nor in cost; OwnOrder says
-//     when it is that order.
+//     bound). The result is then never above the module's own order, in
+//     bound nor in cost; OwnOrder says when it is that order.
+//
+// Given Cost, Optimal also weighs its first phase's order (Search's, with
+// Search's default budget) against its own, on any module, and returns
+// the cheaper (a tie to the lower bound): a lower bound that the plan
+// does not turn into a lower total is not worth a dearer plan, and the
+// optimal what-if is then never above Search's. Either weighing, when it
+// overrules the exact search, leaves the result unproven.
 //
 // Why the search is exact for the module's bound. The steps of a window
 // are the module's steps in its stretch of time, and reordering it
@@ -112,10 +117,11 @@ type SearchOptions struct {
 	// DefaultSearchTimeout or DefaultOptimalTimeout; negative, none.
 	Timeout time.Duration
 	// Cost, when set, measures what the user is shown of an order (the
-	// total of its buffer assignment: assign.TotalCost), for a module
-	// with an order of its own (is_scheduled): the order found replaces
-	// the module's own only if its Cost is no higher (see the top of the
-	// file). nil compares lower bounds only.
+	// total of its buffer assignment: assign.TotalCost): for a module
+	// with an order of its own (is_scheduled), the order found replaces
+	// it only if its Cost is no higher, and Optimal's order replaces its
+	// first phase's (Search's) only if its Cost is no higher (see the top
+	// of the file). nil compares lower bounds only.
 	Cost func(*Analysis) (int64, error)
 }
 
@@ -298,23 +304,26 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	if fallback != nil && fallbackLB < lb {
 		return useFallback("a heuristic order with copies of its own does better")
 	}
-	if own := ownCandidate(a, res.Candidates); own >= 0 {
-		ownLB := res.Candidates[own].LowerBound
-		if opts.Cost != nil && lb < ownLB {
-			// The plan's cost has the last word between the module's own
-			// order and the orders found (Optimal's and its first
-			// phase's, Search's).
-			s, err := a.cheapest(opts.Cost, res.Candidates[own].Schedule, []*Schedule{out, searched}, name)
-			if err != nil {
-				return nil, err
-			}
-			if s != out {
-				proof.fail("the plan of another order costs less (SearchOptions.Cost)")
-			}
-			res.Schedule, res.LowerBound = s, a.LowerBound(nil).Bytes
-		}
-		res.OwnOrder = res.LowerBound == ownLB
+	// The plan's cost has the last word between the module's own order
+	// and the orders found, and between Optimal's order and its first
+	// phase's (Search's).
+	own := ownCandidate(a, res.Candidates)
+	var ownS *Schedule
+	ownLB := int64(-1)
+	if own >= 0 {
+		ownS, ownLB = res.Candidates[own].Schedule, res.Candidates[own].LowerBound
 	}
+	if opts.Cost != nil && (own >= 0 && lb < ownLB || searched != nil && !a.sameOrder(searched, out)) {
+		s, err := a.cheapest(opts.Cost, ownS, []*Schedule{out, searched}, name)
+		if err != nil {
+			return nil, err
+		}
+		if s != out {
+			proof.fail("the plan of another order costs less (SearchOptions.Cost)")
+		}
+		res.Schedule, res.LowerBound = s, a.LowerBound(nil).Bytes
+	}
+	res.OwnOrder = own >= 0 && res.LowerBound == ownLB
 	if exact {
 		if proof.ok && proof.predicted != res.LowerBound {
 			proof.fail(fmt.Sprintf("the model's figure %d is not LowerBound's %d", proof.predicted, res.LowerBound))
@@ -420,38 +429,45 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 }
 
 // cheapest returns, named name, the order of least cost among the
-// module's own order (own) and the orders found (nil ones skipped), each
-// found one only when its bound is below own's; a cost tie goes to the
-// lower bound, then to own. It leaves a analysed under the order
-// returned.
+// module's own order (own, nil when it has none) and the orders found
+// (nil ones skipped; with own, only those whose bound is below its); a
+// cost tie goes to the lower bound, then to own and the earlier found. It
+// leaves a analysed under the order returned.
 func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, found []*Schedule, name string) (*Schedule, error) {
-	measure := func(s *Schedule) (lb, c int64, err error) {
+	var best *Schedule
+	var bestLB, bestCost int64
+	ownLB := int64(-1)
+	consider := func(s *Schedule) error {
 		a.install(s, a.layout(s))
-		lb = a.LowerBound(nil).Bytes
-		if c, err = cost(a); err != nil {
-			return 0, 0, fmt.Errorf("liveness: the cost of the %s order: %w", s.Name, err)
+		lb := a.LowerBound(nil).Bytes
+		if ownLB >= 0 && lb >= ownLB {
+			return nil
 		}
-		return lb, c, nil
+		c, err := cost(a)
+		if err != nil {
+			return fmt.Errorf("liveness: the cost of the %s order: %w", s.Name, err)
+		}
+		if best == nil || c < bestCost || c == bestCost && lb < bestLB {
+			best, bestLB, bestCost = s, lb, c
+		}
+		return nil
 	}
-	best := NewSchedule(name)
-	for _, c := range a.Module.Computations {
-		best.Set(c, own.Sequence(c))
+	if own != nil {
+		s := NewSchedule(name)
+		for _, c := range a.Module.Computations {
+			s.Set(c, own.Sequence(c))
+		}
+		if err := consider(s); err != nil {
+			return nil, err
+		}
+		ownLB = bestLB
 	}
-	bestLB, bestCost, err := measure(best)
-	if err != nil {
-		return nil, err
-	}
-	ownLB := bestLB
 	for i, s := range found {
 		if s == nil || slices.ContainsFunc(found[:i], func(t *Schedule) bool { return t != nil && a.sameOrder(s, t) }) {
 			continue
 		}
-		lb, c, err := measure(s)
-		if err != nil {
+		if err := consider(s); err != nil {
 			return nil, err
-		}
-		if lb < ownLB && (c < bestCost || c == bestCost && lb < bestLB) {
-			best, bestLB, bestCost = s, lb, c
 		}
 	}
 	if a.Schedule != best {

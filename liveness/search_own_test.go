@@ -154,3 +154,34 @@ func TestSearchCostError(t *testing.T) {
 	}
 	t.Fatal("no search left a module's own order")
 }
+
+// TestOptimalCostWeighsSearch: given SearchOptions.Cost, optimal weighs
+// its first phase's order (Search's) against its own on any module, so
+// that its plan never costs more than Search's. A cost that prefers a
+// higher bound makes it return Search's order wherever its own is lower.
+func TestOptimalCostWeighsSearch(t *testing.T) {
+	weighed := 0
+	for seed := range uint64(40) {
+		m, err := hlo.ParseModule("m.hlo", randomDAGWith(seed, 14+int(seed%16), true))
+		require.NoError(t, err)
+		name := fmt.Sprintf("seed %d", seed)
+		search, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedSearch})
+		require.NoError(t, err)
+		opt, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedOptimal, Search: SearchOptions{Budget: 20_000}})
+		require.NoError(t, err)
+		higher := func(a *Analysis) (int64, error) { return -a.LowerBound(nil).Bytes, nil }
+		b, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedOptimal, Search: SearchOptions{Budget: 20_000, Cost: higher}})
+		require.NoError(t, err)
+		if opt.LowerBound(nil).Bytes == search.LowerBound(nil).Bytes {
+			require.Equal(t, opt.LowerBound(nil).Bytes, b.LowerBound(nil).Bytes, name)
+			continue
+		}
+		weighed++
+		require.Equal(t, search.LowerBound(nil).Bytes, b.LowerBound(nil).Bytes, "%s: Search's order costs less", name)
+		require.Equal(t, entryOrder(search), entryOrder(b), name)
+		require.False(t, b.Search.Proven, name)
+		require.False(t, b.Search.OwnOrder, name)
+	}
+	require.Positive(t, weighed, "optimal never beat search: the test tests nothing")
+	t.Logf("%d modules where optimal's order and Search's were weighed", weighed)
+}
