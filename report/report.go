@@ -32,6 +32,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/tpu"
 )
 
 // DefaultTop is Options.Top when it is 0.
@@ -180,6 +181,11 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 func plan(ctx context.Context, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) (*assign.Assignment, error) {
 	if popts.Search.Cost == nil {
 		popts.Search.Cost = assign.TotalCost(ctx, aopts)
+	}
+	if aopts.Target.Name == assign.TPU.Name {
+		// Arrays tiled as XLA:TPU tiles them, as hlomem assign
+		// --target=tpu --vmem=0 plans them (its default generation).
+		popts = tpu.PrepareOptions(popts, tpu.V4)
 	}
 	a, err := liveness.PrepareWith(m.Clone(), popts)
 	if err != nil {

@@ -149,6 +149,9 @@ func Command(file string, m *hlo.Module, popts liveness.PrepareOptions, aopts as
 		algo = "auto"
 	}
 	args := []string{"hlomem", "assign", "--format=json", "--target=" + target, "--algo=" + algo}
+	if target == assign.TPU.Name {
+		args = append(args, "--vmem=0") // the report assigns no memory spaces
+	}
 	if aopts.Budget != 0 && aopts.Budget != assign.DefaultBudget {
 		args = append(args, "--budget="+aopts.Budget.String())
 	}

@@ -55,6 +55,7 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 		{transformerHLO},
 		{scan},
 		{"--fuse", "--algo=portfolio", "--schedule-budget=30000", "--target=cpu", scan},
+		{"--target=tpu", scan},
 	} {
 		var reports []struct {
 			Module string `json:"module"`
