@@ -33,7 +33,7 @@ func Passes(opts Options) []liveness.Pass {
 			if o.Scheduler == "" {
 				o.Scheduler = p.Scheduler
 			}
-			if o.Search == (liveness.SearchOptions{}) {
+			if o.Search.Budget == 0 && o.Search.Timeout == 0 && o.Search.Cost == nil {
 				o.Search = p.Search
 			}
 			o.ctx = p.Context()

@@ -203,6 +203,12 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 		j.Int(r.XLABest)
 		j.Key("expansions")
 		j.Int(r.Expansions)
+		if r.OwnOrder {
+			// A module XLA scheduled kept its own order: nothing found
+			// beat it.
+			j.Key("own_order")
+			j.Bool(true)
+		}
 		if a.Schedule.Name == SchedOptimal {
 			j.Key("proven_optimal")
 			j.Bool(r.Proven)

@@ -15,7 +15,8 @@ package liveness
 //   - warm start: list, DFS, post-order, the module's own order (and the
 //     schedule the analysis is laid out under, if any) are each laid out
 //     and scored by the module's LowerBound, the objective throughout; the
-//     best that needs no further copies is the incumbent. An order that
+//     best that needs no further copies is the incumbent (for a module
+//     XLA scheduled, its own order unless one is lower: below). An order that
 //     needs copies of its own (interfere.go) is scored after them, on a
 //     clone, when it is XLA's choice or could win; when it wins, or when
 //     every order needs copies, it is returned (NeedsCopies) and the
@@ -36,6 +37,33 @@ package liveness
 //     lower), nor above XLA's choice, HeuristicBest's schedule (among the
 //     warm start's candidates, scored after its copies when it needs
 //     them, and returned when it beats the search).
+//
+// A module with an order of its own. XLA never reschedules a module it
+// scheduled (is_scheduled=true): buffer assignment takes the order it is
+// given, and that order is what the user runs. Searching it again is
+// hlomem's own lever, under its own rule: the module's order is what the
+// search must beat.
+//
+//   - The warm start's incumbent is the module's own order; a heuristic
+//     replaces it only with a lower bound (ties stay with it), and orders
+//     that need further copies are not candidates (XLA's copies went in
+//     before it scheduled; more would make another program).
+//   - The lower bound is the search's objective, but what the user is
+//     shown is the plan's total, which alignment, the packer and the
+//     target's in-place rules move on their own: on jit_scan heuristic
+//     orders tie the module's bound and their plan takes 225 MiB more.
+//     Given SearchOptions.Cost (the plan's total, assign.TotalCost, as the
+//     CLI's assign, run and report pass it), an order found replaces the
+//     module's own only if its cost is no higher (a tie goes to the lower
+//     bound). The result is then never above the module's own order, in
+//     bound nor in cost; OwnOrder says when it is that order.
+//
+// Given Cost, Optimal also weighs its first phase's order (Search's, with
+// Search's default budget) against its own, on any module, and returns
+// the cheaper (a tie to the lower bound): a lower bound that the plan
+// does not turn into a lower total is not worth a dearer plan, and the
+// optimal what-if is then never above Search's. Either weighing, when it
+// overrules the exact search, leaves the result unproven.
 //
 // Why the search is exact for the module's bound. The steps of a window
 // are the module's steps in its stretch of time, and reordering it
@@ -88,6 +116,13 @@ type SearchOptions struct {
 	// result it cuts short depends on the machine. 0 means
 	// DefaultSearchTimeout or DefaultOptimalTimeout; negative, none.
 	Timeout time.Duration
+	// Cost, when set, measures what the user is shown of an order (the
+	// total of its buffer assignment: assign.TotalCost): for a module
+	// with an order of its own (is_scheduled), the order found replaces
+	// it only if its Cost is no higher, and Optimal's order replaces its
+	// first phase's (Search's) only if its Cost is no higher (see the top
+	// of the file). nil compares lower bounds only.
+	Cost func(*Analysis) (int64, error)
 }
 
 // Defaults of SearchOptions.
@@ -128,6 +163,10 @@ type SearchResult struct {
 	NeedsCopies bool
 	// Candidates are the heuristics' schedules, scored.
 	Candidates []Candidate
+	// OwnOrder reports that Schedule is the module's own order (a module
+	// XLA scheduled), which no order found beat: none had a lower bound,
+	// or, with SearchOptions.Cost, none that did cost no more.
+	OwnOrder bool
 }
 
 // Search returns the scalable search's schedule (see the top of the file)
@@ -216,6 +255,7 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	}
 	st.setSchedule(inc)
 	proof := proofState{ok: exact}
+	var searched *Schedule // Optimal's first phase: Search's order
 	if opts.Budget > 0 {
 		if exact {
 			// Search first, with its own default budget (so Optimal is
@@ -224,6 +264,7 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 			// then windows again with what is left.
 			st.budget = DefaultSearchBudget
 			st.windows()
+			searched = st.sched
 			st.budget = opts.Budget
 			st.stopped = false
 			st.wholeComputations(&proof)
@@ -263,9 +304,29 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	if fallback != nil && fallbackLB < lb {
 		return useFallback("a heuristic order with copies of its own does better")
 	}
+	// The plan's cost has the last word between the module's own order
+	// and the orders found, and between Optimal's order and its first
+	// phase's (Search's).
+	own := ownCandidate(a, res.Candidates)
+	var ownS *Schedule
+	ownLB := int64(-1)
+	if own >= 0 {
+		ownS, ownLB = res.Candidates[own].Schedule, res.Candidates[own].LowerBound
+	}
+	if opts.Cost != nil && (own >= 0 && lb < ownLB || searched != nil && !a.sameOrder(searched, out)) {
+		s, err := a.cheapest(opts.Cost, ownS, []*Schedule{out, searched}, name)
+		if err != nil {
+			return nil, err
+		}
+		if s != out {
+			proof.fail("the plan of another order costs less (SearchOptions.Cost)")
+		}
+		res.Schedule, res.LowerBound = s, a.LowerBound(nil).Bytes
+	}
+	res.OwnOrder = own >= 0 && res.LowerBound == ownLB
 	if exact {
-		if proof.ok && proof.predicted != lb {
-			proof.fail(fmt.Sprintf("the model's figure %d is not LowerBound's %d", proof.predicted, lb))
+		if proof.ok && proof.predicted != res.LowerBound {
+			proof.fail(fmt.Sprintf("the model's figure %d is not LowerBound's %d", proof.predicted, res.LowerBound))
 		}
 		res.Proven, res.Why = proof.ok, proof.why
 	}
@@ -307,6 +368,15 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 		c.LowerBound = a.LowerBound(nil).Bytes
 		c.NeedsCopies = len(a.interference()) > 0
 		c.AfterCopies = c.LowerBound
+	}
+	// A module XLA scheduled starts from its own order, which another
+	// leaves only with a lower bound (ties stay with it).
+	own := ownCandidate(a, cands)
+	if own >= 0 {
+		inc, res.Start, res.Heuristic = cands[own].Schedule, cands[own].LowerBound, cands[own].Name
+	}
+	for i := range cands {
+		c := &cands[i]
 		if !c.NeedsCopies && (inc == nil || c.LowerBound < res.Start) {
 			inc, res.Start, res.Heuristic = c.Schedule, c.LowerBound, c.Name
 		}
@@ -316,6 +386,9 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 	// be above, or when its bound before them beats every order that
 	// needs none. When every order needs copies, none is: XLA's choice is
 	// returned for the pipeline to add its copies and search on from it.
+	// A module with its own order takes none of them: its copies were
+	// inserted before XLA scheduled it, and further ones would make it
+	// another program than the one its own order is compared with.
 	for i := range cands {
 		c := &cands[i]
 		if !c.NeedsCopies {
@@ -328,13 +401,13 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 			}
 			continue
 		}
-		if c.Schedule != xla && c.LowerBound >= res.Start {
+		if c.Schedule != xla && (own >= 0 || c.LowerBound >= res.Start) {
 			continue
 		}
 		if lb, err := a.boundAfterCopies(c.Schedule); err == nil {
 			c.AfterCopies = lb // else its copies do not settle: not a candidate
 		}
-		if c.AfterCopies >= 0 && (fallback == nil || c.AfterCopies < fallbackLB) {
+		if own < 0 && c.AfterCopies >= 0 && (fallback == nil || c.AfterCopies < fallbackLB) {
 			fallback, fallbackLB = c.Schedule, c.AfterCopies
 		}
 	}
@@ -353,6 +426,81 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 		inc = s
 	}
 	return inc, fallback, fallbackLB, nil
+}
+
+// cheapest returns, named name, the order of least cost among the
+// module's own order (own, nil when it has none) and the orders found
+// (nil ones skipped; with own, only those whose bound is below its); a
+// cost tie goes to the lower bound, then to own and the earlier found. It
+// leaves a analysed under the order returned.
+func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, found []*Schedule, name string) (*Schedule, error) {
+	var best *Schedule
+	var bestLB, bestCost int64
+	ownLB := int64(-1)
+	consider := func(s *Schedule) error {
+		a.install(s, a.layout(s))
+		lb := a.LowerBound(nil).Bytes
+		if ownLB >= 0 && lb >= ownLB {
+			return nil
+		}
+		c, err := cost(a)
+		if err != nil {
+			return fmt.Errorf("liveness: the cost of the %s order: %w", s.Name, err)
+		}
+		if best == nil || c < bestCost || c == bestCost && lb < bestLB {
+			best, bestLB, bestCost = s, lb, c
+		}
+		return nil
+	}
+	if own != nil {
+		s := NewSchedule(name)
+		for _, c := range a.Module.Computations {
+			s.Set(c, own.Sequence(c))
+		}
+		if err := consider(s); err != nil {
+			return nil, err
+		}
+		ownLB = bestLB
+	}
+	for i, s := range found {
+		if s == nil || slices.ContainsFunc(found[:i], func(t *Schedule) bool { return t != nil && a.sameOrder(s, t) }) {
+			continue
+		}
+		if err := consider(s); err != nil {
+			return nil, err
+		}
+	}
+	if a.Schedule != best {
+		a.install(best, a.layout(best))
+	}
+	best.Name = name
+	return best, nil
+}
+
+// sameOrder reports whether s and t order every computation of a's
+// module alike.
+func (a *Analysis) sameOrder(s, t *Schedule) bool {
+	for _, c := range a.Module.Computations {
+		if !slices.Equal(s.Sequence(c), t.Sequence(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownCandidate returns the index among cands of the module's own order
+// when the module has one (XLA scheduled it: is_scheduled) and it needs
+// no further copies, and -1 otherwise.
+func ownCandidate(a *Analysis, cands []Candidate) int {
+	if !a.Module.IsScheduled {
+		return -1
+	}
+	for i, c := range cands {
+		if c.Name == SchedKeep && !c.NeedsCopies {
+			return i
+		}
+	}
+	return -1
 }
 
 // boundAfterCopies returns the lower bound of a's module under s once

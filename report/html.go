@@ -111,10 +111,14 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 			r.PeakStep, len(r.Steps), esc(shortInst(r.PeakInst, 200)), esc(h(r.PeakLive)), r.PeakBuffers)
 	}
 	if len(r.WhatIf) > 0 {
-		b.WriteString("<h2>What if</h2>\n<table><thead><tr><th>lever</th><th class=\"n\">lower bound</th><th class=\"n\">total</th><th>vs this plan</th></tr></thead><tbody>\n")
+		b.WriteString("<h2>What if</h2>\n<table><thead><tr><th>lever</th><th class=\"n\">lower bound</th><th class=\"n\">total</th><th>vs this plan</th><th>command (its lower_bound and total_bytes)</th></tr></thead><tbody>\n")
 		for _, w := range r.WhatIf {
+			cmd := ""
+			if len(w.Command) > 0 {
+				cmd = "<code>" + esc(shellQuote(w.Command)) + "</code>"
+			}
 			if w.Err != "" {
-				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">-</td><td>fails: %s</td></tr>\n", esc(w.Lever.String()), esc(firstLine(w.Err)))
+				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">-</td><td>fails: %s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(firstLine(w.Err)), cmd)
 				continue
 			}
 			vs := "same"
@@ -123,7 +127,7 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 			} else if d > 0 {
 				vs = fmt.Sprintf("costs %s more", h(d))
 			}
-			fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(h(w.LowerBound)), esc(h(w.Total)), esc(vs))
+			fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(h(w.LowerBound)), esc(h(w.Total)), esc(vs), cmd)
 		}
 		b.WriteString("</tbody></table>\n")
 	}

@@ -60,6 +60,9 @@ type jsonWhatIf struct {
 	LowerBound int64  `json:"lower_bound,omitempty"`
 	Total      int64  `json:"total_bytes,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Command is the command line whose output has these lower_bound
+	// and total_bytes, as a POSIX shell reads it.
+	Command string `json:"command,omitempty"`
 }
 
 type jsonMoved struct {
@@ -126,7 +129,11 @@ func (r *Report) jsonView() *jsonReport {
 		Allocations: jsonAllocations(r.Allocations), Buffers: jsonBuffers(r.Buffers),
 	}
 	for _, w := range r.WhatIf {
-		j.WhatIf = append(j.WhatIf, jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err})
+		jw := jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err}
+		if len(w.Command) > 0 {
+			jw.Command = shellQuote(w.Command)
+		}
+		j.WhatIf = append(j.WhatIf, jw)
 	}
 	if x := r.XLA; x != nil {
 		jx := &jsonXLA{File: x.File, Total: x.Total, Saves: x.Total - r.Total, Allocations: jsonAllocations(x.Allocations),

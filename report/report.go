@@ -32,6 +32,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/tpu"
 )
 
 // DefaultTop is Options.Top when it is 0.
@@ -59,6 +60,9 @@ type Options struct {
 	XLA *assign.XLAAssignment
 	// XLAFile names where XLA came from, for the report.
 	XLAFile string
+	// File is the module's file as the user named it, for the command
+	// line of each what-if (WhatIf.Command); "" writes FILE.
+	File string
 }
 
 // Report is what Build found about one module.
@@ -135,6 +139,9 @@ type WhatIf struct {
 	LowerBound, Total int64
 	// Err says why the alternative could not be planned ("" when it was).
 	Err string
+	// Command is the hlomem command line (program name first) whose
+	// output gives LowerBound and Total (Command, the function).
+	Command []string
 }
 
 // Build plans m (a clone; m is left as it was) with opts and gathers the
@@ -168,8 +175,18 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// plan prepares a clone of m and assigns it.
+// plan prepares a clone of m and assigns it. The searching schedulers
+// weigh the plan's total as hlomem assign has them do, unless popts says
+// otherwise.
 func plan(ctx context.Context, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) (*assign.Assignment, error) {
+	if popts.Search.Cost == nil {
+		popts.Search.Cost = assign.TotalCost(ctx, aopts)
+	}
+	if aopts.Target.Name == assign.TPU.Name {
+		// Arrays tiled as XLA:TPU tiles them, as hlomem assign
+		// --target=tpu --vmem=0 plans them (its default generation).
+		popts = tpu.PrepareOptions(popts, tpu.V4)
+	}
 	a, err := liveness.PrepareContext(ctx, m.Clone(), popts)
 	if err != nil {
 		return nil, err

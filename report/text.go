@@ -96,7 +96,7 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 	if len(r.WhatIf) == 0 {
 		return
 	}
-	b.WriteString("\nWhat if\n")
+	b.WriteString("\nWhat if\n  (each row's lower bound and total are the lower_bound and total_bytes the command under it prints)\n")
 	rows := [][]string{{"lever", "lower bound", "total", "vs this plan"}}
 	for _, w := range r.WhatIf {
 		if w.Err != "" {
@@ -112,7 +112,17 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 		}
 		rows = append(rows, []string{w.Lever.String(), assign.HumanBytes(w.LowerBound), assign.HumanBytes(w.Total), vs})
 	}
-	writeTable(b, rows, "  ")
+	// The table, with each row's command on the line under it.
+	var t strings.Builder
+	tb := bufio.NewWriter(&t)
+	writeTable(tb, rows, "  ")
+	tb.Flush()
+	for i, line := range strings.Split(strings.TrimSuffix(t.String(), "\n"), "\n") {
+		b.WriteString(line + "\n")
+		if i > 0 && len(r.WhatIf[i-1].Command) > 0 {
+			b.WriteString("    " + shellQuote(r.WhatIf[i-1].Command) + "\n")
+		}
+	}
 }
 
 func writeXLA(b *bufio.Writer, r *Report) {

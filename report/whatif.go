@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hlomem/hlomem/assign"
@@ -85,10 +87,12 @@ func (l Lever) Current(opts Options, m *hlo.Module) bool {
 	return false
 }
 
-// plan plans m with l applied to opts.
+// plan plans m with l applied to opts, as hlomem assign plans it with
+// the options of w.Command.
 func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	w := WhatIf{Lever: l}
 	popts, aopts := opts.Prepare, opts.Assign
+	fuse := fused(popts)
 	switch l.Kind {
 	case "schedule":
 		popts.Scheduler = l.Value
@@ -96,16 +100,15 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 			popts.Search.Budget = WhatIfOptimalBudget
 		}
 	case "fusion":
-		popts.Optimize = nil
-		if l.Value == "on" {
-			popts.Optimize = fusion.Passes(fusion.Options{Scheduler: popts.Scheduler, Cost: assign.TotalCost(ctx, aopts)})
-		}
+		fuse = l.Value == "on"
 	case "packer":
 		aopts.Algorithm = l.Value
 	default:
 		w.Err = fmt.Sprintf("unknown lever %q", l.Kind)
 		return w
 	}
+	popts = costed(ctx, popts, aopts, fuse)
+	w.Command = Command(opts.File, m, popts, aopts)
 	as, err := plan(ctx, m, popts, aopts)
 	if err != nil {
 		w.Err = err.Error()
@@ -113,6 +116,92 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	}
 	w.LowerBound, w.Total = as.Stats.LowerBound, as.Stats.TotalBytes
 	return w
+}
+
+// costed returns popts with the plan's cost of aopts where hlomem assign
+// puts it: in the searching schedulers (which leave a scheduled module's
+// own order only for a plan that costs no more) and, when fuse is set, in
+// fusion's guard, whose passes it makes anew (each plan gets passes of
+// its own: they keep state between them).
+func costed(ctx context.Context, popts liveness.PrepareOptions, aopts assign.Options, fuse bool) liveness.PrepareOptions {
+	cost := assign.TotalCost(ctx, aopts)
+	popts.Search.Cost = cost
+	popts.Optimize = nil
+	if fuse {
+		popts.Optimize = fusion.Passes(fusion.Options{Cost: cost, Search: popts.Search})
+	}
+	return popts
+}
+
+// Command returns the command line (program name first) whose hlomem
+// assign --format=json output gives the figures of m planned with popts
+// and aopts: its lower_bound and total_bytes (for file's module m, among
+// others when file holds several). It names every option that decides
+// them and is not at its default, but the scheduler, the target and the
+// packer always; file "" is written FILE.
+func Command(file string, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) []string {
+	target := aopts.Target.Name
+	if target == "" {
+		target = assign.GPU.Name
+	}
+	algo := aopts.Algorithm
+	if algo == "" {
+		algo = "auto"
+	}
+	args := []string{"hlomem", "assign", "--format=json", "--target=" + target, "--algo=" + algo}
+	if target == assign.TPU.Name {
+		args = append(args, "--vmem=0") // the report assigns no memory spaces
+	}
+	if aopts.Budget != 0 && aopts.Budget != assign.DefaultBudget {
+		args = append(args, "--budget="+aopts.Budget.String())
+	}
+	if aopts.Align > 0 {
+		args = append(args, "--align="+strconv.FormatInt(aopts.Align, 10))
+	}
+	switch g := aopts.Gap; {
+	case g < 0:
+		args = append(args, "--gap=0") // the flag's 0: search on
+	case g > 0 && g != assign.DefaultGap:
+		args = append(args, "--gap="+strconv.FormatFloat(g, 'g', -1, 64))
+	}
+	args = append(args, "--schedule="+scheduleName(m, popts.Scheduler))
+	if b := popts.Search.Budget; b != 0 {
+		args = append(args, "--schedule-budget="+strconv.FormatInt(b, 10))
+	}
+	if fused(popts) {
+		args = append(args, "--fuse")
+	}
+	if file == "" {
+		file = "FILE"
+	} else if strings.HasPrefix(file, "-") && file != "-" {
+		file = "./" + file // not a flag
+	}
+	return append(args, file)
+}
+
+// shellQuote returns args as one line a POSIX shell splits back into
+// them: arguments of safe characters as they are, others in single
+// quotes.
+func shellQuote(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		safe := a != ""
+		for _, r := range a {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
+				safe = false
+				break
+			}
+		}
+		if safe {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+	}
+	return b.String()
 }
 
 // whatIfs plans m under every lever of opts.WhatIf, as many at once as

@@ -26,6 +26,7 @@ const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its 
 // and its budget and, with --fuse, the optimization passes.
 func prepareOptions(sched scheduleFlags, fuse bool, cost func(*liveness.Analysis) (int64, error)) liveness.PrepareOptions {
 	o := liveness.PrepareOptions{Scheduler: *sched.name, Search: sched.search()}
+	o.Search.Cost = cost // search and optimal leave a module's own order only for a plan that costs no more
 	if fuse {
 		o.Optimize = fusion.Passes(fusion.Options{Cost: cost, Search: o.Search})
 	}

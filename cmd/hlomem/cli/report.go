@@ -134,6 +134,7 @@ func runReport(e *env, args []string) error {
 		if *whatIf {
 			o.WhatIf = report.WhatIfs(in.m)
 		}
+		o.File = in.file
 		xf := *xlaFile
 		if xf == "" {
 			xf = besideXLA(in.file)
