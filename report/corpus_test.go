@@ -24,8 +24,10 @@ const corpusWhatIfLimit = 4000
 
 // TestReportCorpus: every corpus module gets a report in every output
 // (text, JSON, SVG, HTML, pprof), with XLA's plan beside the paired
-// after_optimizations modules; the figures agree and the charts hold one
-// rectangle per buffer.
+// after_optimizations modules; the figures agree, the charts hold one
+// rectangle per buffer, and every output states the same peak, the
+// curve's maximum at the step it is first reached (checkPeakOutputs,
+// issue 27).
 func TestReportCorpus(t *testing.T) {
 	files := corpus.Glob(t, "hlo/*/*.hlo")
 	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
@@ -91,6 +93,7 @@ func TestReportCorpus(t *testing.T) {
 			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(b.String()), name)
 			largestHTML = max(largestHTML, b.Len())
 			require.LessOrEqual(t, r.LowerBound, r.Total, name)
+			checkPeakOutputs(t, name, r)
 			t.Logf("%-70.70s %6d buffers total %14d bound %14d peak step %6d %v", name, len(r.Buffers), r.Total, r.LowerBound, r.PeakStep, time.Since(t0).Round(time.Millisecond))
 		}
 	}
