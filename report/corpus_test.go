@@ -24,7 +24,8 @@ const corpusWhatIfLimit = 4000
 
 // TestReportCorpus: every corpus module gets a report in every output
 // (text, JSON, SVG, HTML, pprof), with XLA's plan beside the paired
-// after_optimizations modules; the figures agree, the charts hold one
+// after_optimizations modules (every one of XLA's values matched); the
+// figures agree, the charts hold one
 // rectangle per buffer, and every output states the same peak, the
 // curve's maximum at the step it is first reached (checkPeakOutputs,
 // issue 27).
@@ -78,6 +79,8 @@ func TestReportCorpus(t *testing.T) {
 			if r.XLA != nil {
 				withXLA++
 				require.Zero(t, r.XLA.Missing, name)
+				require.Equal(t, r.XLA.Values, r.XLA.Matched, name)
+				require.Positive(t, r.XLA.Values, name)
 			}
 			var b bytes.Buffer
 			require.NoError(t, r.WriteText(&b), name)

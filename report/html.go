@@ -134,8 +134,8 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 		b.WriteString("</tbody></table>\n")
 	}
 	if x := r.XLA; x != nil {
-		fmt.Fprintf(b, "<h2>XLA's own plan</h2>\n<p>From <code>%s</code>: XLA takes %s in %d allocations, hlomem %s in %d. ",
-			esc(x.File), esc(h(x.Total)), len(x.Allocations), esc(h(r.Total)), len(r.Allocations))
+		fmt.Fprintf(b, "<h2>XLA's own plan</h2>\n<p>From <code>%s</code> (matched %d of %d of XLA's values): XLA takes %s in %d allocations, hlomem %s in %d. ",
+			esc(x.File), x.Matched, x.Values, esc(h(x.Total)), len(x.Allocations), esc(h(r.Total)), len(r.Allocations))
 		switch d := x.Total - r.Total; {
 		case d > 0:
 			fmt.Fprintf(b, "hlomem saves %s.", esc(h(d)))

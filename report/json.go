@@ -82,6 +82,8 @@ type jsonXLA struct {
 	Placed      int              `json:"placed"`
 	Unplaced    int              `json:"unplaced"`
 	Missing     int              `json:"missing"`
+	Values      int              `json:"values"`
+	Matched     int              `json:"matched_values"`
 	Moved       []jsonMoved      `json:"moved"`
 	Buffers     []jsonBuffer     `json:"buffers"`
 }
@@ -158,7 +160,7 @@ func (r *Report) jsonView() *jsonReport {
 	}
 	if x := r.XLA; x != nil {
 		jx := &jsonXLA{File: x.File, Total: x.Total, Saves: x.Total - r.Total, Allocations: jsonAllocations(x.Allocations),
-			Placed: x.Placed, Unplaced: x.Unplaced, Missing: x.Missing, Moved: []jsonMoved{}, Buffers: jsonBuffers(x.Buffers)}
+			Placed: x.Placed, Unplaced: x.Unplaced, Missing: x.Missing, Values: x.Values, Matched: x.Matched, Moved: []jsonMoved{}, Buffers: jsonBuffers(x.Buffers)}
 		for _, m := range x.Moved {
 			jx.Moved = append(jx.Moved, jsonMoved{Buffer: m.Buffer.ID, Name: m.Buffer.Name, Size: m.Buffer.Size, Kind: m.Kind,
 				Allocation: m.Allocation, Offset: m.Offset, XLAKind: m.XLAKind, XLAAllocation: m.XLAAllocation, XLAOffset: m.XLAOffset})

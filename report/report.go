@@ -192,6 +192,11 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 			opts.Progress(s)
 		}
 	}
+	if opts.XLA != nil {
+		if err := CheckXLAModule(m, opts.XLA, opts.XLAFile); err != nil {
+			return nil, err
+		}
+	}
 	progress("plan")
 	as, err := plan(ctx, m, opts.Prepare, opts.Assign)
 	if err != nil {

@@ -179,6 +179,7 @@ func writeXLA(b *bufio.Writer, r *Report) {
 		fmt.Fprintf(b, "  (XLA planned its own schedule; hlomem's plan here is for the %s schedule)\n", r.Schedule)
 	}
 	fmt.Fprintf(b, "  XLA: %s in %d allocations; hlomem: %s in %d allocations\n", bytesCol(x.Total), len(x.Allocations), bytesCol(r.Total), len(r.Allocations))
+	fmt.Fprintf(b, "  matched %d of %d of XLA's values\n", x.Matched, x.Values)
 	switch d := x.Total - r.Total; {
 	case d > 0:
 		fmt.Fprintf(b, "  hlomem saves %s (%.1f%% of XLA's)\n", assign.HumanBytes(d), percent(d, x.Total))
@@ -188,8 +189,8 @@ func writeXLA(b *bufio.Writer, r *Report) {
 		b.WriteString("  both take the same\n")
 	}
 	fmt.Fprintf(b, "  buffers placed differently: %d of %d", len(x.Moved), x.Placed)
-	if x.Unplaced > 0 || x.Missing > 0 {
-		fmt.Fprintf(b, " (%d of hlomem's buffers XLA does not place, %d of XLA's values hlomem does not have)", x.Unplaced, x.Missing)
+	if x.Unplaced > 0 {
+		fmt.Fprintf(b, " (%d of hlomem's buffers XLA does not place)", x.Unplaced)
 	}
 	if len(x.Moved) == 0 {
 		b.WriteString("\n")

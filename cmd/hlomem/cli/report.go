@@ -36,7 +36,7 @@ func runReport(e *env, args []string) error {
 	format := fs.String("format", "text", "report on standard output: text or json")
 	top := fs.Int("top", report.DefaultTop, "how many of the buffers live at the peak the text lists")
 	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
-	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt); default: the one beside an *after_optimizations.txt")
+	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt; refused when it names another module, other instructions or other shapes); default: the one beside an *after_optimizations.txt")
 	target := fs.String("target", "gpu", "target: gpu, cpu or tpu")
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
