@@ -67,7 +67,8 @@ type Occupant struct {
 	// chunk, its value's buffer and those of the chunks sharing its bytes
 	// at the step; for a whole allocation, its buffers with a value live
 	// at the step, or all of them when none is (a parameter after its last
-	// use, a constant before its first).
+	// use, a constant before its first). It is never empty: every
+	// allocation Assign makes holds a value (the corpus tests check it).
 	Buffers []*liveness.Buffer
 	// Live is false when no value of Buffers is live at the step: the
 	// memory is held for them without being in use.

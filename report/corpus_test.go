@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -82,21 +81,12 @@ func TestReportCorpus(t *testing.T) {
 				require.Equal(t, r.XLA.Values, r.XLA.Matched, name)
 				require.Positive(t, r.XLA.Values, name)
 			}
-			var b bytes.Buffer
-			require.NoError(t, r.WriteText(&b), name)
-			b.Reset()
-			require.NoError(t, r.WriteJSON(&b), name)
-			b.Reset()
-			require.NoError(t, r.WritePprof(&b), name)
-			b.Reset()
-			require.NoError(t, r.WriteSVG(&b), name)
-			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(b.String()), name)
-			b.Reset()
-			require.NoError(t, r.WriteHTML(&b), name)
-			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(b.String()), name)
-			largestHTML = max(largestHTML, b.Len())
+			out := writeOutputs(t, name, r)
+			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(string(out.svg)), name)
+			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(string(out.html)), name)
+			largestHTML = max(largestHTML, len(out.html))
 			require.LessOrEqual(t, r.LowerBound, r.Total, name)
-			checkPeakOutputs(t, name, r)
+			checkPeakOutputs(t, name, out)
 			t.Logf("%-70.70s %6d buffers total %14d bound %14d peak step %6d %v", name, len(r.Buffers), r.Total, r.LowerBound, r.PeakStep, time.Since(t0).Round(time.Millisecond))
 		}
 	}

@@ -62,10 +62,11 @@ mods.forEach(function(mod){
   });
 });
 body.setAttribute('data-rendered',String(rects));
+body.setAttribute('data-ms',String(Math.round(performance.now())));
+// Measured after data-ms: reading the widths lays the page out now.
 var de=document.documentElement,over=de.scrollWidth-de.clientWidth;
 document.querySelectorAll('.charts').forEach(function(c){over=Math.max(over,c.scrollWidth-c.clientWidth);});
 body.setAttribute('data-overflow',String(over));
-body.setAttribute('data-ms',String(Math.round(performance.now())));
 })();`
 
 // WriteHTML writes the memory viewer of r as a self-contained HTML page.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,7 +48,25 @@ func curvePeak(curve []int64) (step int, top int64) {
 	return step, top
 }
 
-// checkPeakOutputs reads the peak back from every output of r and holds
+// outputs are a report written in every format.
+type outputs struct{ text, json, svg, html, pprof []byte }
+
+// writeOutputs writes r in every format.
+func writeOutputs(t testing.TB, name string, r *Report) outputs {
+	t.Helper()
+	var o outputs
+	for _, f := range []struct {
+		dst   *[]byte
+		write func(io.Writer) error
+	}{{&o.text, r.WriteText}, {&o.json, r.WriteJSON}, {&o.svg, r.WriteSVG}, {&o.html, r.WriteHTML}, {&o.pprof, r.WritePprof}} {
+		var b bytes.Buffer
+		require.NoError(t, f.write(&b), name)
+		*f.dst = b.Bytes()
+	}
+	return o
+}
+
+// checkPeakOutputs reads the peak back from every output of a report and holds
 // that each states the curve's maximum at the step the curve first
 // reaches it, and that what occupies memory there adds up to it: the text
 // (the Peak line, the bytes by kind), the JSON (live_bytes, peak_step,
@@ -55,12 +74,10 @@ func curvePeak(curve []int64) (step int, top int64) {
 // points, the marker on the curve's highest point, its label and the
 // chart's title; the page's peak line and table) and the pprof profile
 // (the samples add up to the peak).
-func checkPeakOutputs(t testing.TB, name string, r *Report) {
+func checkPeakOutputs(t testing.TB, name string, out outputs) {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, r.WriteJSON(&b), name)
 	var j jsonReport
-	require.NoError(t, json.Unmarshal(b.Bytes(), &j), name)
+	require.NoError(t, json.Unmarshal(out.json, &j), name)
 	step, top := curvePeak(j.Live)
 	require.Len(t, j.Live, len(j.Steps), name)
 	require.Equal(t, step, j.PeakStep, "%s: JSON peak_step is the curve's first maximum", name)
@@ -81,9 +98,7 @@ func checkPeakOutputs(t testing.TB, name string, r *Report) {
 		return // nothing occupies memory: no peak to read
 	}
 
-	b.Reset()
-	require.NoError(t, r.WriteText(&b), name)
-	text := b.String()
+	text := string(out.text)
 	m := textPeakRe.FindStringSubmatch(text)
 	require.NotNil(t, m, "%s: no peak line in the text:\n%s", name, text)
 	require.Equal(t, top, atoi64(t, m[1]), "%s: text peak bytes", name)
@@ -98,12 +113,8 @@ func checkPeakOutputs(t testing.TB, name string, r *Report) {
 	}
 	require.Equal(t, top, sum, "%s: the text's bytes by kind add up to the peak", name)
 
-	b.Reset()
-	require.NoError(t, r.WriteSVG(&b), name)
-	checkChartPeak(t, name+" (SVG)", b.String(), step, top)
-	b.Reset()
-	require.NoError(t, r.WriteHTML(&b), name)
-	page := b.String()
+	checkChartPeak(t, name+" (SVG)", string(out.svg), step, top)
+	page := string(out.html)
 	checkChartPeak(t, name+" (HTML)", page, step, top)
 	m = htmlPeakRe.FindStringSubmatch(page)
 	require.NotNil(t, m, "%s: no peak line in the page", name)
@@ -120,9 +131,7 @@ func checkPeakOutputs(t testing.TB, name string, r *Report) {
 	}
 	require.Equal(t, top, sum, "%s: the page's table adds up to the peak", name)
 
-	b.Reset()
-	require.NoError(t, r.WritePprof(&b), name)
-	p, err := profile.Parse(bytes.NewReader(b.Bytes()))
+	p, err := profile.Parse(bytes.NewReader(out.pprof))
 	require.NoError(t, err, name)
 	sum = 0
 	for _, s := range p.Sample {
@@ -196,5 +205,5 @@ func TestPeakOutputsAgree(t *testing.T) {
 	m := parseFile(t, transformerHLO)
 	r, err := Build(t.Context(), m, Options{})
 	require.NoError(t, err)
-	checkPeakOutputs(t, "transformer", r)
+	checkPeakOutputs(t, "transformer", writeOutputs(t, "transformer", r))
 }

@@ -1,19 +1,21 @@
 // Package report is what a user looks at to see why a program needs its
-// memory: the totals of a module's buffer assignment, the step of its
-// peak and the buffers live there with the source lines that made them,
-// what a different schedule, fusion or packer would save, and, given
-// XLA's own buffer assignment of the same module, where XLA put every
-// buffer beside where hlomem puts it.
+// memory: the totals of a module's buffer assignment, its peak (the
+// plan's occupancy, assign.Assignment.Occupancy) and what occupies memory
+// there, by allocation, with the source lines that made it, what a
+// different schedule, fusion or packer would save, and, given XLA's own
+// buffer assignment of the same module (refused when it is another
+// module's), where XLA put every buffer beside where hlomem puts it.
 //
 // Build plans a module (liveness and assign, as hlomem assign does) and
 // gathers a Report. The report writes itself as text (WriteText), as JSON
 // (WriteJSON), as one SVG of its charts (WriteSVG), as a self-contained
-// HTML memory viewer in the spirit of XProf's (WriteHTML: the live bytes
-// over program order with the peak marked, the buffer chart with one
-// rectangle per buffer at its offset over its live range, details on
-// hover, and a sortable table of the buffers at the peak), and as a pprof
-// profile of the bytes live at the peak (WritePprof), which go tool pprof
-// reads.
+// HTML memory viewer in the spirit of XProf's (WriteHTML: the bytes
+// occupied over program order with the peak marked, the buffer chart with
+// one rectangle per buffer at its offset over its live range, details on
+// hover, and a sortable table of what occupies memory at the peak), and
+// as a pprof profile of what occupies memory at the peak (WritePprof),
+// which go tool pprof reads. Every output reads the peak from the one
+// curve, Report.Live.
 //
 // Geometry. The buffer chart lays the plan's allocations one after the
 // other in index order, each at the sum of the sizes before it; a buffer
@@ -38,15 +40,15 @@ import (
 const DefaultTop = 10
 
 // Options configures Build. The zero value plans for the GPU with the
-// default packer and schedule, lists the DefaultTop largest buffers at the
-// peak and computes every what-if.
+// default packer and schedule, lists the DefaultTop largest of what
+// occupies memory at the peak and computes every what-if.
 type Options struct {
 	// Assign and Prepare are the plan's options, as hlomem assign takes
 	// them (target, packer, budget; schedule, fusion passes).
 	Assign  assign.Options
 	Prepare liveness.PrepareOptions
-	// Top is how many of the buffers live at the peak the report lists
-	// (0: DefaultTop; negative: all).
+	// Top is how many of what occupies memory at the peak the text
+	// lists (0: DefaultTop; negative: all).
 	Top int
 	// WhatIf lists the alternatives to plan (WhatIfs(...) gives the
 	// usual set); nil plans none.
