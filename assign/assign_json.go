@@ -10,7 +10,8 @@ import (
 
 // WriteJSON writes the assignment as JSON: totals; the lower bound of the
 // total (Stats.LowerBound) with the step that proves it and the values live
-// there; the temp heaps' lower bound (Stats.TempLowerBound); XLA's stats;
+// there; the plan's peak (Occupancy: its step, its bytes and what occupies
+// memory there, by allocation); the temp heaps' lower bound (Stats.TempLowerBound); XLA's stats;
 // and every allocation with its values, their offsets and inclusive live
 // ranges (README, "JSON"). A plan with tiled layouts adds what the padding
 // costs: "padding" with the unpadded and padded totals over the buffers and
@@ -29,11 +30,11 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 		k string
 		v int64
 	}{{"alignment", as.Options.Align}, {"total_bytes", st.TotalBytes}, {"temp_bytes", st.TempBytes},
-		{"lower_bound", st.LowerBound}, {"peak_step", int64(as.bound.Time)}} {
+		{"lower_bound", st.LowerBound}, {"lower_bound_step", int64(as.bound.Time)}} {
 		j.Key(f.k)
 		j.Int(f.v)
 	}
-	j.Key("peak_values")
+	j.Key("lower_bound_values")
 	j.BeginArray()
 	for _, b := range as.bound.Live {
 		for _, v := range b.Values {
@@ -41,6 +42,34 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 				j.String(v.Name())
 			}
 		}
+	}
+	j.EndArray()
+	step, peak, at := as.Peak()
+	j.Key("peak_step")
+	j.Int(int64(step))
+	j.Key("peak_bytes")
+	j.Int(peak)
+	j.Key("peak_occupants")
+	j.BeginArray()
+	for _, o := range at {
+		j.BeginObject()
+		j.Key("allocation")
+		j.Int(int64(o.Allocation.Index))
+		j.Key("kind")
+		j.String(o.Kind())
+		j.Key("offset")
+		j.Int(o.Offset)
+		j.Key("bytes")
+		j.Int(o.Bytes)
+		j.Key("live")
+		j.Bool(o.Live)
+		j.Key("buffers")
+		j.BeginArray()
+		for _, b := range o.Buffers {
+			j.String(BufferName(b))
+		}
+		j.EndArray()
+		j.EndObject()
 	}
 	j.EndArray()
 	j.Key("temp_lower_bound")

@@ -23,11 +23,23 @@ type jsonAssignment struct {
 	TotalBytes  int64            `json:"total_bytes"`
 	TempBytes   int64            `json:"temp_bytes"`
 	LowerBound  int64            `json:"lower_bound"`
+	BoundStep   int              `json:"lower_bound_step"`
+	BoundValues []string         `json:"lower_bound_values"`
 	PeakStep    int              `json:"peak_step"`
-	PeakValues  []string         `json:"peak_values"`
+	PeakBytes   int64            `json:"peak_bytes"`
+	Occupants   []jsonOccupant   `json:"peak_occupants"`
 	TempLower   int64            `json:"temp_lower_bound"`
 	Stats       jsonStats        `json:"stats"`
 	Allocations []jsonAllocation `json:"allocations"`
+}
+
+type jsonOccupant struct {
+	Allocation int      `json:"allocation"`
+	Kind       string   `json:"kind"`
+	Offset     int64    `json:"offset"`
+	Bytes      int64    `json:"bytes"`
+	Live       bool     `json:"live"`
+	Buffers    []string `json:"buffers"`
 }
 
 type jsonStats struct {
@@ -64,16 +76,26 @@ type jsonValue struct {
 func (as *Assignment) writeJSONReflect(w io.Writer) error {
 	st := &as.Stats
 	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target.Name, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
-		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, PeakStep: as.bound.Time, PeakValues: []string{},
+		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, BoundStep: as.bound.Time, BoundValues: []string{}, Occupants: []jsonOccupant{},
 		TempLower: st.TempLowerBound, Allocations: []jsonAllocation{},
 		Stats: jsonStats{st.ParameterBytes, st.ConstantBytes, st.MaybeLiveOutBytes, st.TempBytes,
 			st.TempFragmentation, st.TotalBytes, st.XLAMinimumBytes, st.TotalFragmentation}}
 	for _, b := range as.bound.Live {
 		for _, v := range b.Values {
 			if v.Scheduled && v.Range.Contains(as.bound.Time) {
-				out.PeakValues = append(out.PeakValues, v.Name())
+				out.BoundValues = append(out.BoundValues, v.Name())
 			}
 		}
+	}
+	// The peak, from the occupancy curve and the slots directly.
+	occ := as.Occupancy()
+	out.PeakStep, out.PeakBytes = occ.PeakStep, occ.Peak
+	for _, o := range as.OccupantsAt(occ.PeakStep) {
+		jo := jsonOccupant{Allocation: o.Allocation.Index, Kind: o.Allocation.Kind(), Offset: o.Offset, Bytes: o.Bytes, Live: o.Live, Buffers: []string{}}
+		for _, b := range o.Buffers {
+			jo.Buffers = append(jo.Buffers, BufferName(b))
+		}
+		out.Occupants = append(out.Occupants, jo)
 	}
 	for _, al := range as.Allocations {
 		ja := jsonAllocation{Index: al.Index, Size: al.Size, Kind: al.Kind(), Color: al.Color, Values: []jsonValue{}}

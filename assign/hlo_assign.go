@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/hlomem/hlomem/assign/pack"
@@ -222,6 +223,9 @@ type Assignment struct {
 	allocOf  []*Allocation  // by buffer ID
 	bound    liveness.Bound // Stats.LowerBound with its proof
 	reusable *reusableSet   // the global assignment's reusable allocations
+
+	occOnce sync.Once
+	occ     *Occupancy // Occupancy's result
 }
 
 // AllocationOf returns the allocation holding v and v's slot in it.

@@ -61,6 +61,7 @@ func assignModule(t testing.TB, m *hlo.Module, opts Options) *Assignment {
 		require.GreaterOrEqual(t, h.Solution.Height(), h.LowerBound, "a heap below its lower bound")
 	}
 	checkBounds(t, m.Name, as)
+	checkOccupancy(t, m.Name, as, false)
 	return as
 }
 

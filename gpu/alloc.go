@@ -102,22 +102,26 @@ type OOMError struct {
 	// Op names what asked (a program's temp allocation, an output, an
 	// array put on the device); the client sets it.
 	Op string
-	// Program names the program whose allocation failed, Peak lists its
-	// largest buffers at its peak step (PeakStep of Steps); the client
-	// sets them.
+	// Program names the program whose allocation failed, Peak lists the
+	// largest of what occupies memory at its peak (step PeakStep of
+	// Steps, PeakBytes in all); the client sets them.
 	Program         string
 	Peak            []PeakBuffer
 	PeakStep, Steps int
+	PeakBytes       int64
 }
 
 // Fragmented reports whether the total free memory would have been
 // enough: the allocation failed because no free block was large enough.
 func (e *OOMError) Fragmented() bool { return e.Free >= e.Rounded }
 
-// PeakBuffer is one buffer live at a program's peak.
+// PeakBuffer is one of what occupies memory at a program's peak
+// (assign.Occupant): an allocation, or a buffer's chunk of the temp
+// allocation, named after its largest buffer.
 type PeakBuffer struct {
-	Name   string // the HLO value
+	Name   string // the HLO value, with "(+N)" when N more share the bytes
 	Shape  string
+	Kind   string // the allocation's kind (assign.Allocation.Kind)
 	Bytes  int64
 	OpName string // metadata op_name
 	Source string // file:line, from metadata or the stack-frame tables

@@ -194,7 +194,7 @@ func (c *Client) annotate(err error, op string, p *Program) error {
 		if p != nil {
 			oom.Program = p.Name
 			oom.Peak = p.Peak
-			oom.PeakStep, oom.Steps = p.PeakStep, p.Steps
+			oom.PeakStep, oom.Steps, oom.PeakBytes = p.PeakStep, p.Steps, p.PeakBytes
 		}
 	}
 	return err
@@ -217,10 +217,12 @@ type Program struct {
 	// constants take (module globals, loaded with the executable, outside
 	// the client allocator, as XLA:GPU keeps them).
 	TempBytes, ConstantBytes int64
-	// Peak lists the largest buffers live at the program's peak step
-	// (PeakStep of Steps).
+	// Peak lists the largest of what occupies memory at the program's
+	// peak (assign.Assignment.Peak): step PeakStep of Steps, PeakBytes in
+	// all.
 	Peak            []PeakBuffer
 	PeakStep, Steps int
+	PeakBytes       int64
 
 	shadowed bool
 }
@@ -306,14 +308,18 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	step, live := as.Peak()
-	p.PeakStep = step
-	for _, v := range live {
+	step, bytes, at := as.Peak()
+	p.PeakStep, p.PeakBytes = step, bytes
+	for _, o := range at {
 		if len(p.Peak) == PeakBuffers {
 			break
 		}
-		b := PeakBuffer{Name: v.Name(), Shape: v.Shape.String(), Bytes: v.Size, Source: m.Source(v.Inst)}
-		if v.Inst != nil && v.Inst.Metadata != nil {
+		v := assign.LargestValue(o.Buffers[0])
+		b := PeakBuffer{Name: v.Name(), Shape: v.Shape.String(), Kind: o.Kind(), Bytes: o.Bytes, Source: m.Source(v.Inst)}
+		if n := len(o.Buffers); n > 1 {
+			b.Name += fmt.Sprintf(" (+%d)", n-1)
+		}
+		if v.Inst.Metadata != nil {
 			b.OpName = v.Inst.Metadata.OpName
 		}
 		p.Peak = append(p.Peak, b)

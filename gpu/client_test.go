@@ -110,7 +110,7 @@ func TestFragmentationWorkload(t *testing.T) {
 		"BFCAllocator dump for GPU_0_bfc",
 		"Bin (268435456):",
 		"Limit:", "InUse:", "MaxInUse:", "NumAllocs:", "MaxAllocSize:", "Reserved:", "PeakReserved:", "LargestFreeBlock:",
-		"Largest buffers of step live at its peak",
+		"What occupies memory at the peak of step (step 2 of 5, 4.00GiB), largest first:",
 		`op_name="jit(step)/concatenate" at train.py:13`,
 	} {
 		require.Contains(t, msg, want)

@@ -36,9 +36,9 @@ func (e *OOMError) Error() string {
 		fmt.Fprintf(&b, "Occupancy (%s):\n%s\n", occupancyLegend(e.Occupancy), e.Occupancy)
 	}
 	if e.Program != "" && len(e.Peak) > 0 {
-		fmt.Fprintf(&b, "Largest buffers of %s live at its peak (step %d of %d):\n", e.Program, e.PeakStep, e.Steps)
+		fmt.Fprintf(&b, "What occupies memory at the peak of %s (step %d of %d, %s), largest first:\n", e.Program, e.PeakStep, e.Steps, assign.HumanBytes(e.PeakBytes))
 		for i, p := range e.Peak {
-			fmt.Fprintf(&b, "  %2d. %s (%s): %s", i+1, p.Name, assign.HumanBytes(p.Bytes), p.Shape)
+			fmt.Fprintf(&b, "  %2d. %s (%s, %s): %s", i+1, p.Name, p.Kind, assign.HumanBytes(p.Bytes), p.Shape)
 			if p.OpName != "" {
 				fmt.Fprintf(&b, " op_name=%q", p.OpName)
 			}

@@ -68,10 +68,11 @@ func attr(attrs, name string) (string, bool) {
 	return m[1], true
 }
 
-// loadInBrowser writes r's viewer, loads it in headless Chromium and
-// checks that the script ran without error and found one rectangle per
-// buffer (hlomem's and XLA's), that the console shows no error, and saves
-// a screenshot; it returns the page's size, the in-page milliseconds to
+// loadInBrowser writes r's viewer, loads it in headless Chromium in a
+// window 1400 pixels wide and checks that the script ran without error
+// and found one rectangle per buffer (hlomem's and XLA's), that neither
+// the page nor its charts scroll sideways, that the console shows no
+// error, and saves a screenshot; it returns the page's size, the in-page milliseconds to
 // the end of its script and the wall time of the load.
 func loadInBrowser(t *testing.T, bin string, r *Report, name string) (size int64, pageMS int, wall time.Duration) {
 	t.Helper()
@@ -86,7 +87,7 @@ func loadInBrowser(t *testing.T, bin string, r *Report, name string) (size int64
 	}
 	require.Equal(t, want, rectCount(b.String()), "rectangles in the page")
 
-	dom, logs, took := headless(t, bin, page, "--dump-dom")
+	dom, logs, took := headless(t, bin, page, "--dump-dom", "--window-size=1400,900")
 	m := bodyAttr.FindStringSubmatch(dom)
 	require.NotNil(t, m, "no <body> in the DOM Chromium dumped")
 	if e, ok := attr(m[1], "data-error"); ok {
@@ -95,6 +96,11 @@ func loadInBrowser(t *testing.T, bin string, r *Report, name string) (size int64
 	rendered, ok := attr(m[1], "data-rendered")
 	require.True(t, ok)
 	require.Equal(t, strconv.Itoa(want), rendered, "buffer rectangles the page's script found")
+	// The viewer fits a window 1400 pixels wide: neither the page nor its
+	// charts scroll sideways.
+	over, ok := attr(m[1], "data-overflow")
+	require.True(t, ok, "the script did not measure the page's width")
+	require.Equal(t, "0", over, "pixels the viewer scrolls sideways in a window 1400 pixels wide")
 	ms, ok := attr(m[1], "data-ms")
 	require.True(t, ok, "the script did not finish")
 	pageMS, err := strconv.Atoi(ms)
@@ -150,4 +156,15 @@ func TestXLAViewerInBrowser(t *testing.T) {
 	bin := chromium(t)
 	r := pairedReport(t, "*module_0010*", true)
 	loadInBrowser(t, bin, r, "paired-0010")
+}
+
+// TestChiViewerInBrowser: the viewer of a JAX module with long op_names
+// and source paths (jit__chi_at_q_jit, issue 27) fits a window 1400
+// pixels wide, XLA's plan beside hlomem's.
+func TestChiViewerInBrowser(t *testing.T) {
+	bin := chromium(t)
+	files := corpus.Glob(t, "paired-jax/module_0159.jit__chi_at_q_jit.0042/*after_optimizations.txt")
+	require.Len(t, files, 1)
+	r := chiReport(t, files[0])
+	loadInBrowser(t, bin, r, "chi_at_q")
 }

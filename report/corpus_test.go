@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -24,8 +23,11 @@ const corpusWhatIfLimit = 4000
 
 // TestReportCorpus: every corpus module gets a report in every output
 // (text, JSON, SVG, HTML, pprof), with XLA's plan beside the paired
-// after_optimizations modules; the figures agree and the charts hold one
-// rectangle per buffer.
+// after_optimizations modules (every one of XLA's values matched); the
+// figures agree, the charts hold one
+// rectangle per buffer, and every output states the same peak, the
+// curve's maximum at the step it is first reached (checkPeakOutputs,
+// issue 27).
 func TestReportCorpus(t *testing.T) {
 	files := corpus.Glob(t, "hlo/*/*.hlo")
 	files = append(files, corpus.Glob(t, "paired*/*/*after_optimizations.txt")...)
@@ -76,21 +78,15 @@ func TestReportCorpus(t *testing.T) {
 			if r.XLA != nil {
 				withXLA++
 				require.Zero(t, r.XLA.Missing, name)
+				require.Equal(t, r.XLA.Values, r.XLA.Matched, name)
+				require.Positive(t, r.XLA.Values, name)
 			}
-			var b bytes.Buffer
-			require.NoError(t, r.WriteText(&b), name)
-			b.Reset()
-			require.NoError(t, r.WriteJSON(&b), name)
-			b.Reset()
-			require.NoError(t, r.WritePprof(&b), name)
-			b.Reset()
-			require.NoError(t, r.WriteSVG(&b), name)
-			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(b.String()), name)
-			b.Reset()
-			require.NoError(t, r.WriteHTML(&b), name)
-			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(b.String()), name)
-			largestHTML = max(largestHTML, b.Len())
+			out := writeOutputs(t, name, r)
+			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(string(out.svg)), name)
+			require.Equal(t, len(r.Buffers)+xlaBuffers(r), rectCount(string(out.html)), name)
+			largestHTML = max(largestHTML, len(out.html))
 			require.LessOrEqual(t, r.LowerBound, r.Total, name)
+			checkPeakOutputs(t, name, out)
 			t.Logf("%-70.70s %6d buffers total %14d bound %14d peak step %6d %v", name, len(r.Buffers), r.Total, r.LowerBound, r.PeakStep, time.Since(t0).Round(time.Millisecond))
 		}
 	}

@@ -15,13 +15,16 @@ import (
 // in Go, so that the page shows them even before (or without) its script;
 // the script adds the details of a buffer on hover (from the JSON data in
 // the page), sorts the table of the buffers at the peak, and records on
-// <body> how many buffer rectangles it found (data-rendered), the
-// milliseconds from navigation to the end of the script (data-ms) and any
-// script error (data-error), which the browser test reads.
+// <body> how many buffer rectangles it found (data-rendered), how many
+// pixels the page or its charts would scroll sideways in the window
+// (data-overflow), the milliseconds from navigation to the end of the
+// script (data-ms) and any script error (data-error), which the browser
+// test reads.
 
 const pageStyle = `body{font:13px/1.4 sans-serif;margin:16px 24px;color:#222}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:20px 0 6px}.sub{color:#666;margin:0 0 12px}
-table{border-collapse:collapse;margin:4px 0 8px}td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:4px 0 8px}td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+p,code,h1,h2{overflow-wrap:anywhere}td.n{white-space:nowrap}
 th{border-bottom:1px solid #999}td.n,th.n{text-align:right}th[data-sort]{cursor:pointer;text-decoration:underline dotted}
 .charts{overflow-x:auto;border:1px solid #ddd;margin:8px 0}
 #tip{position:fixed;pointer-events:none;background:#fffbe6;border:1px solid #c9b458;padding:6px 8px;font:12px monospace;white-space:pre;z-index:9;box-shadow:1px 1px 4px #0003}
@@ -60,6 +63,10 @@ mods.forEach(function(mod){
 });
 body.setAttribute('data-rendered',String(rects));
 body.setAttribute('data-ms',String(Math.round(performance.now())));
+// Measured after data-ms: reading the widths lays the page out now.
+var de=document.documentElement,over=de.scrollWidth-de.clientWidth;
+document.querySelectorAll('.charts').forEach(function(c){over=Math.max(over,c.scrollWidth-c.clientWidth);});
+body.setAttribute('data-overflow',String(over));
 })();`
 
 // WriteHTML writes the memory viewer of r as a self-contained HTML page.
@@ -107,8 +114,8 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 	row("temp fragmentation", r.TempFragmentation, fmt.Sprintf("%.1f%% of the temps", percent(r.TempFragmentation, r.Temps)))
 	b.WriteString("</tbody></table>\n")
 	if r.PeakStep >= 0 {
-		fmt.Fprintf(b, "<p>Peak at step %d of %d: <code>%s</code>; %s live in %d buffers.</p>\n",
-			r.PeakStep, len(r.Steps), esc(shortInst(r.PeakInst, 200)), esc(h(r.PeakLive)), r.PeakBuffers)
+		fmt.Fprintf(b, "<p class=\"peakline\">Peak: <b>%s</b> (%d bytes, %.1f%% of the total; lower bound %s) at step %d of %d, in <code>%s</code>: <code>%s</code></p>\n",
+			esc(h(r.PeakBytes)), r.PeakBytes, percent(r.PeakBytes, r.Total), esc(h(r.LowerBound)), r.PeakStep, len(r.Steps), esc(r.PeakComp), esc(shortInst(r.PeakInst, 200)))
 	}
 	if len(r.WhatIf) > 0 {
 		b.WriteString("<h2>What if</h2>\n<table><thead><tr><th>lever</th><th class=\"n\">lower bound</th><th class=\"n\">total</th><th>vs this plan</th><th>command (its lower_bound and total_bytes)</th></tr></thead><tbody>\n")
@@ -132,8 +139,8 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 		b.WriteString("</tbody></table>\n")
 	}
 	if x := r.XLA; x != nil {
-		fmt.Fprintf(b, "<h2>XLA's own plan</h2>\n<p>From <code>%s</code>: XLA takes %s in %d allocations, hlomem %s in %d. ",
-			esc(x.File), esc(h(x.Total)), len(x.Allocations), esc(h(r.Total)), len(r.Allocations))
+		fmt.Fprintf(b, "<h2>XLA's own plan</h2>\n<p>From <code>%s</code> (matched %d of %d of XLA's values): XLA takes %s in %d allocations, hlomem %s in %d. ",
+			esc(x.File), x.Matched, x.Values, esc(h(x.Total)), len(x.Allocations), esc(h(r.Total)), len(r.Allocations))
 		switch d := x.Total - r.Total; {
 		case d > 0:
 			fmt.Fprintf(b, "hlomem saves %s.", esc(h(d)))
@@ -149,12 +156,23 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 	fmt.Fprintf(b, "<div class=\"charts\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">", width, r.chartsHeight())
 	r.writeCharts(&svgWriter{b: b}, fmt.Sprintf("m%d-", k))
 	b.WriteString("</svg></div>\n")
-	// The buffers at the peak.
-	fmt.Fprintf(b, "<h2>Buffers live at the peak (step %d): %d</h2>\n", r.PeakStep, len(r.AtPeak))
-	b.WriteString("<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort=\"size\">size</th><th>shape</th><th>kind</th><th>buffer</th><th>op_name</th><th>source</th><th class=\"n\" data-sort=\"start\">live range</th></tr></thead><tbody>\n")
+	// What occupies memory at the peak.
+	if r.PeakStep >= 0 {
+		fmt.Fprintf(b, "<h2>What occupies memory at the peak (step %d): %s in %s</h2>\n<p>", r.PeakStep, esc(h(r.PeakBytes)),
+			countOf(len(r.AtPeak), "allocation or temp chunk", "allocations and temp chunks"))
+		for i, k := range r.PeakByKind {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(b, "%s %s of %s (%s)", esc(kindLabel(k.Kind)), esc(h(k.Bytes)), esc(h(k.Total)), kindCount(k))
+		}
+		b.WriteString("</p>\n")
+	}
+	b.WriteString("<table class=\"sortable peaktable\"><thead><tr><th class=\"n\" data-sort=\"size\">size</th><th>kind</th><th>buffer</th><th>shape</th><th>op_name</th><th>source</th><th class=\"n\" data-sort=\"start\">live range</th></tr></thead><tbody>\n")
 	for _, x := range r.AtPeak {
-		fmt.Fprintf(b, "<tr data-size=\"%d\" data-start=\"%d\"><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"n\">%d-%d</td></tr>\n",
-			x.Size, x.Start, esc(h(x.Size)), esc(x.Shape), esc(x.Kind), esc(x.Name), esc(x.OpName), esc(x.Source), x.Start, x.End)
+		bf := x.Buffer
+		fmt.Fprintf(b, "<tr data-size=\"%d\" data-start=\"%d\"><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"n\">%s</td></tr>\n",
+			x.Bytes, bf.Start, esc(h(x.Bytes)), esc(x.Kind), esc(occupantName(x)), esc(bf.Shape), esc(bf.OpName), esc(bf.Source), esc(liveCol(x)))
 	}
 	b.WriteString("</tbody></table>\n")
 	if x := r.XLA; x != nil && len(x.Moved) > 0 {

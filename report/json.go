@@ -85,8 +85,31 @@ type jsonXLA struct {
 	Placed      int              `json:"placed"`
 	Unplaced    int              `json:"unplaced"`
 	Missing     int              `json:"missing"`
+	Values      int              `json:"values"`
+	Matched     int              `json:"matched_values"`
 	Moved       []jsonMoved      `json:"moved"`
 	Buffers     []jsonBuffer     `json:"buffers"`
+}
+
+// jsonOccupant is one of what occupies memory at the peak; buffer and
+// others are IDs into "buffers" (or, for a buffer without bytes of its
+// own, absent from it).
+type jsonOccupant struct {
+	Kind       string `json:"kind"`
+	Allocation int    `json:"allocation"`
+	Offset     int64  `json:"offset"`
+	Bytes      int64  `json:"bytes"`
+	Buffer     int    `json:"buffer"`
+	Name       string `json:"name"`
+	Others     []int  `json:"others,omitempty"`
+	Live       bool   `json:"live"`
+}
+
+type jsonKindBytes struct {
+	Kind        string `json:"kind"`
+	Bytes       int64  `json:"bytes"`
+	Total       int64  `json:"total_bytes"`
+	Allocations int    `json:"allocations"`
 }
 
 // jsonReport is the whole report as JSON.
@@ -107,10 +130,10 @@ type jsonReport struct {
 	XLAMinimum        int64            `json:"xla_minimum_bytes"`
 	PeakStep          int              `json:"peak_step"`
 	PeakInst          string           `json:"peak_instruction"`
-	PeakLive          int64            `json:"peak_live_bytes"`
-	PeakBuffers       int              `json:"peak_buffers"`
-	Peak              []int            `json:"peak"`
-	AtPeak            []int            `json:"at_peak"`
+	PeakComp          string           `json:"peak_computation"`
+	PeakBytes         int64            `json:"peak_bytes"`
+	PeakByKind        []jsonKindBytes  `json:"peak_by_kind"`
+	AtPeak            []jsonOccupant   `json:"at_peak"`
 	WhatIf            []jsonWhatIf     `json:"what_if"`
 	Steps             []string         `json:"steps"`
 	Live              []int64          `json:"live_bytes"`
@@ -124,9 +147,16 @@ func (r *Report) jsonView() *jsonReport {
 		Module: r.Module, Target: r.Target, Algorithm: r.Algorithm, Schedule: r.Schedule,
 		Parameters: r.Parameters, Outputs: r.Outputs, Temps: r.Temps, Constants: r.Constants, ThreadLocal: r.ThreadLocal,
 		Total: r.Total, LowerBound: r.LowerBound, TempLowerBound: r.TempLowerBound, TempFragmentation: r.TempFragmentation,
-		XLAMinimum: r.XLAMinimum, PeakStep: r.PeakStep, PeakInst: r.PeakInst, PeakLive: r.PeakLive, PeakBuffers: r.PeakBuffers,
-		Peak: bufferIDs(r.Peak), AtPeak: bufferIDs(r.AtPeak), WhatIf: []jsonWhatIf{}, Steps: r.Steps, Live: r.Live,
+		XLAMinimum: r.XLAMinimum, PeakStep: r.PeakStep, PeakInst: r.PeakInst, PeakComp: r.PeakComp, PeakBytes: r.PeakBytes,
+		PeakByKind: []jsonKindBytes{}, AtPeak: []jsonOccupant{}, WhatIf: []jsonWhatIf{}, Steps: r.Steps, Live: r.Live,
 		Allocations: jsonAllocations(r.Allocations), Buffers: jsonBuffers(r.Buffers),
+	}
+	for _, k := range r.PeakByKind {
+		j.PeakByKind = append(j.PeakByKind, jsonKindBytes{Kind: k.Kind, Bytes: k.Bytes, Total: k.Total, Allocations: k.Count})
+	}
+	for _, x := range r.AtPeak {
+		j.AtPeak = append(j.AtPeak, jsonOccupant{Kind: x.Kind, Allocation: x.Allocation, Offset: x.Offset, Bytes: x.Bytes,
+			Buffer: x.Buffer.ID, Name: x.Buffer.Name, Others: bufferIDs(x.Others), Live: x.Live})
 	}
 	for _, w := range r.WhatIf {
 		jw := jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err}
@@ -137,7 +167,7 @@ func (r *Report) jsonView() *jsonReport {
 	}
 	if x := r.XLA; x != nil {
 		jx := &jsonXLA{File: x.File, Total: x.Total, Saves: x.Total - r.Total, Allocations: jsonAllocations(x.Allocations),
-			Placed: x.Placed, Unplaced: x.Unplaced, Missing: x.Missing, Moved: []jsonMoved{}, Buffers: jsonBuffers(x.Buffers)}
+			Placed: x.Placed, Unplaced: x.Unplaced, Missing: x.Missing, Values: x.Values, Matched: x.Matched, Moved: []jsonMoved{}, Buffers: jsonBuffers(x.Buffers)}
 		for _, m := range x.Moved {
 			jx.Moved = append(jx.Moved, jsonMoved{Buffer: m.Buffer.ID, Name: m.Buffer.Name, Size: m.Buffer.Size, Kind: m.Kind,
 				Allocation: m.Allocation, Offset: m.Offset, XLAKind: m.XLAKind, XLAAllocation: m.XLAAllocation, XLAOffset: m.XLAOffset})
@@ -148,7 +178,8 @@ func (r *Report) jsonView() *jsonReport {
 }
 
 // WriteJSON writes the whole report as one JSON object: totals, the peak
-// (buffer IDs into "buffers"), the what-ifs, the live bytes per step,
+// (its step, bytes, bytes by kind, and what occupies memory there by
+// allocation, with buffer IDs into "buffers"), the what-ifs, the live bytes per step,
 // the allocations and every buffer with its place, and XLA's plan.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

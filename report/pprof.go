@@ -8,19 +8,22 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// WritePprof writes the buffers live at the peak as a pprof profile (gzip
-// protobuf), which `go tool pprof -top` and the other pprof views read:
-// one sample per buffer, its value the buffer's bytes ("space", "bytes"),
-// its location the buffer's source line (metadata source_file:line or
+// WritePprof writes what occupies memory at the peak as a pprof profile
+// (gzip protobuf), which `go tool pprof -top` and the other pprof views
+// read: one sample per occupant (Report.AtPeak), its value the bytes it
+// occupies ("space", "bytes"), so that the profile's total is the peak;
+// its location its buffer's source line (metadata source_file:line or
 // JAX's stack frame, the function named by op_name) or, without one, its
-// op_name or instruction; labels give the buffer, its shape and kind.
+// op_name or instruction; labels give the buffer, its shape, the
+// allocation's kind and index.
 func (r *Report) WritePprof(w io.Writer) error {
 	p := &profile.Profile{
 		SampleType:        []*profile.ValueType{{Type: "space", Unit: "bytes"}},
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:            1,
 		DefaultSampleType: "space",
-		Comments:          []string{"hlomem: the buffers of module " + r.Module + " live at its peak, step " + strconv.Itoa(r.PeakStep)},
+		Comments: []string{"hlomem: what occupies memory at the peak of module " + r.Module + ", step " + strconv.Itoa(r.PeakStep) +
+			": " + strconv.FormatInt(r.PeakBytes, 10) + " bytes"},
 	}
 	type fkey struct{ name, file string }
 	funcs := map[fkey]*profile.Function{}
@@ -29,7 +32,8 @@ func (r *Report) WritePprof(w io.Writer) error {
 		line int64
 	}
 	locs := map[lkey]*profile.Location{}
-	for _, b := range r.AtPeak {
+	for _, x := range r.AtPeak {
+		b := x.Buffer
 		name := b.OpName
 		if name == "" {
 			name = b.Inst
@@ -59,8 +63,9 @@ func (r *Report) WritePprof(w io.Writer) error {
 		}
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: []*profile.Location{loc},
-			Value:    []int64{b.Size},
-			Label:    map[string][]string{"buffer": {b.Name}, "shape": {b.Shape}, "kind": {b.Kind}},
+			Value:    []int64{x.Bytes},
+			Label: map[string][]string{"buffer": {occupantName(x)}, "shape": {b.Shape}, "kind": {x.Kind},
+				"allocation": {strconv.Itoa(x.Allocation)}},
 		})
 	}
 	if err := p.CheckValid(); err != nil {

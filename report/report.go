@@ -1,19 +1,21 @@
 // Package report is what a user looks at to see why a program needs its
-// memory: the totals of a module's buffer assignment, the step of its
-// peak and the buffers live there with the source lines that made them,
-// what a different schedule, fusion or packer would save, and, given
-// XLA's own buffer assignment of the same module, where XLA put every
-// buffer beside where hlomem puts it.
+// memory: the totals of a module's buffer assignment, its peak (the
+// plan's occupancy, assign.Assignment.Occupancy) and what occupies memory
+// there, by allocation, with the source lines that made it, what a
+// different schedule, fusion or packer would save, and, given XLA's own
+// buffer assignment of the same module (refused when it is another
+// module's), where XLA put every buffer beside where hlomem puts it.
 //
 // Build plans a module (liveness and assign, as hlomem assign does) and
 // gathers a Report. The report writes itself as text (WriteText), as JSON
 // (WriteJSON), as one SVG of its charts (WriteSVG), as a self-contained
-// HTML memory viewer in the spirit of XProf's (WriteHTML: the live bytes
-// over program order with the peak marked, the buffer chart with one
-// rectangle per buffer at its offset over its live range, details on
-// hover, and a sortable table of the buffers at the peak), and as a pprof
-// profile of the bytes live at the peak (WritePprof), which go tool pprof
-// reads.
+// HTML memory viewer in the spirit of XProf's (WriteHTML: the bytes
+// occupied over program order with the peak marked, the buffer chart with
+// one rectangle per buffer at its offset over its live range, details on
+// hover, and a sortable table of what occupies memory at the peak), and
+// as a pprof profile of what occupies memory at the peak (WritePprof),
+// which go tool pprof reads. Every output reads the peak from the one
+// curve, Report.Live.
 //
 // Geometry. The buffer chart lays the plan's allocations one after the
 // other in index order, each at the sum of the sizes before it; a buffer
@@ -39,15 +41,15 @@ import (
 const DefaultTop = 10
 
 // Options configures Build. The zero value plans for the GPU with the
-// default packer and schedule, lists the DefaultTop largest buffers at the
-// peak and computes every what-if.
+// default packer and schedule, lists the DefaultTop largest of what
+// occupies memory at the peak and computes every what-if.
 type Options struct {
 	// Assign and Prepare are the plan's options, as hlomem assign takes
 	// them (target, packer, budget; schedule, fusion passes).
 	Assign  assign.Options
 	Prepare liveness.PrepareOptions
-	// Top is how many of the buffers live at the peak the report lists
-	// (0: DefaultTop; negative: all).
+	// Top is how many of what occupies memory at the peak the text
+	// lists (0: DefaultTop; negative: all).
 	Top int
 	// WhatIf lists the alternatives to plan (WhatIfs(...) gives the
 	// usual set); nil plans none.
@@ -77,24 +79,28 @@ type Report struct {
 	LowerBound, TempLowerBound, TempFragmentation             int64
 	// XLAMinimum is XLA's MinimumMemoryForModule (assign.Stats).
 	XLAMinimum int64
-	// PeakStep is the step of the lower bound (the peak) and PeakInst
-	// the instruction scheduled there; PeakLive the bytes of the buffers
-	// live at it (each once) and PeakBuffers how many they are.
-	PeakStep    int
-	PeakInst    string
-	PeakLive    int64
-	PeakBuffers int
-	// AtPeak lists every buffer live at the peak, largest first, and
-	// Peak the Options.Top first of them.
-	AtPeak, Peak []*Buffer
+	// PeakStep is the step of the plan's peak (assign.Occupancy: the first
+	// step at which the memory occupied is largest), PeakInst the
+	// instruction scheduled there and PeakComp its computation; PeakBytes
+	// the bytes occupied there, the largest of Live.
+	PeakStep  int
+	PeakInst  string
+	PeakComp  string
+	PeakBytes int64
+	// AtPeak lists what occupies memory at the peak, by allocation,
+	// largest first (their bytes add up to PeakBytes), and Peak the
+	// Options.Top first of them. PeakByKind totals them per allocation
+	// kind, in kindOrder.
+	AtPeak, Peak []*Occupant
+	PeakByKind   []KindBytes
 	// Buffers are every buffer of the plan with bytes, by address.
 	Buffers []*Buffer
 	// Allocations are the plan's allocations, stacked by index.
 	Allocations []Allocation
-	// Live is the bytes live at every step, the curve of the memory
-	// viewer: liveness' lower bound at the step (each buffer once, less
-	// what an output taking over a dying operand's memory saves), which
-	// no plan of the schedule goes under there.
+	// Live is the bytes the plan occupies at every step
+	// (assign.Occupancy), the curve of the memory viewer: parameters,
+	// constants and thread-local allocations throughout, outputs from
+	// their first definition, temps' chunks over their live ranges.
 	Live []int64
 	// WhatIf are the alternatives planned, in Options.WhatIf order.
 	WhatIf []WhatIf
@@ -123,6 +129,43 @@ type Buffer struct {
 	// Source is the file:line of the instruction (metadata, or JAX's
 	// stack frames), "" when unknown.
 	Source string
+}
+
+// Occupant is one of what occupies memory at the peak
+// (assign.Occupant): a whole allocation outside the temp heap, or a
+// region of a preallocated-temp allocation.
+type Occupant struct {
+	// Kind is the allocation's kind, Allocation its index, Offset the
+	// region's address (allocation base plus offset, as Buffer.Offset)
+	// and Bytes its size.
+	Kind       string
+	Allocation int
+	Offset     int64
+	Bytes      int64
+	// Buffer names the occupant: its largest buffer. Others are the
+	// other buffers holding the region then (an operand overwritten in
+	// place, buffers sharing an output's allocation), largest first.
+	Buffer *Buffer
+	Others []*Buffer
+	// Live is false when no value of its buffers is live at the peak: the
+	// memory is held (a parameter after its last use, a constant before
+	// its first).
+	Live bool
+}
+
+// KindBytes is the bytes of one kind of allocation occupied at the peak,
+// and the plan's total of that kind.
+type KindBytes struct {
+	Kind         string
+	Bytes, Total int64
+	Count        int
+}
+
+// kindOrder is the order of the kinds in PeakByKind and their names in
+// the report's totals.
+var kindOrder = []struct{ kind, label string }{
+	{"parameter", "parameters"}, {"maybe-live-out", "outputs"}, {"preallocated-temp", "temps"},
+	{"constant", "constants"}, {"thread-local", "thread-local"},
 }
 
 // Allocation is one of the plan's allocations as the chart stacks them.
@@ -156,6 +199,11 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 	progress := func(s string) {
 		if opts.Progress != nil {
 			opts.Progress(s)
+		}
+	}
+	if opts.XLA != nil {
+		if err := CheckXLAModule(m, opts.XLA, opts.XLAFile); err != nil {
+			return nil, err
 		}
 	}
 	progress("plan")
@@ -259,37 +307,49 @@ func newReport(as *assign.Assignment, opts Options) *Report {
 		}
 		return r.Buffers[i].ID < r.Buffers[j].ID
 	})
-	// The live curve: the lower bound's figure at every step.
-	r.Live = make([]int64, len(a.Sequence))
-	curve := a.LowerBoundCurve(nil, nil)
-	for t := range r.Live {
-		if t < len(curve) {
-			r.Live[t] = curve[t].Bytes()
-		}
-	}
-	// The peak and what is live there.
-	step, live := as.Peak()
-	r.PeakStep = step
+	// The curve and the peak: the plan's occupancy, one definition
+	// (assign.Occupancy) for every output.
+	occ := as.Occupancy()
+	r.Live = occ.Bytes
+	step, bytes, at := as.Peak()
+	r.PeakStep, r.PeakBytes = step, bytes
 	if step >= 0 && step < len(a.Sequence) {
-		r.PeakInst = a.Sequence[step].String()
+		in := a.Sequence[step]
+		r.PeakInst, r.PeakComp = in.String(), in.Parent.Name
 	}
-	seen := make([]bool, len(a.Buffers))
-	for _, v := range live {
-		if v.Buffer == nil || seen[v.Buffer.ID] || byID[v.Buffer.ID] == nil {
-			continue
+	for _, o := range at {
+		x := &Occupant{Kind: o.Kind(), Allocation: o.Allocation.Index, Bytes: o.Bytes, Live: o.Live,
+			Offset: r.Allocations[o.Allocation.Index].Base + o.Offset}
+		for _, lb := range o.Buffers {
+			b := byID[lb.ID]
+			if b == nil {
+				b = newBuffer(as, lb) // a buffer without bytes of its own
+			}
+			if x.Buffer == nil {
+				x.Buffer = b
+			} else {
+				x.Others = append(x.Others, b)
+			}
 		}
-		seen[v.Buffer.ID] = true
-		b := byID[v.Buffer.ID]
-		r.PeakLive += b.Size
-		r.PeakBuffers++
-		r.AtPeak = append(r.AtPeak, b)
+		r.AtPeak = append(r.AtPeak, x)
 	}
-	sort.SliceStable(r.AtPeak, func(i, j int) bool {
-		if r.AtPeak[i].Size != r.AtPeak[j].Size {
-			return r.AtPeak[i].Size > r.AtPeak[j].Size
+	for _, k := range kindOrder {
+		kb := KindBytes{Kind: k.kind}
+		for _, al := range r.Allocations {
+			if al.Kind == k.kind {
+				kb.Total += al.Size
+			}
 		}
-		return r.AtPeak[i].ID < r.AtPeak[j].ID
-	})
+		for _, x := range r.AtPeak {
+			if x.Kind == k.kind {
+				kb.Bytes += x.Bytes
+				kb.Count++
+			}
+		}
+		if kb.Total > 0 || kb.Count > 0 {
+			r.PeakByKind = append(r.PeakByKind, kb)
+		}
+	}
 	top := opts.Top
 	if top == 0 {
 		top = DefaultTop

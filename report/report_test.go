@@ -73,18 +73,30 @@ func TestReportFigures(t *testing.T) {
 	require.LessOrEqual(t, r.LowerBound, r.Total)
 	require.GreaterOrEqual(t, r.PeakStep, 0)
 	require.Less(t, r.PeakStep, len(r.Steps))
-	// The buffers at the peak are live there, largest first, and the
-	// peak's bytes are theirs.
-	var live int64
-	for i, b := range r.AtPeak {
-		require.LessOrEqual(t, b.Start, r.PeakStep, b.Name)
-		require.GreaterOrEqual(t, b.End, r.PeakStep, b.Name)
+	// What occupies memory at the peak: largest first, adding up to the
+	// peak, per kind too; each occupant lies in its allocation.
+	var occupied int64
+	for i, x := range r.AtPeak {
 		if i > 0 {
-			require.GreaterOrEqual(t, r.AtPeak[i-1].Size, b.Size)
+			require.GreaterOrEqual(t, r.AtPeak[i-1].Bytes, x.Bytes)
 		}
-		live += b.Size
+		a := r.Allocations[x.Allocation]
+		require.Equal(t, a.Kind, x.Kind)
+		require.GreaterOrEqual(t, x.Offset, a.Base, x.Buffer.Name)
+		require.LessOrEqual(t, x.Offset+x.Bytes, a.Base+a.Size, x.Buffer.Name)
+		if x.Live {
+			require.LessOrEqual(t, x.Buffer.Start, r.PeakStep, x.Buffer.Name)
+		}
+		occupied += x.Bytes
 	}
-	require.Equal(t, r.PeakLive, live)
+	require.Equal(t, r.PeakBytes, occupied)
+	var byKind, kindTotal int64
+	for _, k := range r.PeakByKind {
+		byKind += k.Bytes
+		kindTotal += k.Total
+	}
+	require.Equal(t, r.PeakBytes, byKind)
+	require.Equal(t, r.Total, kindTotal)
 	require.Len(t, r.Peak, DefaultTop)
 	// Every buffer lies in its allocation, within its live steps.
 	for _, b := range r.Buffers {
@@ -96,19 +108,25 @@ func TestReportFigures(t *testing.T) {
 	}
 	// Source lines come from the metadata.
 	src := 0
-	for _, b := range r.Peak {
-		if strings.HasPrefix(b.Source, "/home/user/model/transformer.py:") {
+	for _, x := range r.Peak {
+		if strings.HasPrefix(x.Buffer.Source, "/home/user/model/transformer.py:") {
 			src++
 		}
 	}
 	require.Positive(t, src)
-	// The live curve never exceeds the plan and reaches the bound.
+	// The curve never exceeds the plan, its maximum is the peak, first
+	// reached at the peak step, and no lower than the lower bound.
 	var top int64
-	for _, v := range r.Live {
+	first := -1
+	for i, v := range r.Live {
 		require.LessOrEqual(t, v, r.Total)
-		top = max(top, v)
+		if v > top {
+			top, first = v, i
+		}
 	}
-	require.LessOrEqual(t, top, r.LowerBound)
+	require.Equal(t, r.PeakBytes, top)
+	require.Equal(t, r.PeakStep, first)
+	require.LessOrEqual(t, r.LowerBound, r.PeakBytes)
 	// The what-ifs: the plan's own choices give its figures.
 	m := parseFile(t, transformerHLO)
 	for _, w := range r.WhatIf {
@@ -134,13 +152,14 @@ func TestJSON(t *testing.T) {
 	require.Len(t, j.Buffers, len(r.Buffers))
 	require.Len(t, j.Live, len(r.Steps))
 	require.Len(t, j.WhatIf, len(r.WhatIf))
-	require.Len(t, j.AtPeak, r.PeakBuffers)
+	require.Equal(t, r.PeakBytes, j.PeakBytes)
+	require.Len(t, j.AtPeak, len(r.AtPeak))
 	ids := map[int]bool{}
 	for _, x := range j.Buffers {
 		ids[x.ID] = true
 	}
-	for _, id := range j.Peak {
-		require.True(t, ids[id], "peak buffer %d is among the buffers", id)
+	for _, x := range j.AtPeak {
+		require.True(t, ids[x.Buffer], "peak buffer %d is among the buffers", x.Buffer)
 	}
 }
 
@@ -169,12 +188,12 @@ func TestSVG(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(r.Buffers), rects)
-	require.Contains(t, b.String(), "Live bytes over program order")
+	require.Contains(t, b.String(), "Memory occupied over program order")
 	require.Contains(t, b.String(), `class="peak"`)
 }
 
 // TestHTMLSelfContained: the page loads nothing from elsewhere, holds one
-// rectangle per buffer and the table of the buffers at the peak.
+// rectangle per buffer and the table of what occupies memory at the peak.
 func TestHTMLSelfContained(t *testing.T) {
 	r := transformerReport(t)
 	var b bytes.Buffer
@@ -192,7 +211,8 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 // TestPprof: the profile parses back with the pprof package, holds one
-// sample per buffer at the peak whose values add up to the peak's bytes,
+// sample per occupant of memory at the peak whose values add up to the
+// peak's bytes,
 // with their source lines; go tool pprof -top reads it.
 func TestPprof(t *testing.T) {
 	r := transformerReport(t)
@@ -213,7 +233,7 @@ func TestPprof(t *testing.T) {
 			lines++
 		}
 	}
-	require.Equal(t, r.PeakLive, sum)
+	require.Equal(t, r.PeakBytes, sum)
 	require.Positive(t, lines)
 
 	gobin, err := exec.LookPath("go")
@@ -303,5 +323,104 @@ func TestXLAAcrossPaired(t *testing.T) {
 		require.Zero(t, r.XLA.Unplaced, d)
 		require.Zero(t, r.XLA.Missing, d)
 		t.Logf("%-50s XLA %9d hlomem %9d moved %3d of %3d", filepath.Base(d), r.XLA.Total, r.Total, len(r.XLA.Moved), r.XLA.Placed)
+	}
+}
+
+// chiReport is the report of a paired JAX module (no what-ifs) with XLA's
+// plan beside it.
+func chiReport(t testing.TB, file string) *Report {
+	t.Helper()
+	m := parseFile(t, file)
+	xf := strings.TrimSuffix(file, ".txt") + "-buffer-assignment.txt"
+	src, err := os.ReadFile(xf)
+	require.NoError(t, err)
+	x, err := assign.ReadXLA(xf, src)
+	require.NoError(t, err)
+	r, err := Build(context.Background(), m, Options{XLA: x, XLAFile: filepath.Base(xf)})
+	require.NoError(t, err)
+	return r
+}
+
+// TestLargeConstantAtPeak (issue 27, item 5): on jit__chi_at_q_jit the
+// 329 MiB constant that the old "live there" list left out is among the
+// largest of what occupies memory at the peak, as a constant, and the
+// bytes by kind account for every constant and the whole peak.
+func TestLargeConstantAtPeak(t *testing.T) {
+	files := corpus.Glob(t, "paired-jax/module_0159.jit__chi_at_q_jit.0042/*after_optimizations.txt")
+	require.Len(t, files, 1)
+	r := chiReport(t, files[0])
+	var found *Occupant
+	for _, x := range r.Peak {
+		if x.Buffer.Name == "constant_45_0{}" {
+			found = x
+		}
+	}
+	require.NotNil(t, found, "the 329 MiB constant is not among the largest at the peak")
+	require.Equal(t, "constant", found.Kind)
+	require.EqualValues(t, 345047040, found.Bytes)
+	require.False(t, found.Live, "the constant is held, not live, at the peak")
+	var constants, sum int64
+	for _, k := range r.PeakByKind {
+		if k.Kind == "constant" {
+			constants = k.Bytes
+			require.Equal(t, r.Constants, k.Total)
+		}
+		sum += k.Bytes
+	}
+	require.Equal(t, r.Constants, constants, "every constant occupies memory at the peak")
+	require.Equal(t, r.PeakBytes, sum)
+	var b bytes.Buffer
+	require.NoError(t, r.writeSection(&b, "peak"))
+	require.Contains(t, b.String(), "constant_45_0{}")
+	require.Regexp(t, `(?m)^    constants +357\.95MiB \(375336071 bytes\) +of 357\.95MiB +29 allocations$`, b.String())
+	checkPeakOutputs(t, "chi_at_q", writeOutputs(t, "chi_at_q", r))
+}
+
+// TestByteTicks (issue 27, item 12): the ticks of a byte axis fall on
+// round values of a binary unit and read cleanly (not 195.3KiB or
+// 476.84MiB, what decimal steps printed in binary units gave).
+func TestByteTicks(t *testing.T) {
+	labels := func(maxY int64) []string {
+		var out []string
+		for _, tk := range byteTicks(maxY) {
+			out = append(out, tk.label)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		max  int64
+		want []string
+	}{
+		{527560, []string{"0", "200KiB", "400KiB"}},                          // the transformer's total
+		{1538402736, []string{"0", "0.5GiB", "1GiB"}},                        // jit__chi_at_q_jit's
+		{500_000_000, []string{"0", "100MiB", "200MiB", "300MiB", "400MiB"}}, // 476.84MiB
+		{200_000, []string{"0", "50KiB", "100KiB", "150KiB"}},                // 195.3KiB
+		{1000, []string{"0", "200B", "400B", "600B", "800B", "1000B"}},
+		{3, []string{"0", "1B", "2B", "3B"}},
+		{1024, []string{"0", "0.2KiB", "0.4KiB", "0.6KiB", "0.8KiB", "1KiB"}},
+		{3 << 40, []string{"0", "1TiB", "2TiB", "3TiB"}},
+	} {
+		require.Equal(t, tc.want, labels(tc.max), "%d", tc.max)
+	}
+	clean := regexp.MustCompile(`^(0|[1-9][0-9]*(\.[0-9])?(B|KiB|MiB|GiB|TiB|PiB|EiB)|0\.[0-9](KiB|MiB|GiB|TiB|PiB|EiB))$`)
+	for n := int64(1); n < 1<<62; n = n*3 + 7 {
+		ticks := byteTicks(n)
+		require.GreaterOrEqual(t, len(ticks), 2, "%d", n)
+		require.LessOrEqual(t, len(ticks), 11, "%d", n)
+		step := ticks[1].bytes - ticks[0].bytes
+		for i, tk := range ticks {
+			require.Regexp(t, clean, tk.label, "%d", n)
+			require.LessOrEqual(t, tk.bytes, float64(n)*(1+1e-9), "%d", n)
+			require.InDelta(t, float64(i)*step, tk.bytes, step*1e-9, "%d: evenly spaced", n)
+		}
+	}
+	// The charts of the bundled example: every tick label is clean.
+	r := transformerReport(t)
+	var b bytes.Buffer
+	require.NoError(t, r.WriteSVG(&b))
+	ticks := regexp.MustCompile(`<text class="tick"[^>]*text-anchor="end">([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1)
+	require.NotEmpty(t, ticks)
+	for _, tk := range ticks {
+		require.Regexp(t, clean, tk[1])
 	}
 }

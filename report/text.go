@@ -21,8 +21,8 @@ var sections = []struct {
 	{"xla", writeXLA},
 }
 
-// WriteText writes the report as text: its totals, the peak and the
-// buffers live there, what each alternative would give, and XLA's own
+// WriteText writes the report as text: its totals, the peak and what
+// occupies memory there, what each alternative would give, and XLA's own
 // plan beside it.
 func (r *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
@@ -75,21 +75,75 @@ func writeTotals(b *bufio.Writer, r *Report) {
 func writePeak(b *bufio.Writer, r *Report) {
 	b.WriteString("\nPeak\n")
 	if r.PeakStep < 0 {
-		b.WriteString("  nothing is live\n")
+		b.WriteString("  nothing occupies memory\n")
 		return
 	}
-	fmt.Fprintf(b, "  step %d of %d: %s\n", r.PeakStep, len(r.Steps), shortInst(r.PeakInst, 160))
-	fmt.Fprintf(b, "  live there: %s in %d buffers", bytesCol(r.PeakLive), r.PeakBuffers)
-	if len(r.Peak) < r.PeakBuffers {
+	fmt.Fprintf(b, "  %s at step %d of %d, in %s: %s\n", bytesCol(r.PeakBytes), r.PeakStep, len(r.Steps), r.PeakComp, shortInst(r.PeakInst, 160))
+	fmt.Fprintf(b, "  (%.1f%% of the total %s; the lower bound is %s)\n", percent(r.PeakBytes, r.Total), assign.HumanBytes(r.Total), assign.HumanBytes(r.LowerBound))
+	b.WriteString("  occupied there, by kind:\n")
+	rows := [][]string{}
+	for _, k := range r.PeakByKind {
+		rows = append(rows, []string{kindLabel(k.Kind), bytesCol(k.Bytes), fmt.Sprintf("of %s", assign.HumanBytes(k.Total)), kindCount(k)})
+	}
+	writeTable(b, rows, "    ")
+	fmt.Fprintf(b, "  what occupies it: %s", countOf(len(r.AtPeak), "allocation or temp chunk", "allocations and temp chunks"))
+	if len(r.Peak) < len(r.AtPeak) {
 		fmt.Fprintf(b, "; the %d largest:\n", len(r.Peak))
 	} else {
 		b.WriteString(":\n")
 	}
-	rows := [][]string{{"size", "shape", "kind", "buffer", "op_name", "source"}}
+	rows = [][]string{{"size", "kind", "buffer", "shape", "live", "op_name", "source"}}
 	for _, x := range r.Peak {
-		rows = append(rows, []string{assign.HumanBytes(x.Size), x.Shape, x.Kind, x.Name, orDash(tail(x.OpName, 56)), orDash(x.Source)})
+		rows = append(rows, []string{assign.HumanBytes(x.Bytes), x.Kind, occupantName(x), x.Buffer.Shape,
+			liveCol(x), orDash(tail(x.Buffer.OpName, 56)), orDash(x.Buffer.Source)})
 	}
 	writeTable(b, rows, "    ")
+}
+
+// kindLabel names an allocation kind as the totals do.
+func kindLabel(kind string) string {
+	for _, k := range kindOrder {
+		if k.kind == kind {
+			return k.label
+		}
+	}
+	return kind
+}
+
+// countOf is "1 one" or "N many".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// kindCount says how many of a kind occupy memory at the peak: chunks of
+// the temp allocation, whole allocations of the others.
+func kindCount(k KindBytes) string {
+	if k.Kind == "preallocated-temp" {
+		return countOf(k.Count, "chunk", "chunks")
+	}
+	return countOf(k.Count, "allocation", "allocations")
+}
+
+// occupantName is the occupant's largest buffer, with how many others
+// share its bytes.
+func occupantName(x *Occupant) string {
+	if len(x.Others) == 0 {
+		return x.Buffer.Name
+	}
+	return fmt.Sprintf("%s (+%d)", x.Buffer.Name, len(x.Others))
+}
+
+// liveCol is the steps its buffer is live, "held" added when none of the
+// occupant's buffers is live at the peak.
+func liveCol(x *Occupant) string {
+	s := fmt.Sprintf("%d-%d", x.Buffer.Start, x.Buffer.End)
+	if !x.Live {
+		s += " held"
+	}
+	return s
 }
 
 func writeWhatIf(b *bufio.Writer, r *Report) {
@@ -135,6 +189,7 @@ func writeXLA(b *bufio.Writer, r *Report) {
 		fmt.Fprintf(b, "  (XLA planned its own schedule; hlomem's plan here is for the %s schedule)\n", r.Schedule)
 	}
 	fmt.Fprintf(b, "  XLA: %s in %d allocations; hlomem: %s in %d allocations\n", bytesCol(x.Total), len(x.Allocations), bytesCol(r.Total), len(r.Allocations))
+	fmt.Fprintf(b, "  matched %d of %d of XLA's values\n", x.Matched, x.Values)
 	switch d := x.Total - r.Total; {
 	case d > 0:
 		fmt.Fprintf(b, "  hlomem saves %s (%.1f%% of XLA's)\n", assign.HumanBytes(d), percent(d, x.Total))
@@ -144,8 +199,8 @@ func writeXLA(b *bufio.Writer, r *Report) {
 		b.WriteString("  both take the same\n")
 	}
 	fmt.Fprintf(b, "  buffers placed differently: %d of %d", len(x.Moved), x.Placed)
-	if x.Unplaced > 0 || x.Missing > 0 {
-		fmt.Fprintf(b, " (%d of hlomem's buffers XLA does not place, %d of XLA's values hlomem does not have)", x.Unplaced, x.Missing)
+	if x.Unplaced > 0 {
+		fmt.Fprintf(b, " (%d of hlomem's buffers XLA does not place)", x.Unplaced)
 	}
 	if len(x.Moved) == 0 {
 		b.WriteString("\n")

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -112,10 +111,11 @@ type Line struct {
 	LowerBound int64 // assign.Stats.LowerBound
 	Temp       int64 // assign.Stats.TempBytes
 	Total      int64 // assign.Stats.TotalBytes
-	// PeakStep is the step of the lower bound (Assignment.Peak), -1 when
-	// nothing is live.
+	// PeakStep is the step of the plan's peak (Assignment.Peak), -1 when
+	// nothing occupies memory.
 	PeakStep int
-	// Top are the largest buffers live at PeakStep, largest first.
+	// Top are the largest of what occupies memory at PeakStep, largest
+	// first (Assignment.Peak), each named after its largest buffer.
 	Top []Buffer
 
 	// Source is the file the module came from; it is not written.
@@ -286,7 +286,7 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 	if err := assign.Check(as); err != nil {
 		return l, fmt.Errorf("internal error, the plan is invalid: %w", err)
 	}
-	step, live := as.Peak()
+	step, _, at := as.Peak()
 	l = Line{
 		Module:     m.Name,
 		Schedule:   scheduleName(a.Schedule),
@@ -308,24 +308,18 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 			return r
 		}, strings.TrimSuffix(base, filepath.Ext(base)))
 	}
-	// One entry per buffer: the values of one buffer (a loop's state,
-	// its body's parameter and result) share its bytes.
-	var listed []int // buffer IDs
-	for _, v := range live {
+	// One entry per occupant of memory at the peak (an allocation, or a
+	// region of the temp allocation), named after its largest buffer.
+	for _, o := range at {
 		if len(l.Top) == TopBuffers {
 			break
 		}
-		if v.Buffer != nil {
-			if slices.Contains(listed, v.Buffer.ID) {
-				continue
-			}
-			listed = append(listed, v.Buffer.ID)
-		}
+		v := assign.LargestValue(o.Buffers[0])
 		name := v.Inst.Name
 		if len(v.Index) > 0 {
 			name += v.Index.String()
 		}
-		l.Top = append(l.Top, Buffer{Name: name, Shape: shapeText(v.Shape), Bytes: v.Size})
+		l.Top = append(l.Top, Buffer{Name: name, Shape: shapeText(v.Shape), Bytes: o.Bytes})
 	}
 	return l, nil
 }

@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "report",
 		usage:   "[--html=OUT.html] [--svg=OUT.svg] [--pprof=OUT.pb.gz] [--format=text|json] [--top=N] [--what-if=BOOL] [--xla=FILE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo|DUMPDIR",
-		summary: "what a module's memory goes to: totals, the peak and its buffers with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
+		summary: "what a module's memory goes to: totals, the peak and what occupies memory there with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
 		run:     runReport,
 	})
 }
@@ -28,12 +28,12 @@ func runReport(e *env, args []string) error {
 	c := commands["report"]
 	fs := newFlagSet(c, e)
 	htmlOut := fs.String("html", "", "write the memory viewer, one self-contained HTML page, to this file")
-	svgOut := fs.String("svg", "", "write the live-bytes and buffer charts as one SVG to this file (several modules: one file each, the module's name before the extension)")
-	pprofOut := fs.String("pprof", "", "write the buffers live at the peak as a pprof profile to this file (several modules: one file each)")
+	svgOut := fs.String("svg", "", "write the charts (memory occupied over program order, buffers by address) as one SVG to this file (several modules: one file each, the module's name before the extension)")
+	pprofOut := fs.String("pprof", "", "write what occupies memory at the peak as a pprof profile to this file (several modules: one file each)")
 	format := fs.String("format", "text", "report on standard output: text or json")
-	top := fs.Int("top", report.DefaultTop, "how many of the buffers live at the peak the text lists; 0 lists them all")
+	top := fs.Int("top", report.DefaultTop, "how many of what occupies memory at the peak the text lists; 0 lists them all")
 	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
-	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt); default: the one beside an *after_optimizations.txt")
+	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt; refused when it names another module, other instructions or other shapes); default: the one beside an *after_optimizations.txt")
 	target := fs.String("target", "", targetFlag)
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
