@@ -174,7 +174,10 @@ func runPasses(ctx context.Context, m *hlo.Module, passes []Pass, opts PrepareOp
 		return nil, newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
 	if opts.Scheduler != "" && !slices.Contains(Schedulers, opts.Scheduler) {
-		return nil, unknownScheduler(m, opts.Scheduler)
+		// Refused before any work, as the schedule pass would refuse it.
+		err := unknownScheduler(m, opts.Scheduler).(*Error)
+		err.Pass = "schedule"
+		return nil, err
 	}
 	st := &prepareState{ctx: ctx}
 	opts.state = st

@@ -16,7 +16,8 @@ const oneHot = `HloModule onehot
 ENTRY e {
   p = s32[29360128,1]{1,0} parameter(0)
   i = s32[29360128,10]{1,0} iota(), iota_dimension=1, metadata={op_type="OneHot" op_name="model/loss/one_hot"}
-  b = s32[29360128,10]{1,0} broadcast(p), dimensions={0,1}
+  q = s32[29360128]{0} bitcast(p)
+  b = s32[29360128,10]{1,0} broadcast(q), dimensions={0}
   c = pred[29360128,10]{1,0} compare(i, b), direction=EQ
   ROOT r = f32[29360128,10]{1,0} convert(c)
 }

@@ -274,10 +274,10 @@ func (p variantPacker) pack(ctx context.Context, in *instance, pc *packContext) 
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if !ok {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return nil, errFixedSkyline
 	}
 	return &heapResult{off: off, height: h, algo: p.v.name}, nil

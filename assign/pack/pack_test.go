@@ -111,18 +111,30 @@ func TestPackErrors(t *testing.T) {
 	require.Equal(t, `buffers "a" and "b" are fixed at overlapping offsets while both live`, ie.Msg, "fixed clash: got %v", err)
 }
 
-// TestPackCancel checks that a cancelled context stops the exact search at
-// once and still returns a valid packing.
+// TestPackCancel checks that a context cancelled during the exact search
+// stops it and still returns the best packing found (the greedy warm
+// start at least), and that one cancelled before any packing is complete
+// returns its error rather than run the greedy packers to their end.
 func TestPackCancel(t *testing.T) {
 	p := traceProblem(1, 3000)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	_, err := Pack(ctx, p, Options{Algorithm: "exact", Budget: time.Hour})
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Cancelled once the search is under way: the hour's budget is not
+	// spent, and the packing is valid.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
 	start := time.Now()
+	time.AfterFunc(200*time.Millisecond, cancel)
 	sol, err := Pack(ctx, p, Options{Algorithm: "exact", Budget: time.Hour})
+	if errors.Is(err, context.Canceled) {
+		t.Skip("the greedy warm start took longer than 200 ms on this machine")
+	}
 	require.NoError(t, err)
 	checkSolution(t, p, sol, "cancelled exact")
-	el := time.Since(start)
-	require.False(t, el > 20*time.Second && !raceEnabled, "cancelled search took %v", el)
+	require.Less(t, time.Since(start), 10*time.Minute, "a cancelled search ran on")
 }
 
 // TestPackBudget checks that the budget bounds the exact search.

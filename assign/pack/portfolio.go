@@ -102,7 +102,8 @@ func portfolioBelow(ctx context.Context, in *instance, vs []variant, workers int
 // start gives (nil: the list's). The result does not depend on it: ties
 // still go to the earlier variant in vs, and a variant is stopped early
 // only when it can no longer win. Once ctx is done every variant stops
-// (its bound drops below any height) and the run returns ctx's error.
+// (its bound drops below any height): the run returns the best packing
+// the variants finished before, or ctx's error when none had.
 func portfolioRun(ctx context.Context, in *instance, vs []variant, workers int, limit, target int64, start []int) (*heapResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -192,7 +193,7 @@ func portfolioRun(ctx context.Context, in *instance, vs []variant, workers int, 
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && best < 0 {
 		return nil, err
 	}
 	for k := range outs {
