@@ -127,6 +127,13 @@ func runRun(e *env, args []string) error {
 			if argText, err = argFile.read(host.bytes); err != nil {
 				return err
 			}
+			if n := int64(len(argText)); n != hopts.ArgText {
+				// A pipe: its text is counted once read.
+				hopts.ArgText = n
+				if err := host.check(as, hopts); err != nil {
+					return err
+				}
+			}
 		}
 		var args []runtime.Literal
 		switch {
