@@ -10,8 +10,9 @@ import (
 	"github.com/hlomem/hlomem/runtime"
 )
 
-// hostFraction is the share of the memory this process may use (the
-// machine's, or its cgroup's limit) that a run may take by default.
+// hostFraction: by default a run may take 1/hostFraction of the memory
+// this process may use (the machine's, or its cgroup's limit), leaving
+// the rest to the module, its plan and the machine's other work.
 const hostFraction = 2
 
 // hostFallback is the default limit where the memory there is cannot be
