@@ -161,6 +161,18 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 	if a := in.Opcode.Arity(); a >= 0 && a != len(ops) && in.Opcode != hlo.OpUnknown {
 		return Literal{}, fmt.Errorf("has %d operands, want %d", len(ops), a)
 	}
+	// Every array the instruction makes is sized from its shape: one
+	// that does not compute, or is absurd, is an error before anything
+	// is allocated for it.
+	var sizeErr error
+	in.Shape.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
+		if sizeErr == nil && sub.IsArray() {
+			sizeErr = checkArraySize(sub)
+		}
+	})
+	if sizeErr != nil {
+		return Literal{}, sizeErr
+	}
 	var out Literal
 	var err error
 	switch in.Opcode {

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -123,20 +125,43 @@ func isFloat(t hlo.ElementType) bool {
 	return t == hlo.F16 || t == hlo.BF16 || t == hlo.F32 || t == hlo.F64
 }
 
+// MaxLiteralBytes is the largest array the evaluator makes: a literal of
+// more bytes (1 TiB) is an error before anything is allocated, however
+// much memory the host has. HostBytes is what tells whether a run fits
+// the memory there is; this bound only keeps an absurd shape from
+// reaching an allocation.
+const MaxLiteralBytes = 1 << 40
+
 // arrayBytes is the byte length of a literal of array shape s, or an
-// error when its element type is not evaluable or its element count does
-// not compute (an unbounded dimension, an overflow). Checked once at the
-// entry points, it lets elemCount trust the shapes it is given.
+// error when its element type is not evaluable, its element count does
+// not compute (an unbounded dimension, an overflow) or its bytes exceed
+// MaxLiteralBytes. Checked once at the entry points, it lets elemCount
+// trust the shapes it is given.
 func arrayBytes(s hlo.Shape) (int, error) {
 	w, err := elemWidth(s.Elem)
 	if err != nil {
 		return 0, err
 	}
-	n, ok := s.Elements()
-	if !ok || n > int64(math.MaxInt/w) {
-		return 0, fmt.Errorf("shape %s has no computable size", s)
+	if err := checkArraySize(s); err != nil {
+		return 0, err
 	}
+	n, _ := s.Elements()
 	return w * int(n), nil
+}
+
+// checkArraySize checks that the elements of array shape s can be counted
+// and that their bytes (a whole byte each at least) are at most
+// MaxLiteralBytes.
+func checkArraySize(s hlo.Shape) error {
+	n, ok := s.Elements()
+	w := int64(max(s.Elem.ByteWidth(), 1))
+	if !ok || n > math.MaxInt64/w {
+		return fmt.Errorf("shape %s has no computable size", s.StringNoLayout())
+	}
+	if n*w > MaxLiteralBytes {
+		return fmt.Errorf("shape %s is too large to evaluate: %d bytes, more than %d", s.StringNoLayout(), n*w, int64(MaxLiteralBytes))
+	}
+	return nil
 }
 
 // NewLiteral returns a zero literal of array shape s.
@@ -480,6 +505,9 @@ func ParseLiteral(shape hlo.Shape, text string) (Literal, error) {
 	if !numericType(shape.Elem) && !shape.Elem.IsComplex() {
 		return Literal{}, fmt.Errorf("literal of type %s is not supported", shape.Elem)
 	}
+	if _, err := arrayBytes(shape); err != nil {
+		return Literal{}, err
+	}
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return strings.ContainsRune("{}, \t\n\r()", r)
 	})
@@ -561,75 +589,104 @@ func parseFloatWord(w string) (float64, error) {
 // String prints the literal as XLA does: shape, then nested-brace values.
 func (l Literal) String() string {
 	var sb strings.Builder
-	sb.WriteString(l.Shape.StringNoLayout())
-	sb.WriteByte(' ')
-	b, _, err := l.logical()
+	l.WriteText(&sb) // a strings.Builder does not fail
+	return sb.String()
+}
+
+// textBlock is how many elements WriteText decodes at a time.
+const textBlock = 4096
+
+// WriteText writes the literal as String does, element by element: beside
+// the text it holds only the elements in logical order (a copy when the
+// layout is not row-major) and a block of them decoded, so that a large
+// literal prints without its text in memory.
+func (l Literal) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(l.Shape.StringNoLayout())
+	bw.WriteByte(' ')
+	b, width, err := l.logical()
 	if err != nil || !numericType(l.Shape.Elem) && !l.Shape.Elem.IsComplex() {
-		fmt.Fprintf(&sb, "<%d bytes>", len(l.Data))
-		return sb.String()
+		fmt.Fprintf(bw, "<%d bytes>", len(l.Data))
+		return bw.Flush()
 	}
-	var words []string
 	t := l.Shape.Elem
-	switch {
-	case t.IsComplex():
-		for _, c := range decodeC(t, b) {
-			words = append(words, formatComplex(t, c))
-		}
-	case isFloat(t):
-		bitsz := 64
-		if t != hlo.F64 {
-			bitsz = 32
-		}
-		for _, f := range decodeF(t, b) {
-			switch {
-			case math.IsNaN(f):
-				words = append(words, "nan")
-			case math.IsInf(f, 1):
-				words = append(words, "inf")
-			case math.IsInf(f, -1):
-				words = append(words, "-inf")
-			default:
-				words = append(words, strconv.FormatFloat(f, 'g', -1, bitsz))
+	// word appends the text of elements [k, k+textBlock) to words.
+	word := func(words []string, k int) []string {
+		chunk := b[k*width : min(k+textBlock, len(b)/width)*width]
+		switch {
+		case t.IsComplex():
+			for _, c := range decodeC(t, chunk) {
+				words = append(words, formatComplex(t, c))
+			}
+		case isFloat(t):
+			bitsz := 64
+			if t != hlo.F64 {
+				bitsz = 32
+			}
+			for _, f := range decodeF(t, chunk) {
+				switch {
+				case math.IsNaN(f):
+					words = append(words, "nan")
+				case math.IsInf(f, 1):
+					words = append(words, "inf")
+				case math.IsInf(f, -1):
+					words = append(words, "-inf")
+				default:
+					words = append(words, strconv.FormatFloat(f, 'g', -1, bitsz))
+				}
+			}
+		case t == hlo.PRED:
+			for _, v := range decodeI(t, chunk) {
+				words = append(words, strconv.FormatBool(v != 0))
+			}
+		case t.IsUnsigned():
+			for _, v := range decodeI(t, chunk) {
+				words = append(words, strconv.FormatUint(uint64(v), 10))
+			}
+		default:
+			for _, v := range decodeI(t, chunk) {
+				words = append(words, strconv.FormatInt(v, 10))
 			}
 		}
-	case t == hlo.PRED:
-		for _, v := range decodeI(t, b) {
-			words = append(words, strconv.FormatBool(v != 0))
-		}
-	case t.IsUnsigned():
-		for _, v := range decodeI(t, b) {
-			words = append(words, strconv.FormatUint(uint64(v), 10))
-		}
-	default:
-		for _, v := range decodeI(t, b) {
-			words = append(words, strconv.FormatInt(v, 10))
-		}
+		return words
 	}
-	k := 0
+	var words []string // the block of elements [k0, k0+len(words))
+	k0, k := 0, 0
 	var walk func(d int)
 	walk = func(d int) {
 		if d == len(l.Shape.Dims) {
-			sb.WriteString(words[k])
+			if k-k0 >= len(words) {
+				k0 = k
+				words = word(words[:0], k)
+			}
+			bw.WriteString(words[k-k0])
 			k++
 			return
 		}
-		sb.WriteByte('{')
+		bw.WriteByte('{')
 		for i := int64(0); i < l.Shape.Dims[d]; i++ {
 			if i > 0 {
-				sb.WriteString(", ")
+				bw.WriteString(", ")
 			}
 			walk(d + 1)
 		}
-		sb.WriteByte('}')
+		bw.WriteByte('}')
 	}
 	walk(0)
-	return sb.String()
+	return bw.Flush()
 }
 
 // RandomLiteral fills an array of shape with random values: floats in
 // [-1, 1), signed ints in [-8, 8), unsigned in [0, 16), random preds.
 // Other element types get random bytes.
+//
+// A shape whose size does not compute or exceeds MaxLiteralBytes gets a
+// literal without data, which Execute and the evaluator refuse; nothing is
+// allocated for it.
 func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
+	if !shape.IsArray() || checkArraySize(shape) != nil {
+		return Literal{Shape: shape}
+	}
 	n := elemCount(shape)
 	var b []byte
 	t := shape.Elem

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] FILE.hlo",
+		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--host-memory=SIZE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] [--host-memory=SIZE] FILE.hlo",
 		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU or a program on a TPU-like chip (exit 2 on out of memory)",
 		run:     runRun,
 	})
@@ -43,6 +43,8 @@ func runRun(e *env, args []string) error {
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
+	var hostMem hostMemoryFlag
+	hostMem.register(fs)
 	var dev deviceFlags
 	dev.register(fs)
 	var sf spaceFlags
@@ -53,6 +55,10 @@ func runRun(e *env, args []string) error {
 	}
 	// Every flag is checked before any input is read.
 	if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
+		return err
+	}
+	host, err := hostMem.limit()
+	if err != nil {
 		return err
 	}
 	file0 := ""
@@ -69,7 +75,7 @@ func runRun(e *env, args []string) error {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps})
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, host)
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -92,25 +98,48 @@ func runRun(e *env, args []string) error {
 	if *inputs != "" && argTexts != nil {
 		return errors.New("hlomem run: give the arguments either with --inputs or with --arg, not both")
 	}
+	// The argument text is read only once the first module's estimate,
+	// which counts it, is within the limit.
 	var argText, argName string
+	var argFile *argumentFile
 	switch {
 	case argTexts != nil:
 		argText, argName = strings.Join(argTexts, "\n"), "--arg"
 	case *inputs != "" && *inputs != "random":
-		b, err := os.ReadFile(*inputs)
-		if err != nil {
-			return fmt.Errorf("hlomem run: %w", err)
+		if argFile, err = openArguments(*inputs); err != nil {
+			return err
 		}
-		argText, argName = string(b), *inputs
+		defer argFile.f.Close()
+		argName = *inputs
+	}
+	evaluate := *inputs != "" || argTexts != nil
+	hopts := runtime.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: *verify, Print: *printOut && evaluate, ArgText: int64(len(argText))}
+	if argFile != nil {
+		hopts.ArgText = argFile.size
 	}
 	return eachAnalysis(e, file, prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
 		as, err := assign.Assign(ctx, a, opts)
 		if err != nil {
 			return err
 		}
+		if err := host.check(as, hopts); err != nil {
+			return err
+		}
 		if *verify {
 			if err := shadowRun(ctx, w, as); err != nil {
 				return err
+			}
+		}
+		if argFile != nil && argText == "" {
+			if argText, err = argFile.read(host.bytes); err != nil {
+				return err
+			}
+			if n := int64(len(argText)); n != hopts.ArgText {
+				// A pipe: its text is counted once read.
+				hopts.ArgText = n
+				if err := host.check(as, hopts); err != nil {
+					return err
+				}
 			}
 		}
 		var args []runtime.Literal
@@ -168,6 +197,44 @@ func checkRunFlags(target, algo, sched string, maxSteps int64, dev *deviceFlags,
 	return nil
 }
 
+// argumentFile is the file of --inputs, opened (so that a missing file
+// is an error before any module is planned) and read later.
+type argumentFile struct {
+	f    *os.File
+	name string
+	size int64 // bytes; 0 for a file that is not regular (a pipe)
+}
+
+func openArguments(name string) (*argumentFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("hlomem run: %w", err)
+	}
+	af := &argumentFile{f: f, name: name}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		af.size = st.Size()
+	}
+	return af, nil
+}
+
+// read reads the file's text. A file whose size was not known beforehand
+// (a pipe) may be at most a tenth of limit, what the estimate allows
+// parsing.
+func (af *argumentFile) read(limit int64) (string, error) {
+	most := af.size
+	if most == 0 {
+		most = limit / 10
+	}
+	b, err := io.ReadAll(io.LimitReader(af.f, most+1))
+	if err != nil {
+		return "", fmt.Errorf("hlomem run: %w", err)
+	}
+	if int64(len(b)) > most {
+		return "", fmt.Errorf("hlomem run: %s: more than %s of argument text, more than the host memory limit allows parsing; raise the limit with --host-memory=SIZE", af.name, assign.HumanBytes(most))
+	}
+	return string(b), nil
+}
+
 // shadowRun checks the plan step by step (runtime.Shadow) and reports
 // what it checked.
 func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
@@ -194,8 +261,16 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 		return err
 	}
 	if printOut {
+		// Written element by element: a large output never exists as
+		// one string.
 		for i, o := range got.Outputs {
-			if _, err := fmt.Fprintf(w, "output %d: %s\n", i, o); err != nil {
+			if _, err := fmt.Fprintf(w, "output %d: ", i); err != nil {
+				return err
+			}
+			if err := o.WriteText(w); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}

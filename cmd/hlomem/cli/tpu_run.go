@@ -117,7 +117,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 // evaluator on the tiled, padded buffers of a chip whose HBM compacts,
 // compared with a plan-free run. It prints the unpadded and padded HBM
 // bytes and the VMEM and SMEM bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions) error {
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions, host hostLimit) error {
 	gen, err := tpu.GenerationByName(genName)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -160,6 +160,11 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 		}
 		fmt.Fprintf(w, "plan: %s of %s HBM; buffers unpadded %s, padded %s (%.2fx expansion)\n",
 			h(hbm), h(gen.HBM), h(p.Unpadded), h(p.Padded), p.Expansion())
+		// The chip's memories are sparse: the estimate counts the pages
+		// the plan's values touch, not the HBM's capacity.
+		if err := host.check(as, runtime.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: verify}); err != nil {
+			return err
+		}
 		if verify {
 			if err := shadowRun(ctx, w, as); err != nil {
 				return err
