@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,16 @@ func TestAssignRefusesUnknownOpcode(t *testing.T) {
 func TestAssignWithoutAnalysis(t *testing.T) {
 	_, err := Assign(context.Background(), nil, Options{})
 	require.ErrorContains(t, err, "no analysis")
+}
+
+// TestAssignRefusesUnknownAlgorithm: an unknown packer is an error even
+// for a module with no temporaries to pack (it used to plan silently).
+func TestAssignRefusesUnknownAlgorithm(t *testing.T) {
+	m, err := hlo.ParseModule("p.hlo", "HloModule p, is_scheduled=true\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
+	require.NoError(t, err)
+	a, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	_, err = Assign(context.Background(), a, Options{Algorithm: "nope"})
+	require.ErrorIs(t, err, pack.ErrUnknownAlgorithm)
+	require.ErrorContains(t, err, `assign: pack: unknown algorithm "nope" (want one of auto, portfolio, exact, xla,`)
 }

@@ -128,6 +128,7 @@ type jsonReport struct {
 	TempLowerBound    int64            `json:"temp_lower_bound"`
 	TempFragmentation int64            `json:"temp_fragmentation_bytes"`
 	XLAMinimum        int64            `json:"xla_minimum_bytes"`
+	AboveLowerBound   []jsonAbovePart  `json:"above_lower_bound"`
 	PeakStep          int              `json:"peak_step"`
 	PeakInst          string           `json:"peak_instruction"`
 	PeakComp          string           `json:"peak_computation"`
@@ -142,6 +143,15 @@ type jsonReport struct {
 	XLA               *jsonXLA         `json:"xla,omitempty"`
 }
 
+// jsonAbovePart is one part of why the total is above the lower bound
+// (Report.Above); the parts add up to total_bytes - lower_bound.
+type jsonAbovePart struct {
+	Why         string `json:"why"`
+	Kind        string `json:"kind,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	Allocations int    `json:"allocations,omitempty"`
+}
+
 func (r *Report) jsonView() *jsonReport {
 	j := &jsonReport{
 		Module: r.Module, Target: r.Target, Algorithm: r.Algorithm, Schedule: r.Schedule,
@@ -150,6 +160,10 @@ func (r *Report) jsonView() *jsonReport {
 		XLAMinimum: r.XLAMinimum, PeakStep: r.PeakStep, PeakInst: r.PeakInst, PeakComp: r.PeakComp, PeakBytes: r.PeakBytes,
 		PeakByKind: []jsonKindBytes{}, AtPeak: []jsonOccupant{}, WhatIf: []jsonWhatIf{}, Steps: r.Steps, Live: r.Live,
 		Allocations: jsonAllocations(r.Allocations), Buffers: jsonBuffers(r.Buffers),
+	}
+	j.AboveLowerBound = []jsonAbovePart{}
+	for _, p := range r.Above {
+		j.AboveLowerBound = append(j.AboveLowerBound, jsonAbovePart{Why: p.Why, Kind: p.Kind, Bytes: p.Bytes, Allocations: p.Count})
 	}
 	for _, k := range r.PeakByKind {
 		j.PeakByKind = append(j.PeakByKind, jsonKindBytes{Kind: k.Kind, Bytes: k.Bytes, Total: k.Total, Allocations: k.Count})

@@ -84,6 +84,14 @@ func checkPeakOutputs(t testing.TB, name string, out outputs) {
 	require.Equal(t, top, j.PeakBytes, "%s: JSON peak_bytes is the curve's maximum", name)
 	require.LessOrEqual(t, j.LowerBound, top, "%s: the lower bound exceeds the peak", name)
 	require.LessOrEqual(t, top, j.Total, "%s: the peak exceeds the total", name)
+	// Why the total is above the bound: parts that add up to the gap,
+	// none negative.
+	var above int64
+	for _, p := range j.AboveLowerBound {
+		require.GreaterOrEqual(t, p.Bytes, int64(0), "%s: above the bound: part %+v", name, p)
+		above += p.Bytes
+	}
+	require.Equal(t, j.Total-j.LowerBound, above, "%s: the parts above the bound add up to total - lower bound", name)
 	var sum int64
 	for _, x := range j.AtPeak {
 		sum += x.Bytes

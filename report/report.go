@@ -79,6 +79,10 @@ type Report struct {
 	LowerBound, TempLowerBound, TempFragmentation             int64
 	// XLAMinimum is XLA's MinimumMemoryForModule (assign.Stats).
 	XLAMinimum int64
+	// Above says why the plan's total is above the lower bound, in parts
+	// that add up to Total - LowerBound (aboveBound); nil when the plan
+	// reaches the bound.
+	Above []AbovePart
 	// PeakStep is the step of the plan's peak (assign.Occupancy: the first
 	// step at which the memory occupied is largest), PeakInst the
 	// instruction scheduled there and PeakComp its computation; PeakBytes
@@ -159,6 +163,92 @@ type KindBytes struct {
 	Kind         string
 	Bytes, Total int64
 	Count        int
+}
+
+// AbovePart is one reason the plan's total is above the lower bound, at
+// the bound's step t (Report.Above).
+type AbovePart struct {
+	// Why is one of
+	//   - "held": allocations of Kind that hold memory at t for values
+	//     none of which is live there, which the bound does not count: a
+	//     donated entry parameter after its last read (XLA keeps its
+	//     allocation for the output written over it), an output's before
+	//     its first value;
+	//   - "unoccupied": allocations of Kind that occupy no memory at t
+	//     (an output written after t), which the total counts all the
+	//     same;
+	//   - "temp-free": bytes of the temp heap no chunk occupies at t: the
+	//     heap's fragmentation, and its own peak elsewhere;
+	//   - "reuse": what the bound counts less than the plan occupies for
+	//     the values live at t: an operand's memory its user takes over in
+	//     the bound but not in this plan, and chunk alignment.
+	// (Constants, thread-local buffers and entry parameters that are not
+	// donated the bound counts at every step, as the plan holds them.)
+	Why   string
+	Kind  string // for held and unoccupied
+	Bytes int64
+	Count int // allocations, for held and unoccupied
+}
+
+// aboveBound splits what the plan's total is above the lower bound into
+// Report.Above's parts: Total - LowerBound = (Total - occupied at t) +
+// held at t + (occupied and live at t - LowerBound), at the bound's step
+// t, the first term split into allocations unoccupied at t and the temp
+// heap's free bytes.
+func aboveBound(as *assign.Assignment, r *Report) []AbovePart {
+	gap := r.Total - r.LowerBound
+	step, _ := as.LowerBoundStep()
+	if gap <= 0 || step < 0 {
+		return nil
+	}
+	held := map[string]*AbovePart{}
+	occupied := map[*assign.Allocation]int64{}
+	var tempFree, liveOccupied int64
+	for _, o := range as.OccupantsAt(step) {
+		occupied[o.Allocation] += o.Bytes
+		al := o.Allocation
+		if o.Live || al.Temp || al.Constant || al.ThreadLocal || al.IsParameter() && !al.ParameterAliased {
+			liveOccupied += o.Bytes // counted by the bound
+			continue
+		}
+		h := held[o.Kind()]
+		if h == nil {
+			h = &AbovePart{Why: "held", Kind: o.Kind()}
+			held[o.Kind()] = h
+		}
+		h.Bytes += o.Bytes
+		h.Count++
+	}
+	unoccupied := map[string]*AbovePart{}
+	for _, al := range as.Allocations {
+		switch {
+		case al.Temp:
+			tempFree += al.Size - occupied[al]
+		case occupied[al] == 0 && al.Size > 0:
+			u := unoccupied[al.Kind()]
+			if u == nil {
+				u = &AbovePart{Why: "unoccupied", Kind: al.Kind()}
+				unoccupied[al.Kind()] = u
+			}
+			u.Bytes += al.Size
+			u.Count++
+		}
+	}
+	var parts []AbovePart
+	for _, why := range []map[string]*AbovePart{held, unoccupied} {
+		for _, ko := range kindOrder {
+			if p := why[ko.kind]; p != nil {
+				parts = append(parts, *p)
+			}
+		}
+	}
+	if tempFree != 0 {
+		parts = append(parts, AbovePart{Why: "temp-free", Bytes: tempFree})
+	}
+	if reuse := liveOccupied - r.LowerBound; reuse != 0 {
+		parts = append(parts, AbovePart{Why: "reuse", Bytes: reuse})
+	}
+	return parts
 }
 
 // kindOrder is the order of the kinds in PeakByKind and their names in
@@ -307,6 +397,7 @@ func newReport(as *assign.Assignment, opts Options) *Report {
 		}
 		return r.Buffers[i].ID < r.Buffers[j].ID
 	})
+	r.Above = aboveBound(as, r)
 	// The curve and the peak: the plan's occupancy, one definition
 	// (assign.Occupancy) for every output.
 	occ := as.Occupancy()

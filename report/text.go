@@ -70,6 +70,39 @@ func writeTotals(b *bufio.Writer, r *Report) {
 	}
 	row("lower bound", r.LowerBound, above)
 	row("temp fragmentation", r.TempFragmentation, fmt.Sprintf(" (%.1f%% of the temps; their own lower bound is %s)", percent(r.TempFragmentation, r.Temps), assign.HumanBytes(r.TempLowerBound)))
+	writeAbove(b, r)
+}
+
+// writeAbove says why the total is above the lower bound (Report.Above).
+func writeAbove(b *bufio.Writer, r *Report) {
+	if len(r.Above) == 0 {
+		return
+	}
+	b.WriteString("  above the bound, at its step:\n")
+	rows := [][]string{}
+	for _, p := range r.Above {
+		rows = append(rows, []string{assign.HumanBytes(p.Bytes), abovePartText(p)})
+	}
+	writeTable(b, rows, "    ")
+}
+
+// abovePartText says what one part of Report.Above is.
+func abovePartText(p AbovePart) string {
+	what := countOf(p.Count, strings.TrimSuffix(kindLabel(p.Kind), "s"), kindLabel(p.Kind))
+	switch p.Why {
+	case "held":
+		if p.Kind == "parameter" {
+			return "held by " + countOf(p.Count, "donated parameter", "donated parameters") + " after the last read: the allocation waits for the output written over it, as in XLA; the bound counts it only while live"
+		}
+		return "held by " + what + " before the first value: an allocation outside the temp heap is one block"
+	case "unoccupied":
+		return what + " not yet occupied there (written later), which the total counts all the same"
+	case "temp-free":
+		return "free in the temp heap there: its fragmentation, and its own peak elsewhere"
+	case "reuse":
+		return "counted less by the bound for the values live there: an operand's memory its user takes over (in the bound, not in this plan), alignment and the temp heap's fragmentation"
+	}
+	return p.Why
 }
 
 func writePeak(b *bufio.Writer, r *Report) {
