@@ -144,6 +144,8 @@ type fuser struct {
 	limit  int                // stop after this many fusions made (<0: none)
 	made   int
 	log    []Decision
+	polled int // full's calls since the context was last looked at
+	done   bool
 }
 
 // runFuser runs a fuser over m, making at most limit fusions (<0: all the
@@ -159,7 +161,16 @@ func (f *fuser) decide(d Decision) {
 }
 
 // full reports whether the fuser has made as many fusions as allowed.
-func (f *fuser) full() bool { return f.limit >= 0 && f.made >= f.limit }
+// full reports whether the fuser must stop: it made its limit of
+// fusions, or its context is done (the caller then returns the context's
+// error and drops the module).
+func (f *fuser) full() bool {
+	if f.polled++; f.polled >= 1024 {
+		f.polled = 0
+		f.done = f.done || f.opts.context().Err() != nil
+	}
+	return f.done || f.limit >= 0 && f.made >= f.limit
+}
 
 // run fuses every sequential computation of the module.
 func (f *fuser) run() {

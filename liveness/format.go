@@ -227,7 +227,10 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.Int(int64(a.EndTime()))
 	j.Key("sequence")
 	j.BeginArray()
-	for _, in := range a.Sequence {
+	for i, in := range a.Sequence {
+		if err := outputFailed(i, j.Err); err != nil {
+			return err
+		}
 		j.String(in.Name)
 	}
 	j.EndArray()
@@ -270,7 +273,10 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.EndArray()
 	j.Key("buffers")
 	j.BeginArray()
-	for _, b := range a.Buffers {
+	for i, b := range a.Buffers {
+		if err := outputFailed(i, j.Err); err != nil {
+			return err
+		}
 		r, ok := b.Range()
 		if !ok {
 			continue

@@ -67,7 +67,7 @@ func Example() {
 	// -- record (batch 64)
 	// failed: false
 	// # hlomem peak v2 target=gpu algorithm=xla schedule=default
-	// # module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
+	// # module@signature schedule lower_bound temp total peak_step | largest occupants of the peak: name shape bytes occupied
 	// jit_mlp@6ffdd663 search 459776 65536 459776 4 | w f32[256,256] 262144 | x f32[64,256] 65536 | h f32[64,256] 65536 | bias f32[64,256] 65536 | b f32[256] 1024
 	// -- check (batch 64)
 	// module jit_mlp@6ffdd663: ok (temp 64.0KiB, total 449.0KiB, lower bound 449.0KiB)

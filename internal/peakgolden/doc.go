@@ -57,7 +57,7 @@
 // A golden file is text, one module per line, sorted by key:
 //
 //	# hlomem peak v2 target=gpu algorithm=xla schedule=default
-//	# module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
+//	# module@signature schedule lower_bound temp total peak_step | largest occupants of the peak: name shape bytes occupied
 //	jit_step@8c1f0e52 keep 1061683200 536870912 1073741824 17 | fusion.42 f32[8,4096,4096] 536870912 | ...
 //
 // The first line names the format and the options the figures depend on;

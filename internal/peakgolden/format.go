@@ -24,7 +24,7 @@ const (
 const Version = 2
 
 // columnsComment is the second line of a golden file, naming the columns.
-const columnsComment = "# module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes"
+const columnsComment = "# module@signature schedule lower_bound temp total peak_step | largest occupants of the peak: name shape bytes occupied"
 
 // File is a golden file: the options its figures were measured with and
 // one line per module, sorted by key.

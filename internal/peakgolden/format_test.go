@@ -17,7 +17,7 @@ func TestWriteParseRoundTrip(t *testing.T) {
 	data, err := Bytes(opts, lines)
 	require.NoError(t, err)
 	require.Equal(t, `# hlomem peak v2 target=cpu algorithm=portfolio schedule=dfs
-# module@signature schedule lower_bound temp total peak_step | largest buffers live at the peak: name shape bytes
+# module@signature schedule lower_bound temp total peak_step | largest occupants of the peak: name shape bytes occupied
 jit_step@0a1b2c3d keep 1000 512 1024 17 | fusion.42 f32[8,4096] 131072 | custom-call.5{1} s8[4194304] 4194304 | tuple.1 (f32[2],s32[]) 16
 jit_step@ffff0000#2 list 0 0 0 -1
 `, string(data))

@@ -5,7 +5,9 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,7 +21,7 @@ import (
 // bigChain writes a scheduled module of n element-wise steps to dir: large
 // enough that every stage of a command (reading, verifying, preparing,
 // assigning, writing) takes a noticeable time.
-func bigChain(t *testing.T, dir string, n int) string {
+func bigChain(t *testing.T, dir, name string, n int) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("HloModule chain, is_scheduled=true\nENTRY e {\n  p = f32[256] parameter(0)\n  x0 = f32[256] negate(p)\n")
@@ -31,7 +33,7 @@ func bigChain(t *testing.T, dir string, n int) string {
 		}
 	}
 	fmt.Fprintf(&b, "  ROOT r = f32[256] negate(x%d)\n}\n", n-1)
-	path := filepath.Join(dir, "chain.hlo")
+	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	return path
 }
@@ -42,6 +44,12 @@ func bigChain(t *testing.T, dir string, n int) string {
 // after the signal.
 func interruptMain(t *testing.T, args []string, sig syscall.Signal, delay time.Duration) (int, string, string, time.Duration) {
 	t.Helper()
+	// A signal that arrives after Main has returned (the command was
+	// quicker than the delay) must not end the test process: this
+	// handler keeps the default action off meanwhile.
+	guard := make(chan os.Signal, 4)
+	signal.Notify(guard, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(guard)
 	started := make(chan struct{})
 	var once sync.Once
 	commandStarted = func() { once.Do(func() { close(started) }) }
@@ -54,7 +62,11 @@ func interruptMain(t *testing.T, args []string, sig syscall.Signal, delay time.D
 	case code := <-done:
 		t.Fatalf("%v: ended (exit %d) before it watched for interrupts: %s", args, code, stderr.String())
 	}
-	time.Sleep(delay)
+	select {
+	case code := <-done:
+		return code, stdout.String(), stderr.String(), 0
+	case <-time.After(delay):
+	}
 	sent := time.Now()
 	require.NoError(t, syscall.Kill(os.Getpid(), sig))
 	select {
@@ -75,11 +87,13 @@ func interruptMain(t *testing.T, args []string, sig syscall.Signal, delay time.D
 // (Not parallel: the signal goes to the whole test process.)
 func TestInterruptEveryCommand(t *testing.T) {
 	dir := t.TempDir()
-	chain := bigChain(t, dir, 300_000)
+	chain := bigChain(t, dir, "chain.hlo", 150_000)
+	// report plans a dozen alternatives: a smaller module takes as long.
+	small := bigChain(t, dir, "small.hlo", 40_000)
 	csv := filepath.Join(dir, "problem.csv")
 	var cb strings.Builder
 	cb.WriteString("id,lower,upper,size\n")
-	for i := 0; i < 50_000; i++ {
+	for i := 0; i < 15_000; i++ {
 		fmt.Fprintf(&cb, "b%d,%d,%d,%d\n", i, i%5000, i%5000+1+(i*7919)%300, 64+(i*104729)%4096)
 	}
 	require.NoError(t, os.WriteFile(csv, []byte(cb.String()), 0o644))
@@ -97,25 +111,39 @@ func TestInterruptEveryCommand(t *testing.T) {
 		{"run", "--verify", chain},
 		{"run", "--inputs=random", chain},
 		{"run", "--device=a100-40gb", chain},
-		{"report", "--html=" + html, "--svg=" + svg, chain},
+		{"report", "--html=" + html, "--svg=" + svg, small},
 		{"peak", "--golden=" + golden, "--update", chain},
-		{"pack", csv},
-	}
-	delays := []time.Duration{0, 300 * time.Millisecond, 1500 * time.Millisecond}
-	if testing.Short() {
-		delays = delays[1:2]
+		{"pack", "--budget=3s", csv},
 	}
 	for _, args := range commands {
+		// The signal comes at the start, a quarter and three quarters of
+		// the way through the command's own time (measured here), so that
+		// early and late stages are interrupted on any machine.
+		start := time.Now()
+		code := Main(args, strings.NewReader(""), io.Discard, io.Discard)
+		full := time.Since(start)
+		require.Contains(t, []int{exitOK, exitInfeasible}, code, "%v: the uninterrupted run", args)
+		require.NoError(t, os.WriteFile(golden, []byte("kept\n"), 0o644))
+		os.Remove(html)
+		os.Remove(svg)
+		delays := []time.Duration{0, full / 4, full * 3 / 4}
+		if testing.Short() {
+			delays = delays[1:2]
+		}
 		for i, delay := range delays {
 			sig := syscall.SIGINT
 			if i%2 == 1 {
 				sig = syscall.SIGTERM
 			}
-			name := fmt.Sprintf("%s/%v/%v", strings.Join(args[:len(args)-1], " "), sig, delay)
+			name := fmt.Sprintf("%s/%v/%v of %v", strings.Join(args[:len(args)-1], " "), sig, delay.Round(time.Millisecond), full.Round(time.Millisecond))
 			code, stdout, stderr, took := interruptMain(t, args, sig, delay)
 			if code == exitOK {
-				// Finished before the signal came: nothing to check.
+				// Finished before the signal came: nothing to check; the
+				// outputs it wrote go, for the next runs' checks.
 				t.Logf("%s: finished before the signal", name)
+				require.NoError(t, os.WriteFile(golden, []byte("kept\n"), 0o644))
+				os.Remove(html)
+				os.Remove(svg)
 				continue
 			}
 			require.Equal(t, exitInterrupted, code, "%s: stderr %s", name, stderr)
@@ -134,7 +162,7 @@ func TestInterruptEveryCommand(t *testing.T) {
 			require.Equal(t, "kept\n", string(b), "%s: the golden file was replaced", name)
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
-			require.Len(t, entries, 3, "%s: a temporary file was left: %v", name, entries)
+			require.Len(t, entries, 4, "%s: a temporary file was left: %v", name, entries)
 		}
 	}
 }
@@ -191,6 +219,9 @@ func TestInterruptTwice(t *testing.T) {
 	var stderr syncBuffer
 	go Main([]string{"test-block"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	<-started
+	guard := make(chan os.Signal, 4)
+	signal.Notify(guard, syscall.SIGINT)
+	defer signal.Stop(guard)
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
 	select {
 	case code := <-exited:

@@ -90,22 +90,20 @@ func TestPeakCorpus(t *testing.T) {
 	}
 }
 
-// TestPeakCorpusGrowth edits one module of each paired GPU directory the
-// way a regression would: it doubles the leading dimension of the
-// shape of the largest temp buffer live at the peak, everywhere in the
-// module (so that the module stays consistent). The check against the
-// golden file of the unedited directory must then fail, saying that temp
-// grew and naming that buffer at the peak. Modules where the edit makes
+// TestPeakCorpusGrowth edits one module of each paired directory (GPU and
+// CPU) the way a regression would: it doubles the leading dimension of the
+// shape of the largest temp occupying memory at the peak whose edit leaves
+// a valid module, everywhere in the module (so that the module stays
+// consistent). The check against the golden file of the unedited
+// directory must then fail, saying that temp grew and, when the golden
+// line lists the buffer among the peak's largest occupants, naming it. Modules where the edit makes
 // an invalid module (a bitcast to another shape of the same bytes, say)
-// are left out; most are not, and the test says how many.
+// are left out (most are: see the end), and the test says how many.
 func TestPeakCorpusGrowth(t *testing.T) {
-	dirs, targets := pairedDirs(t)
+	dirs, _ := pairedDirs(t)
 	tmp := t.TempDir()
-	edited, failed, noTemp, invalid := 0, 0, 0, 0
+	edited, named, failed, noTemp, invalid := 0, 0, 0, 0, 0
 	for i, d := range dirs {
-		if targets[d] != "gpu" {
-			continue
-		}
 		work := filepath.Join(tmp, strconv.Itoa(i))
 		after := linkDump(t, d, work)
 		if after == "" {
@@ -117,29 +115,45 @@ func TestPeakCorpusGrowth(t *testing.T) {
 
 		src, err := os.ReadFile(after)
 		require.NoError(t, err)
-		buf, shape, doubled, size, grown, ok := doubleLargestTemp(t, after, string(src))
-		if !ok {
+		edits := doubleTemps(t, after, string(src))
+		if len(edits) == 0 {
 			noTemp++
 			continue
 		}
+		// The largest temp whose doubling leaves a valid module (a
+		// broadcast or bitcast of the old shape may not take the new).
 		require.NoError(t, os.Remove(after))
-		require.NoError(t, os.WriteFile(after, []byte(grown), 0o644))
-		if _, err := prepare(after); err != nil {
-			invalid++ // the edit made an invalid module
+		var e tempEdit
+		valid := false
+		for _, e = range edits {
+			require.NoError(t, os.WriteFile(after, []byte(e.grown), 0o644))
+			if _, err := prepare(after); err == nil {
+				valid = true
+				break
+			}
+		}
+		if !valid {
+			invalid++ // every edit made an invalid module
 			continue
 		}
+		buf, shape, doubled, size, listed := e.name, e.shape, e.doubled, e.size, e.listed
 		edited++
+		if listed {
+			named++
+		}
 		code, stdout, stderr := peak(t, "--golden="+golden, work)
 		if !assert(t, code == exitFailure, "%s: doubling %s %s: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", d, buf, shape, code, stdout, stderr) {
 			failed++
 			continue
 		}
 		// The sentence names the buffer among those that grew at the
-		// peak; and unless the buffer is tiny (a few bytes can fit in the
-		// heap's slack), the temp allocation grew.
-		named := regexp.MustCompile(`(?m)^module \S+: .*; grew at the peak: (.*, )?` + regexp.QuoteMeta(buf+" "+doubled) + ` \S+ \(was ` + regexp.QuoteMeta(shape) + ` \S+\)`)
-		tempGrew := regexp.MustCompile(`(?m)^module \S+: temp grew \d+\.\d% \(\S+ → \S+\)(, total grew .*)?, over the 0% tolerance; `)
-		if !assert(t, named.MatchString(stdout), "%s: doubling %s %s: no sentence naming it in\n%s", d, buf, shape, stdout) ||
+		// peak when the golden line lists it there (among the largest
+		// occupants: often parameters come first); and unless the buffer
+		// is tiny (a few bytes can fit in the heap's slack), the temp
+		// allocation grew.
+		sentence := regexp.MustCompile(`(?m)^module \S+: .*; grew at the peak: (.*, )?` + regexp.QuoteMeta(buf+" "+doubled) + ` \S+ \(was ` + regexp.QuoteMeta(shape) + ` \S+\)`)
+		tempGrew := regexp.MustCompile(`(?m)^module \S+: temp grew \d+\.\d% \(\S+ → \S+\)(, total grew .*)?, over the 0% tolerance(; |$)`)
+		if listed && !assert(t, sentence.MatchString(stdout), "%s: doubling %s %s: no sentence naming it in\n%s", d, buf, shape, stdout) ||
 			size >= 4096 && !assert(t, tempGrew.MatchString(stdout), "%s: doubling %s %s (%d bytes): temp did not grow:\n%s", d, buf, shape, size, stdout) {
 			failed++
 		}
@@ -147,8 +161,13 @@ func TestPeakCorpusGrowth(t *testing.T) {
 			t.Logf("for example, %s:\n%s", d, stdout)
 		}
 	}
-	t.Logf("%d modules edited, %d of them without the sentence; %d without a temp at the peak, %d invalid once edited", edited, failed, noTemp, invalid)
-	require.GreaterOrEqual(t, edited, 15, "too few modules could be edited to test")
+	t.Logf("%d modules edited (%d with the temp among the golden line's largest occupants), %d of them without the sentence; %d without a temp at the peak, %d invalid once edited", edited, named, failed, noTemp, invalid)
+	// Most edits leave an invalid module: the temp's shape also feeds a
+	// broadcast, bitcast or element-wise op whose other shapes the edit
+	// does not change, which the verifier refuses as XLA's does (before
+	// broadcasts were checked, 14 such modules counted as edited). Of the
+	// 93 paired dumps, 9 take the edit.
+	require.GreaterOrEqual(t, edited, 8, "too few modules could be edited to test")
 }
 
 // assert reports a failure without stopping the test, and says whether
@@ -198,46 +217,56 @@ func prepare(file string) (*assign.Assignment, error) {
 	return assign.Assign(context.Background(), a, assign.Options{Algorithm: "xla"})
 }
 
-// doubleLargestTemp finds the largest temp value occupying memory at the
-// peak of the module, among the largest the golden line lists in file (text src) and returns its name, its shape and the text
-// with every array of that shape twice as long in its leading dimension.
-func doubleLargestTemp(t *testing.T, file, src string) (name, shape, doubled string, size int64, grown string, ok bool) {
+// doubleTemps returns, for each temp occupying memory at file's peak
+// (largest first, at most 8), the module's text src with every array of
+// that temp's shape twice as long in its leading dimension.
+func doubleTemps(t *testing.T, file, src string) []tempEdit {
 	t.Helper()
 	as, err := prepare(file)
 	require.NoError(t, err)
 	_, _, at := as.Peak()
-	// Among what the golden line lists at the peak, the temps.
-	at = at[:min(len(at), peakgolden.TopBuffers)]
-	var live []*liveness.Value
-	for _, o := range at {
-		if o.Kind() == "preallocated-temp" {
-			for _, b := range o.Buffers {
-				live = append(live, assign.LargestValue(b))
+	// The temps at the peak, largest first; listed says whether one is
+	// among what the golden line lists there.
+	var edits []tempEdit
+	for i, o := range at {
+		if o.Kind() != "preallocated-temp" || len(edits) == 8 {
+			continue
+		}
+		for _, b := range o.Buffers {
+			v := assign.LargestValue(b)
+			if !v.Shape.IsArray() || v.Shape.Rank() == 0 || len(v.Index) > 0 {
+				continue
 			}
+			if 2*v.Size <= as.ColorAlign(v.Color) {
+				continue // doubled, it still fills one aligned chunk: nothing grows at the peak
+			}
+			shape := v.Shape.StringNoLayout()
+			if strings.ContainsAny(shape, "<?") {
+				continue
+			}
+			dims := append([]int64(nil), v.Shape.Dims...)
+			dims[0] *= 2
+			strs := make([]string, len(dims))
+			for i, d := range dims {
+				strs[i] = strconv.FormatInt(d, 10)
+			}
+			doubled := fmt.Sprintf("%s[%s]", shape[:strings.IndexByte(shape, '[')], strings.Join(strs, ","))
+			re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(shape))
+			edits = append(edits, tempEdit{name: v.Inst.Name, shape: shape, doubled: doubled, size: v.Size,
+				grown: re.ReplaceAllString(src, "${1}"+doubled), listed: i < peakgolden.TopBuffers})
 		}
 	}
-	for _, v := range live {
-		if !v.Shape.IsArray() || v.Shape.Rank() == 0 || len(v.Index) > 0 {
-			continue
-		}
-		if 2*v.Size <= as.ColorAlign(v.Color) {
-			continue // doubled, it still fills one aligned chunk: nothing grows at the peak
-		}
-		shape = v.Shape.StringNoLayout()
-		if strings.ContainsAny(shape, "<?") {
-			continue
-		}
-		dims := append([]int64(nil), v.Shape.Dims...)
-		dims[0] *= 2
-		strs := make([]string, len(dims))
-		for i, d := range dims {
-			strs[i] = strconv.FormatInt(d, 10)
-		}
-		doubled = fmt.Sprintf("%s[%s]", shape[:strings.IndexByte(shape, '[')], strings.Join(strs, ","))
-		re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(shape))
-		return v.Inst.Name, shape, doubled, v.Size, re.ReplaceAllString(src, "${1}"+doubled), true
-	}
-	return "", "", "", 0, "", false
+	return edits
+}
+
+// tempEdit is a module with the shape of one temp at its peak doubled
+// (doubleTemps): the temp, its shape before and after, its size, the
+// edited text, and whether the golden line lists it at the peak.
+type tempEdit struct {
+	name, shape, doubled string
+	size                 int64
+	grown                string
+	listed               bool
 }
 
 // BenchmarkPeak35 times hlomem peak on an XLA dump directory of 35
