@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 // ExampleAssign plans a small module as hlomem assign does: parse, prepare
@@ -29,12 +29,13 @@ ENTRY %main (x: f32[64,256], w: f32[256,256], b: f32[256]) -> f32[64,256] {
 		fmt.Println(err)
 		return
 	}
-	a, err := liveness.Prepare(mods[0], "")
+	// The pipeline up to the schedule: the module analysed, ready to plan.
+	res, err := compile.Compile(context.Background(), mods[0], compile.Options{Until: "schedule"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	as, err := assign.Assign(context.Background(), a, assign.Options{})
+	as, err := assign.Assign(context.Background(), res.Analysis, assign.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

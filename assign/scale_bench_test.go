@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
@@ -155,7 +156,7 @@ func BenchmarkPrepareNestedWhile(b *testing.B) {
 			for b.Loop() {
 				mods, err := hlo.Parse("bench.hlo", []byte(src))
 				require.NoError(b, err)
-				a, err := liveness.Prepare(mods[0], "")
+				a, err := preptest.Prepare(mods[0], "")
 				require.NoError(b, err)
 				insts = mods[0].NumInstructions()
 				_, err = Assign(context.Background(), a, Options{})

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
@@ -382,7 +383,7 @@ func TestReadXLAPaired(t *testing.T) {
 			name := set.dir + "/" + filepath.Base(dir)
 			mods, err := hlo.ParseFile(globOne(t, filepath.Join(dir, "*after_optimizations.txt")))
 			require.NoError(t, err)
-			a, err := liveness.Prepare(mods[0], "")
+			a, err := preptest.Prepare(mods[0], "")
 			require.NoError(t, err, name)
 			as, err := Assign(context.Background(), a, Options{Algorithm: "xla", Target: set.target})
 			require.NoError(t, err, name)
@@ -520,7 +521,7 @@ ENTRY e {
   ROOT t = (f32[4], f32[4]) tuple(n, e)
 }`)
 	require.NoError(t, err)
-	a, err := liveness.Prepare(m, "")
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	x, err := ReadXLA("loc.txt", []byte(`BufferAssignment:
 allocation 0: size 16, parameter 0, shape |f32[4]| at ShapeIndex {}:

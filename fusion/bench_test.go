@@ -1,11 +1,13 @@
 package fusion_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
@@ -53,7 +55,10 @@ func benchFuseLargest(b *testing.B, opts fusion.Options) {
 		require.NoError(b, err)
 		require.False(b, m.IsScheduled)
 		b.StartTimer()
-		changed, err := fusion.Run(m, opts)
+		if !opts.NoGuard && opts.Measure == nil {
+			opts.Measure = compile.FusionMeasure(context.Background(), compile.Options{})
+		}
+		changed, err := fusion.Run(context.Background(), m, opts)
 		b.StopTimer()
 		require.NoError(b, err)
 		require.True(b, changed)
@@ -123,7 +128,11 @@ func BenchmarkFuseChain(b *testing.B) {
 					require.NoError(b, err)
 					count = m.NumInstructions()
 					b.StartTimer()
-					changed, err := fusion.Run(m, fusion.Options{NoGuard: !guard})
+					opts := fusion.Options{NoGuard: !guard}
+					if guard {
+						opts.Measure = compile.FusionMeasure(context.Background(), compile.Options{})
+					}
+					changed, err := fusion.Run(context.Background(), m, opts)
 					b.StopTimer()
 					require.NoError(b, err)
 					require.True(b, changed)

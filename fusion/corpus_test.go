@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
-	"github.com/hlomem/hlomem/fusion"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
@@ -72,7 +72,7 @@ func (s skipTally) log(t *testing.T) {
 }
 
 // fusionCorpus returns the modules the fusion tests run on: every module
-// of hlo/*/*.hlo that is not scheduled and that liveness.Prepare accepts
+// of hlo/*/*.hlo that is not scheduled and that the pipeline accepts
 // unfused, and every paired/*/*before_optimizations.txt module, up to the
 // size limit. Those left out are tallied in skipped.
 func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
@@ -96,8 +96,8 @@ func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
 			}
 			n := m.NumInstructions()
 			if needUnscheduled {
-				if _, err := liveness.Prepare(m, ""); err != nil {
-					skipped.add("liveness.Prepare refuses it unfused", name)
+				if _, err := compile.Compile(context.Background(), m, compile.Options{Until: "schedule"}); err != nil {
+					skipped.add("the pipeline refuses it unfused", name)
 					continue
 				}
 			}
@@ -117,57 +117,24 @@ func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
 	return out
 }
 
-// checkedPasses wraps fusion.Passes(opts): after each pass the module must
-// verify and print as a fixed point of parse and print, and a pass that
-// reports no change must have left the text as it was. fused counts the
-// passes that changed the module.
-func checkedPasses(t *testing.T, name string, opts fusion.Options, fused *int) []liveness.Pass {
-	var out []liveness.Pass
-	for _, p := range fusion.Passes(opts) {
-		run := p.Run
-		pname := p.Name
-		p.Run = func(m *hlo.Module, po liveness.PrepareOptions) (bool, error) {
-			before := m.String()
-			changed, err := run(m, po)
-			if err != nil {
-				return changed, err
-			}
-			after := m.String()
-			if !changed {
-				assert.True(t, before == after, "%s: pass %s reports no change but changed the module", name, pname)
-				return false, nil
-			}
-			*fused++
-			assert.NoError(t, hlo.Verify(m), "%s: pass %s", name, pname)
-			again, err := hlo.ParseModule(name, after)
-			if assert.NoError(t, err, "%s: the fused module does not parse back", name) {
-				// True, not Equal: a diff of two whole modules would drown the message.
-				assert.True(t, again.String() == after, "%s: print(parse(print)) of the fused module differs from print", name)
-			}
-			return true, nil
-		}
-		out = append(out, p)
-	}
-	return out
+// cliFuse is what hlomem assign --fuse runs: the optimization passes,
+// fusion's guard keeping the lower bound and the total of the plan from
+// rising.
+func cliFuse() compile.Options {
+	return compile.Options{Fuse: true, PlanCost: true}
 }
 
-// cliFuse is what hlomem assign --fuse runs: fusion keeping the lower
-// bound and the total of the default plan from rising.
-func cliFuse() fusion.Options {
-	return fusion.Options{Cost: assign.TotalCost(context.Background(), assign.Options{})}
-}
+// fusionPasses are the pipeline's optimization passes.
+var fusionPasses = map[string]bool{"simplify": true, "cse": true, "dce": true, "fusion": true}
 
-// plan prepares and assigns m with the optimization passes given.
-func plan(t testing.TB, m *hlo.Module, passes []liveness.Pass) (*liveness.Analysis, *assign.Assignment, error) {
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: passes})
+// plan compiles m (unfused with the zero options) and returns its
+// analysis, its plan and the passes that ran.
+func plan(t testing.TB, m *hlo.Module, opts compile.Options) (*liveness.Analysis, *assign.Assignment, []compile.PassRun, error) {
+	res, err := compile.Compile(context.Background(), m, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	as, err := assign.Assign(context.Background(), a, assign.Options{})
-	if err != nil {
-		return a, nil, err
-	}
-	return a, as, nil
+	return res.Analysis, res.Assignment, res.Passes, nil
 }
 
 // TestFusionCorpus: on every module of the fusion corpus, the pipeline
@@ -182,14 +149,24 @@ func TestFusionCorpus(t *testing.T) {
 	changed, lbDown, totDown := 0, 0, 0
 	start := time.Now()
 	for _, c := range mods {
-		a0, as0, err := plan(t, c.parse(t), nil)
+		a0, as0, _, err := plan(t, c.parse(t), compile.Options{})
 		require.NoError(t, err, "%s: unfused", c.name)
-		n := 0
+		// VerifyEach holds each pass to what it reports: the module
+		// verifies after it, prints as a fixed point of parse and print,
+		// and a pass reporting no change left its text as it was.
+		opts := cliFuse()
+		opts.VerifyEach = true
 		t1start := time.Now()
-		a1, as1, err := plan(t, c.parse(t), checkedPasses(t, c.name, cliFuse(), &n))
+		a1, as1, runs, err := plan(t, c.parse(t), opts)
 		took := time.Since(t1start)
 		if !assert.NoError(t, err, "%s: fused", c.name) {
 			continue
+		}
+		n := 0
+		for _, r := range runs {
+			if fusionPasses[r.Name] && r.Changed {
+				n++
+			}
 		}
 		require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
 		lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
@@ -234,7 +211,7 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 	compared := 0
 	stopped := map[string]int{}
 	for _, c := range mods {
-		_, as0, err := plan(t, c.parse(t), nil)
+		_, as0, _, err := plan(t, c.parse(t), compile.Options{})
 		require.NoError(t, err, c.name)
 		if as0.Stats.TotalBytes > 64<<20 {
 			stopped["(plan over 64 MiB)"]++
@@ -260,7 +237,7 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 			}
 			continue
 		}
-		_, as1, err := plan(t, c.parse(t), fusion.Passes(fusion.Options{}))
+		_, as1, _, err := plan(t, c.parse(t), compile.Options{Fuse: true})
 		require.NoError(t, err, "%s: fused", c.name)
 		p0, p1 := as0.Module.Entry.Params, as1.Module.Entry.Params
 		require.Equal(t, len(p0), len(p1), "%s: fusion changed the entry's parameters", c.name)
@@ -325,9 +302,9 @@ func TestFusionAgainstXLA(t *testing.T) {
 		require.Positive(t, xla)
 
 		c := corpusModule{file: before, name: filepath.Base(d)}
-		_, as0, err := plan(t, c.parse(t), nil)
+		_, as0, _, err := plan(t, c.parse(t), compile.Options{})
 		require.NoError(t, err, "%s: unfused", c.name)
-		_, as1, err := plan(t, c.parse(t), fusion.Passes(cliFuse()))
+		_, as1, _, err := plan(t, c.parse(t), cliFuse())
 		require.NoError(t, err, "%s: fused", c.name)
 		ours := 0
 		for _, comp := range as1.Module.Computations {

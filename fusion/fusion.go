@@ -2,11 +2,11 @@ package fusion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 // Options configures Run. The zero value fuses as XLA:GPU would, within
@@ -20,39 +20,37 @@ type Options struct {
 	MaxInstructions int
 	// NoMultiOutput turns multi-output fusion off.
 	NoMultiOutput bool
-	// Scheduler is the schedule under which the lower bound is kept from
-	// rising (a liveness scheduler name; "" as liveness.Prepare: keep for
-	// a scheduled module, best otherwise).
-	Scheduler string
-	// Search bounds the searching schedulers (best, search, optimal)
-	// under which the guard measures; the zero value, as in
-	// liveness.PrepareOptions, is their default.
-	Search liveness.SearchOptions
 	// NoGuard skips the lower-bound guard: every fusion the rules allow
 	// is made, even one that raises the peak.
 	NoGuard bool
-	// Cost, when set, is kept from rising as the lower bound is: the
-	// guard measures the prepared analysis of the unfused and of the fused
-	// module with it (for example the total of a buffer assignment, which
-	// alignment and the packer make differ from the bound) and declines
-	// the fusions that raise it.
-	Cost func(*liveness.Analysis) (int64, error)
+	// Measure is what the guard keeps from rising: it prepares m (a clone
+	// of the module, the guard's own) as buffer assignment would (copies,
+	// schedule) and returns its lower bound and, when the guard weighs
+	// one, a cost (for example the total of a buffer assignment, which
+	// alignment and the packer make differ from the bound). The pipeline
+	// (package compile) gives it; it is required unless NoGuard.
+	Measure func(ctx context.Context, m *hlo.Module) (Measure, error)
+	// Before, when set, is the module as it came to the passes that ran
+	// before fusion (simplification, CSE, dead-code removal): the guard
+	// keeps its measure, and when those passes raised it on their own,
+	// fusion undoes them (the module goes back to Before) and fuses from
+	// there. nil keeps the measure of the module as Run gets it.
+	Before *hlo.Module
 	// Explain, when set, receives every decision, made or declined, in
 	// the order they were taken.
 	Explain func(Decision)
-
-	// ctx is RunContext's (or the pipeline's): the guard's measures stop
-	// when it is done.
-	ctx context.Context
 }
 
-// context returns the context the options run under.
-func (o Options) context() context.Context {
-	if o.ctx == nil {
-		return context.Background()
-	}
-	return o.ctx
+// Measure is a module's figures under the guard (Options.Measure).
+type Measure struct {
+	LowerBound int64
+	// Cost, when HasCost, is kept from rising as the lower bound is.
+	Cost    int64
+	HasCost bool
 }
+
+// ErrNoMeasure: Run with the guard on was given no Options.Measure.
+var ErrNoMeasure = errors.New("fusion: the lower-bound guard needs Options.Measure (compile.Compile gives it), or NoGuard")
 
 // DefaultMaxOperands is XLA:GPU's bound on a fusion's operands and outputs
 // together (kMaxOperandsAndOutputsPerFusion).
@@ -67,7 +65,7 @@ type Decision struct {
 	Computation string
 	// Kind is "loop", "input", "multi-output" (producer and consumer) or
 	// "sibling" (two consumers of one operand); "simplify" when the guard
-	// of Passes undid the simplification passes.
+	// undid the simplification passes (Options.Before).
 	Kind string
 	// Producer and Consumer name the instructions as they were when the
 	// decision was taken (for "sibling", the two consumers).
@@ -138,6 +136,7 @@ func sequential(m *hlo.Module) []*hlo.Computation {
 
 // fuser runs the producer-consumer and multi-output passes over a module.
 type fuser struct {
+	ctx    context.Context
 	b      *builder
 	opts   Options
 	forbid map[[2]string]bool // (producer, consumer) pairs the guard refused
@@ -150,8 +149,8 @@ type fuser struct {
 
 // runFuser runs a fuser over m, making at most limit fusions (<0: all the
 // rules allow) and none that forbid names, and returns it.
-func runFuser(m *hlo.Module, opts Options, forbid map[[2]string]bool, limit int) *fuser {
-	f := &fuser{b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
+func runFuser(ctx context.Context, m *hlo.Module, opts Options, forbid map[[2]string]bool, limit int) *fuser {
+	f := &fuser{ctx: ctx, b: newBuilder(m), opts: opts, forbid: forbid, limit: limit}
 	f.run()
 	return f
 }
@@ -167,7 +166,7 @@ func (f *fuser) decide(d Decision) {
 func (f *fuser) full() bool {
 	if f.polled++; f.polled >= 1024 {
 		f.polled = 0
-		f.done = f.done || f.opts.context().Err() != nil
+		f.done = f.done || f.ctx.Err() != nil
 	}
 	return f.done || f.limit >= 0 && f.made >= f.limit
 }

@@ -1,22 +1,38 @@
 package fusion
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/stretchr/testify/require"
 )
 
-// fuse runs Run and returns the decisions, checking that the result
+// lowerBound is the guard's measure in fusion's own tests: the lower
+// bound of m prepared as the pipeline prepares it (package compile's
+// measure, which fusion cannot import; preptest gives the same analysis).
+func lowerBound(ctx context.Context, m *hlo.Module) (Measure, error) {
+	a, err := preptest.With(ctx, m, preptest.Options{})
+	if err != nil {
+		return Measure{}, err
+	}
+	return Measure{LowerBound: a.LowerBound(nil).Bytes}, nil
+}
+
+// fuse runs Run (measuring with lowerBound unless opts has a measure)
+// and returns the decisions, checking that the result
 // verifies and prints to text that parses back to itself.
 func fuse(t *testing.T, m *hlo.Module, opts Options) (bool, []Decision) {
 	t.Helper()
 	var ds []Decision
 	opts.Explain = func(d Decision) { ds = append(ds, d) }
-	changed, err := Run(m, opts)
+	if !opts.NoGuard && opts.Measure == nil {
+		opts.Measure = lowerBound
+	}
+	changed, err := Run(context.Background(), m, opts)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
 	text := m.String()
@@ -343,7 +359,7 @@ func TestGuardDeclines(t *testing.T) {
 	src, err := os.ReadFile("testdata/guard.hlo")
 	require.NoError(t, err)
 	lb := func(m *hlo.Module) int64 {
-		x, err := measureClone(m, Options{}, false)
+		x, err := measureClone(context.Background(), m, Options{Measure: lowerBound}, false)
 		require.NoError(t, err)
 		return x.lb
 	}
@@ -366,7 +382,7 @@ func TestGuardDeclines(t *testing.T) {
 	require.Positive(t, fusions, "the harmless fusions are still made")
 }
 
-// TestGuardKeepsCost: Options.Cost is kept from rising as the lower bound
+// TestGuardKeepsCost: the measure's cost is kept from rising as the lower bound
 // is. A cost that counts the fusions rises with every fusion, so the guard
 // declines each, naming the cost, and the module ends unfused.
 func TestGuardKeepsCost(t *testing.T) {
@@ -389,22 +405,15 @@ func TestGuardKeepsCost(t *testing.T) {
 
 	m := parse(t, string(src))
 	before := m.String()
-	changed, ds := fuse(t, m, Options{Cost: func(a *liveness.Analysis) (int64, error) { return fusions(a.Module), nil }})
+	counted := func(ctx context.Context, m *hlo.Module) (Measure, error) {
+		x, err := lowerBound(ctx, m)
+		x.Cost, x.HasCost = fusions(m), true
+		return x, err
+	}
+	changed, ds := fuse(t, m, Options{Measure: counted})
 	require.False(t, changed)
 	require.Equal(t, before, m.String(), "declining every fusion leaves the module's text as it was")
 	require.Regexp(t, `raises the cost \(Options.Cost\) from 0 to [1-9]\d* bytes`, reasons(ds))
-}
-
-// TestPassesInPipeline: the fusion passes run in the preparation pipeline
-// and the analysis is of the fused module.
-func TestPassesInPipeline(t *testing.T) {
-	m := parse(t, chain)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{Optimize: Passes(Options{}), VerifyEach: true})
-	require.NoError(t, err)
-	require.Equal(t, hlo.OpFusion, m.Entry.Root.Opcode)
-	unfused, err := liveness.Prepare(parse(t, chain), "")
-	require.NoError(t, err)
-	require.Less(t, len(a.Values), len(unfused.Values))
 }
 
 // TestProducerConsumerMultiOutput: a producer with a user that cannot

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
@@ -248,17 +249,20 @@ func planText(t *testing.T, what, src string, fuse *fusion.Options) (m *hlo.Modu
 	require.NoError(t, err, "%s\n%s", what, src)
 	if fuse != nil {
 		before := m.String()
-		changed, err = fusion.Run(m, *fuse)
+		o := *fuse
+		if !o.NoGuard && o.Measure == nil {
+			o.Measure = compile.FusionMeasure(context.Background(), compile.Options{})
+		}
+		changed, err = fusion.Run(context.Background(), m, o)
 		require.NoError(t, err, "%s\n%s", what, src)
 		require.NoError(t, hlo.Verify(m), "%s\n%s", what, m)
 		if !changed {
 			require.True(t, m.String() == before, "%s: Run reported no change but changed the module", what)
 		}
 	}
-	a, err = liveness.PrepareWith(m, liveness.PrepareOptions{})
+	res, err := compile.Compile(context.Background(), m, compile.Options{Assign: assign.Options{Budget: 20 * time.Millisecond}})
 	require.NoError(t, err, "%s\n%s", what, m)
-	as, err = assign.Assign(context.Background(), a, assign.Options{Budget: 20 * time.Millisecond})
-	require.NoError(t, err, "%s\n%s", what, m)
+	a, as = res.Analysis, res.Assignment
 	return m, changed, a, as
 }
 
@@ -283,8 +287,8 @@ func runOutputs(t *testing.T, what string, as *assign.Assignment, args []runtime
 func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded bool) {
 	m0, err := hlo.ParseModule(what, src)
 	require.NoError(t, err, "%s\n%s", what, src)
-	if _, err := liveness.Prepare(m0, ""); err != nil {
-		t.Logf("%s: liveness.Prepare refuses the unfused module: %v", what, err)
+	if _, err := compile.Compile(context.Background(), m0, compile.Options{Until: "schedule"}); err != nil {
+		t.Logf("%s: the pipeline refuses the unfused module: %v", what, err)
 		return false, false, false
 	}
 	_, _, a0, as0 := planText(t, what, src, nil)
@@ -378,7 +382,7 @@ func TestFusedUsersInParserOrder(t *testing.T) {
 	check := func(what, src string) {
 		m, err := hlo.ParseModule(what, src)
 		require.NoError(t, err)
-		changed, err := fusion.Run(m, fusion.Options{NoGuard: true})
+		changed, err := fusion.Run(context.Background(), m, fusion.Options{NoGuard: true})
 		require.NoError(t, err)
 		if !changed {
 			return
@@ -405,13 +409,13 @@ func TestFusedUsersInParserOrder(t *testing.T) {
 	src := randhlo.Generate(62, randhlo.Options{Instructions: 10 + 62%40})
 	m0, err := hlo.ParseModule("seed62", src)
 	require.NoError(t, err)
-	a0, err := liveness.PrepareWith(m0, liveness.PrepareOptions{})
+	r0, err := compile.Compile(context.Background(), m0, compile.Options{Until: "schedule"})
 	require.NoError(t, err)
 	m, err := hlo.ParseModule("seed62", src)
 	require.NoError(t, err)
-	_, err = fusion.Run(m, fusion.Options{})
+	_, err = fusion.Run(context.Background(), m, fusion.Options{Measure: compile.FusionMeasure(context.Background(), compile.Options{})})
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	r, err := compile.Compile(context.Background(), m, compile.Options{Until: "schedule"})
 	require.NoError(t, err)
-	require.LessOrEqual(t, a.LowerBound(nil).Bytes, a0.LowerBound(nil).Bytes)
+	require.LessOrEqual(t, r.Analysis.LowerBound(nil).Bytes, r0.Analysis.LowerBound(nil).Bytes)
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 // Run fuses m in place: producers into consumers (loop fusion, and input
@@ -14,32 +13,33 @@ import (
 // same operand into multi-output fusions, in every computation that runs
 // in its caller's thread. Every decision carries its reason (Options.
 // Explain). Fusion must not raise the peak: unless Options.NoGuard is set,
-// Run compares the lower bound of the fused module with the unfused one's
-// (under Options.Scheduler) and declines, one by one, the fusions that
-// raise it. The result is valid HLO in XLA's form (fused computations with
-// parameters and a root, fusion instructions with kind= and calls=);
-// changed == false leaves m as it was.
-func Run(m *hlo.Module, opts Options) (changed bool, err error) {
-	return runFrom(m, nil, opts)
-}
-
-// RunContext is Run that stops, returning ctx's error, once ctx is done
-// (the guard's measures prepare the module again and again; each stops).
-// m may then be left partly fused, valid or not: discard it.
-func RunContext(ctx context.Context, m *hlo.Module, opts Options) (changed bool, err error) {
-	opts.ctx = ctx
-	return runFrom(m, nil, opts)
+// Run compares Options.Measure of the fused module with the unfused one's
+// and declines, one by one, the fusions that raise it. The result is valid
+// HLO in XLA's form (fused computations with parameters and a root, fusion
+// instructions with kind= and calls=); changed == false leaves m as it
+// was.
+//
+// Run stops, returning ctx's error, once ctx is done (the guard measures
+// the module again and again; each measure stops too); m may then be left
+// partly fused, valid or not: discard it.
+func Run(ctx context.Context, m *hlo.Module, opts Options) (changed bool, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !opts.NoGuard && opts.Measure == nil {
+		return false, ErrNoMeasure
+	}
+	return runFrom(ctx, m, opts.Before, opts)
 }
 
 // runFrom is Run. With the guard on and orig set (a clone of the module
 // before the simplification passes that made m), the measure kept is
 // orig's: when the simplified module, even unfused, measures above it, m
 // goes back to orig (the passes are undone) and is fused from there.
-func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
+func runFrom(ctx context.Context, m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	if m == nil || m.Entry == nil {
 		return false, nil
 	}
-	ctx := opts.context()
 	if err := hlo.VerifyContext(ctx, m); err != nil {
 		return false, err
 	}
@@ -48,10 +48,10 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	var f *fuser
 	checked := false // m is settled and a clone of it was prepared
 	if opts.NoGuard {
-		f = runFuser(m, opts, forbid, -1)
+		f = runFuser(ctx, m, opts, forbid, -1)
 	} else {
 		var undone bool
-		f, refused, checked, undone = guarded(m, orig, opts, forbid)
+		f, refused, checked, undone = guarded(ctx, m, orig, opts, forbid)
 		changed = undone
 	}
 	if err := ctx.Err(); err != nil {
@@ -79,7 +79,7 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 	return true, nil
 }
 
-// guarded fuses m keeping its measure (lower bound, and Options.Cost) from
+// guarded fuses m keeping its measure (Options.Measure: the lower bound, and a cost) from
 // rising above orig's (m's own when orig is nil), and returns the fuser
 // that made the fusions kept and the decisions the guard declined. The
 // unfused module is measured on a clone of its own while m itself is fused
@@ -89,23 +89,23 @@ func runFrom(m, orig *hlo.Module, opts Options) (changed bool, err error) {
 // for the fusions to decline. checked reports that m is the fused module
 // measured, settled, and that a clone of it was prepared (which verifies
 // it); undone, that m went back to orig.
-func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *fuser, refused []Decision, checked, undone bool) {
+func guarded(ctx context.Context, m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *fuser, refused []Decision, checked, undone bool) {
 	pre := m.Clone() // m unfused
 	if orig == nil {
 		orig = pre
 	}
 	baseCh := make(chan measured, 1)
 	go func() {
-		x, err := measureClone(orig, opts, false)
+		x, err := measureClone(ctx, orig, opts, false)
 		baseCh <- measured{x, err}
 	}()
 	// all is the measure of m fused with every fusion the rules allow.
 	var all measured
 	measureFused := func() {
 		settle(m)
-		all.x, all.err = measureClone(m, opts, true)
+		all.x, all.err = measureClone(ctx, m, opts, true)
 	}
-	f = runFuser(m, opts, forbid, -1)
+	f = runFuser(ctx, m, opts, forbid, -1)
 	if f.made > 0 || orig != pre {
 		measureFused()
 	}
@@ -122,14 +122,14 @@ func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *f
 	}
 	if orig != pre {
 		// Did the passes before fusion raise it on their own?
-		px, perr := measureClone(pre, opts, false)
+		px, perr := measureClone(ctx, pre, opts, false)
 		if perr != nil || px.above(base.x) {
 			refused = append(refused, Decision{Computation: m.Entry.Name, Kind: "simplify",
 				Reason: "the simplification passes " + raises(base.x, px, perr) + ": undone, the module is fused as it came"})
 			undone = true
 			pre = orig
 			restore(m, pre.Clone())
-			f = runFuser(m, opts, forbid, -1)
+			f = runFuser(ctx, m, opts, forbid, -1)
 			measureFused()
 			if f.made == 0 || all.err == nil && !all.x.above(base.x) {
 				return f, refused, f.made > 0, true
@@ -138,9 +138,9 @@ func guarded(m, orig *hlo.Module, opts Options, forbid map[[2]string]bool) (f *f
 	}
 	// Back to the unfused module, then search.
 	restore(m, pre.Clone())
-	limit, declined := guard(m, pre, opts, base.x, forbid, f, all.x, all.err)
+	limit, declined := guard(ctx, m, pre, opts, base.x, forbid, f, all.x, all.err)
 	refused = append(refused, declined...)
-	return runFuser(m, opts, forbid, limit), refused, false, undone
+	return runFuser(ctx, m, opts, forbid, limit), refused, false, undone
 }
 
 // restore makes m the module fresh is (a clone of m as it was).
@@ -171,16 +171,16 @@ func settle(m *hlo.Module) {
 // and its measure (or error) are the fusion of m with nothing forbidden,
 // already made. It returns the number of fusions to make (-1: all the
 // rules allow) and the declined decisions with their figures.
-func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string]bool, first *fuser, firstX measure, firstErr error) (int, []Decision) {
+func guard(ctx context.Context, m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string]bool, first *fuser, firstX measure, firstErr error) (int, []Decision) {
 	var refused []Decision
 	// trial fuses a clone of orig (m unfused), making at most limit
 	// fusions, and measures the result in place: the clone is its own. A
 	// fused module that cannot be prepared measures as raising the bound.
 	trial := func(limit int) (*fuser, measure, error) {
 		c := orig.Clone()
-		f := runFuser(c, opts, forbid, limit)
+		f := runFuser(ctx, c, opts, forbid, limit)
 		settle(c)
-		x, err := measureModule(c, opts)
+		x, err := measureModule(ctx, c, opts)
 		return f, x, err
 	}
 	// lo fusions are known not to raise the measure: after a culprit at
@@ -188,7 +188,7 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 	// next search starts past them.
 	lo := 0
 	for round := 0; ; round++ {
-		if opts.context().Err() != nil {
+		if ctx.Err() != nil {
 			return lo, refused // the caller returns the context's error
 		}
 		f, x, xerr := first, firstX, firstErr
@@ -202,7 +202,7 @@ func guard(m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string
 		// found remembers what each prefix measured.
 		found := map[int]measured{}
 		k := lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
-			if opts.context().Err() != nil {
+			if ctx.Err() != nil {
 				return true
 			}
 			_, xk, xerr := trial(lo + i + 1)
@@ -238,7 +238,7 @@ type measured struct {
 }
 
 // measure is what the guard keeps from rising: the lower bound and the
-// cost Options.Cost gives (0 without it).
+// cost Options.Measure gives (0 without one).
 type measure struct {
 	lb, cost int64
 	hasCost  bool
@@ -281,27 +281,19 @@ func nthFused(log []Decision, k int) Decision {
 // measureClone is measureModule of a clone of m with its users in parse
 // order (settle; settled says m is already): the module m's printed text
 // would parse to.
-func measureClone(m *hlo.Module, opts Options, settled bool) (measure, error) {
+func measureClone(ctx context.Context, m *hlo.Module, opts Options, settled bool) (measure, error) {
 	c := m.Clone()
 	if !settled {
 		settle(c)
 	}
-	return measureModule(c, opts)
+	return measureModule(ctx, c, opts)
 }
 
-// measureModule prepares m as buffer assignment would (copies, schedule),
-// in place, and returns its lower bound and Options.Cost of the analysis.
-func measureModule(m *hlo.Module, opts Options) (measure, error) {
-	a, err := liveness.PrepareContext(opts.context(), m, liveness.PrepareOptions{Scheduler: opts.Scheduler, Search: opts.Search})
+// measureModule measures m in place with Options.Measure.
+func measureModule(ctx context.Context, m *hlo.Module, opts Options) (measure, error) {
+	x, err := opts.Measure(ctx, m)
 	if err != nil {
 		return measure{}, err
 	}
-	x := measure{lb: a.LowerBound(nil).Bytes}
-	if opts.Cost != nil {
-		if x.cost, err = opts.Cost(a); err != nil {
-			return measure{}, err
-		}
-		x.hasCost = true
-	}
-	return x, nil
+	return measure{lb: x.LowerBound, cost: x.Cost, hasCost: x.HasCost}, nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/require"
 )
@@ -104,7 +104,7 @@ func run(t testing.TB, m *hlo.Module) ([]uint64, *assign.Assignment, error) {
 
 // plan prepares and assigns m as hlomem assign does.
 func plan(m *hlo.Module, opts assign.Options) (*assign.Assignment, error) {
-	a, err := liveness.Prepare(m, "")
+	a, err := preptest.Prepare(m, "")
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}

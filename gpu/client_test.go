@@ -11,7 +11,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 const gib = 1 << 30
@@ -22,7 +22,7 @@ func compile(t testing.TB, name, text string) *Program {
 	m, err := hlo.ParseModule(name, text)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.GPU})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 // TestPairedCorpusOnA100: every module of every paired dump (the programs
@@ -34,7 +34,7 @@ func TestPairedCorpusOnA100(t *testing.T) {
 		require.NoError(t, err, f)
 		for _, m := range mods {
 			name := filepath.Base(filepath.Dir(f)) + "/" + m.Name
-			a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+			a, err := preptest.Prepare(m, "")
 			require.NoError(t, err, name)
 			as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.GPU})
 			require.NoError(t, err, name)

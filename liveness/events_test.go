@@ -119,7 +119,7 @@ func TestEventsMatchLayoutOnCorpus(t *testing.T) {
 		if testing.Short() && m.NumInstructions() > 3000 {
 			return
 		}
-		a, err := Prepare(m, SchedKeep)
+		a, err := prepare(m, SchedKeep)
 		if err != nil {
 			return // the pipeline's own tests cover these
 		}

@@ -1,8 +1,6 @@
 package liveness
 
 import (
-	"bytes"
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -10,92 +8,6 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 )
-
-// TestPrepareMatchesSteps: Prepare gives the analysis of flattening,
-// copy insertion (unscheduled modules), Analyze, the scheduler and the
-// interference repair done one by one (keep, the default, list in turn), on every corpus module of up
-// to 5,000 instructions and the paired dumps; and it refuses what they
-// refuse, with the same error.
-func TestPrepareMatchesSteps(t *testing.T) {
-	n := 0
-	for _, f := range corpusFiles(t, preparedCorpus...) {
-		one, err := hlo.ParseFile(f)
-		if err != nil {
-			continue
-		}
-		two, err := hlo.ParseFile(f)
-		require.NoError(t, err)
-		for i, m := range one {
-			if m.NumInstructions() > 5000 {
-				continue
-			}
-			sched := []string{SchedKeep, "", SchedList}[n%3]
-			a, err := Prepare(m, sched)
-			require.NoError(t, err, f)
-			m2 := two[i]
-			_, err = hlo.FlattenCallGraph(m2)
-			require.NoError(t, err)
-			var b *Analysis
-			if m2.IsScheduled {
-				b, err = Analyze(m2, Options{})
-			} else {
-				b, _, err = AnalyzeInsertingCopies(m2)
-			}
-			require.NoError(t, err)
-			switch {
-			case sched == SchedList:
-				require.NoError(t, b.Reschedule(List(b)))
-			}
-			var r *SearchResult
-			if sched == "" && !m2.IsScheduled {
-				r, err = Search(context.Background(), b, SearchOptions{})
-				require.NoError(t, err)
-			}
-			b, changed, err := repairInterference(context.Background(), m2, b)
-			require.NoError(t, err, f)
-			if changed && r != nil && r.NeedsCopies {
-				// Once its copies are in, the search goes on from there.
-				r, err = Search(context.Background(), b, SearchOptions{})
-				require.NoError(t, err)
-				b, _, err = repairInterference(context.Background(), m2, b)
-				require.NoError(t, err, f)
-			}
-			b.Search = r
-			var x, y bytes.Buffer
-			require.NoError(t, a.WriteJSON(&x))
-			require.NoError(t, b.WriteJSON(&y))
-			require.Equal(t, y.String(), x.String(), filepath.Base(f))
-			n++
-		}
-	}
-	require.Greater(t, n, 300)
-
-	for _, src := range []string{
-		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}\n",
-		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] frobnicate(p)\n}\n",
-		"HloModule m\nENTRY e {\n  ROOT p = f32[?] parameter(0)\n}\n",
-	} {
-		m, err := hlo.ParseModule("bad.hlo", src)
-		if err != nil {
-			continue // refused by the parser already
-		}
-		_, err = Prepare(m, "")
-		require.Error(t, err, src)
-		m2, _ := hlo.ParseModule("bad.hlo", src)
-		_, want := hlo.FlattenCallGraph(m2)
-		if want == nil {
-			_, _, want = AnalyzeInsertingCopies(m2)
-		}
-		require.Error(t, want)
-		require.EqualError(t, err, want.Error(), src)
-	}
-	_, err := Prepare(nil, "")
-	require.Error(t, err)
-	m, err := hlo.ParseModule("m.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
-	require.NoError(t, err)
-	_, err = Prepare(m, "magic")
-	require.ErrorContains(t, err, `unknown scheduler "magic"`)
-}
 
 // TestRepairDonatedInvariantLeaf: a donated parameter that a while carries
 // unchanged (a loop-invariant slot) while its buffer, the output it is
@@ -109,7 +21,7 @@ func TestRepairDonatedInvariantLeaf(t *testing.T) {
 	for _, sched := range []string{"", SchedList, SchedDFS, SchedPostOrder} {
 		ms, err := hlo.ParseFile(filepath.Join("testdata", "donated_invariant.hlo"))
 		require.NoError(t, err)
-		a, err := Prepare(ms[0], sched)
+		a, err := prepare(ms[0], sched)
 		require.NoError(t, err, sched)
 		require.Empty(t, a.interference(), sched)
 		// The copy feeds the loop state: p1 is read only at its copy.
@@ -163,7 +75,7 @@ ENTRY main {
 }
 `)
 	require.NoError(t, err)
-	a, err := Prepare(m, "")
+	a, err := prepare(m, "")
 	require.NoError(t, err)
 	require.Empty(t, a.interference())
 	out := a.ValueAt(m.Entry.Root, hlo.ShapeIndex{1})
@@ -214,7 +126,7 @@ ENTRY main {
 }
 `)
 	require.NoError(t, err)
-	a, err := Prepare(m, "")
+	a, err := prepare(m, "")
 	require.NoError(t, err)
 	require.Empty(t, a.interference())
 	require.NoError(t, hlo.Verify(m))
@@ -268,7 +180,7 @@ ENTRY main {
 	init := m.Entry.Instruction("w").Operands[0]
 	require.Equal(t, hlo.OpCopy, init.Operands[1].Opcode, "the written leaf gets a copy")
 	require.Equal(t, "a", init.Operands[2].Name, "the invariant leaf keeps a")
-	a, err := Prepare(m, "")
+	a, err := prepare(m, "")
 	require.NoError(t, err)
 	require.Empty(t, a.interference())
 }
@@ -336,7 +248,7 @@ ENTRY main {
 }
 `)
 	require.NoError(t, err)
-	a, err := Prepare(m, "")
+	a, err := prepare(m, "")
 	require.NoError(t, err)
 	require.Empty(t, a.interference())
 	require.NoError(t, hlo.Verify(m))

@@ -159,12 +159,12 @@ func searchCorpusRow(file string, k int, optOpts SearchOptions) corpusRow {
 			return r
 		}
 		m := mods[k]
-		opts := PrepareOptions{Scheduler: name}
+		var search SearchOptions
 		if name == SchedOptimal {
-			opts.Search = optOpts
+			search = optOpts
 		}
 		start := time.Now()
-		a, err := PrepareWith(m, opts)
+		a, err := prepareWith(m, name, search)
 		took := time.Since(start)
 		if err != nil {
 			if i >= 4 {

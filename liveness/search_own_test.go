@@ -58,11 +58,11 @@ func TestSearchStartsFromOwnOrder(t *testing.T) {
 			// Half of them with outputs that weigh, whose peak is often
 			// the last step, which every order ties.
 			m := scheduledDAG(t, seed, 12+int(seed%20), seed%2 == 0, order)
-			keep, err := Prepare(m.Clone(), SchedKeep)
+			keep, err := prepare(m.Clone(), SchedKeep)
 			require.NoError(t, err)
 			own := keep.LowerBound(nil).Bytes
 			for _, sched := range []string{SchedSearch, SchedOptimal} {
-				a, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: sched, Search: SearchOptions{Budget: 20_000}})
+				a, err := prepareWith(m.Clone(), sched, SearchOptions{Budget: 20_000})
 				require.NoError(t, err)
 				name := fmt.Sprintf("seed %d from %s, %s", seed, order, sched)
 				lb := a.LowerBound(nil).Bytes
@@ -100,7 +100,7 @@ func TestSearchCostKeepsOwnOrder(t *testing.T) {
 		isOwn := func(a *Analysis) bool { return slices.Equal(entryOrder(a), own) }
 		for _, sched := range []string{SchedSearch, SchedOptimal} {
 			name := fmt.Sprintf("seed %d, %s", seed, sched)
-			plain, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: sched, Search: SearchOptions{Budget: 20_000}})
+			plain, err := prepareWith(m.Clone(), sched, SearchOptions{Budget: 20_000})
 			require.NoError(t, err)
 			if plain.Search.OwnOrder {
 				continue // nothing beat it on the bound: no cost is asked
@@ -115,7 +115,7 @@ func TestSearchCostKeepsOwnOrder(t *testing.T) {
 				}
 				return 1001, nil
 			}
-			a, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: sched, Search: SearchOptions{Budget: 20_000, Cost: dear}})
+			a, err := prepareWith(m.Clone(), sched, SearchOptions{Budget: 20_000, Cost: dear})
 			require.NoError(t, err)
 			require.Positive(t, calls, name)
 			require.True(t, isOwn(a), "%s: the own order costs less", name)
@@ -126,7 +126,7 @@ func TestSearchCostKeepsOwnOrder(t *testing.T) {
 			// A cost that ties: the lower bound decides, and the order
 			// found stays (the same as without a cost).
 			same := func(*Analysis) (int64, error) { return 1000, nil }
-			b, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: sched, Search: SearchOptions{Budget: 20_000, Cost: same}})
+			b, err := prepareWith(m.Clone(), sched, SearchOptions{Budget: 20_000, Cost: same})
 			require.NoError(t, err)
 			require.Equal(t, entryOrder(plain), entryOrder(b), name)
 			require.Equal(t, plain.LowerBound(nil).Bytes, b.LowerBound(nil).Bytes, name)
@@ -142,13 +142,13 @@ func TestSearchCostKeepsOwnOrder(t *testing.T) {
 func TestSearchCostError(t *testing.T) {
 	for seed := range uint64(40) {
 		m := scheduledDAG(t, seed, 12+int(seed%20), true, SchedPostOrder)
-		plain, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedSearch, Search: SearchOptions{Budget: 20_000}})
+		plain, err := prepareWith(m.Clone(), SchedSearch, SearchOptions{Budget: 20_000})
 		require.NoError(t, err)
 		if plain.Search.OwnOrder {
 			continue
 		}
 		fail := func(*Analysis) (int64, error) { return 0, fmt.Errorf("no plan") }
-		_, err = PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedSearch, Search: SearchOptions{Budget: 20_000, Cost: fail}})
+		_, err = prepareWith(m.Clone(), SchedSearch, SearchOptions{Budget: 20_000, Cost: fail})
 		require.ErrorContains(t, err, "no plan")
 		return
 	}
@@ -165,12 +165,12 @@ func TestOptimalCostWeighsSearch(t *testing.T) {
 		m, err := hlo.ParseModule("m.hlo", randomDAGWith(seed, 14+int(seed%16), true))
 		require.NoError(t, err)
 		name := fmt.Sprintf("seed %d", seed)
-		search, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedSearch})
+		search, err := prepare(m.Clone(), SchedSearch)
 		require.NoError(t, err)
-		opt, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedOptimal, Search: SearchOptions{Budget: 20_000}})
+		opt, err := prepareWith(m.Clone(), SchedOptimal, SearchOptions{Budget: 20_000})
 		require.NoError(t, err)
 		higher := func(a *Analysis) (int64, error) { return -a.LowerBound(nil).Bytes, nil }
-		b, err := PrepareWith(m.Clone(), PrepareOptions{Scheduler: SchedOptimal, Search: SearchOptions{Budget: 20_000, Cost: higher}})
+		b, err := prepareWith(m.Clone(), SchedOptimal, SearchOptions{Budget: 20_000, Cost: higher})
 		require.NoError(t, err)
 		if opt.LowerBound(nil).Bytes == search.LowerBound(nil).Bytes {
 			require.Equal(t, opt.LowerBound(nil).Bytes, b.LowerBound(nil).Bytes, name)

@@ -157,7 +157,7 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 	for seed := uint64(0); seed < uint64(n); seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
 		require.NoError(t, err)
-		a, err := Prepare(m, SchedPostOrder)
+		a, err := prepare(m, SchedPostOrder)
 		if err != nil {
 			continue // the pipeline cannot repair that order: not this test's subject
 		}
@@ -176,7 +176,7 @@ func TestSegmentModelOnCorpus(t *testing.T) {
 		if m.NumInstructions() > 3000 || testing.Short() && m.NumInstructions() > 300 {
 			return
 		}
-		a, err := Prepare(m, "")
+		a, err := prepare(m, "")
 		if err != nil {
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 )
@@ -57,10 +58,10 @@ func TestReportCorpus(t *testing.T) {
 			// Small search budgets (the searching schedulers' and the
 			// packers') keep the test short; what is tested is that every
 			// lever plans and the outputs agree, not how low they go.
-			opts := Options{XLA: x, Assign: assign.Options{Budget: 50 * time.Millisecond}}
-			opts.Prepare.Search.Budget = 20_000
+			opts := Options{XLA: x, Compile: compile.Options{Assign: assign.Options{Budget: 50 * time.Millisecond}}}
+			opts.Compile.Search.Budget = 20_000
 			if strings.Contains(f, "paired-jax-cpu") {
-				opts.Assign.Target = assign.CPU
+				opts.Compile.Target = assign.CPU
 			}
 			if m.NumInstructions() <= corpusWhatIfLimit {
 				opts.WhatIf = WhatIfs(m)

@@ -32,9 +32,9 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/tpu"
 )
 
 // DefaultTop is Options.Top when it is 0.
@@ -44,10 +44,11 @@ const DefaultTop = 10
 // default packer and schedule, lists the DefaultTop largest of what
 // occupies memory at the peak and computes every what-if.
 type Options struct {
-	// Assign and Prepare are the plan's options, as hlomem assign takes
-	// them (target, packer, budget; schedule, fusion passes).
-	Assign  assign.Options
-	Prepare liveness.PrepareOptions
+	// Compile is the plan's pipeline, as hlomem assign runs it (target,
+	// packer and its budget, schedule, fusion); the searching schedulers
+	// and fusion's guard always weigh the plan's total (PlanCost), as
+	// hlomem assign has them do. Until is ignored.
+	Compile compile.Options
 	// Top is how many of what occupies memory at the peak the text
 	// lists (0: DefaultTop; negative: all).
 	Top int
@@ -297,7 +298,7 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 		}
 	}
 	progress("plan")
-	as, err := plan(ctx, m, opts.Prepare, opts.Assign)
+	as, err := plan(ctx, m, opts.Compile)
 	if err != nil {
 		return nil, err
 	}
@@ -313,30 +314,17 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// plan prepares a clone of m and assigns it. The searching schedulers
-// weigh the plan's total as hlomem assign has them do, unless popts says
-// otherwise.
-func plan(ctx context.Context, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) (*assign.Assignment, error) {
-	if popts.Search.Cost == nil {
-		popts.Search.Cost = assign.TotalCost(ctx, aopts)
-	}
-	if aopts.Target.Name == assign.TPU.Name {
-		// Arrays tiled as XLA:TPU tiles them, as hlomem assign
-		// --target=tpu --vmem=0 plans them (its default generation).
-		popts = tpu.PrepareOptions(popts, tpu.V4)
-	}
-	a, err := liveness.PrepareContext(ctx, m.Clone(), popts)
+// plan runs the pipeline on a clone of m with opts, as hlomem assign
+// does: the plan's total weighs the search's and fusion's choices, and a
+// TPU module is tiled as hlomem assign --target=tpu --vmem=0 tiles it (no
+// memory spaces). The plan has passed assign.Check.
+func plan(ctx context.Context, m *hlo.Module, opts compile.Options) (*assign.Assignment, error) {
+	opts.PlanCost, opts.Until, opts.Spaces = true, "", nil
+	r, err := compile.Compile(ctx, m.Clone(), opts)
 	if err != nil {
 		return nil, err
 	}
-	as, err := assign.Assign(ctx, a, aopts)
-	if err != nil {
-		return nil, err
-	}
-	if err := assign.Check(as); err != nil {
-		return nil, fmt.Errorf("internal error, the plan is invalid: %w", err)
-	}
-	return as, nil
+	return r.Assignment, nil
 }
 
 // newReport gathers the report of the plan as.
@@ -347,7 +335,7 @@ func newReport(as *assign.Assignment, opts Options) *Report {
 		Module:            as.Module.Name,
 		Target:            as.Options.Target.Name,
 		Algorithm:         as.Options.Algorithm,
-		Schedule:          scheduleName(as.Module, opts.Prepare.Scheduler),
+		Schedule:          scheduleName(as.Module, opts.Compile.Scheduler),
 		Parameters:        st.ParameterBytes,
 		Outputs:           st.MaybeLiveOutBytes,
 		Temps:             st.TempBytes,

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/hlomem/hlomem/assign"
-	"github.com/hlomem/hlomem/fusion"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -67,18 +67,15 @@ func WhatIfs(m *hlo.Module) []Lever {
 	return out
 }
 
-// fused reports whether opts run the fusion passes.
-func fused(p liveness.PrepareOptions) bool { return len(p.Optimize) > 0 }
-
 // Current reports whether l is what opts already do.
 func (l Lever) Current(opts Options, m *hlo.Module) bool {
 	switch l.Kind {
 	case "schedule":
-		return l.Value == scheduleName(m, opts.Prepare.Scheduler)
+		return l.Value == scheduleName(m, opts.Compile.Scheduler)
 	case "fusion":
-		return (l.Value == "on") == fused(opts.Prepare)
+		return (l.Value == "on") == opts.Compile.Fuse
 	case "packer":
-		a := opts.Assign.Algorithm
+		a := opts.Compile.Assign.Algorithm
 		if a == "" {
 			a = "auto"
 		}
@@ -91,25 +88,23 @@ func (l Lever) Current(opts Options, m *hlo.Module) bool {
 // the options of w.Command.
 func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	w := WhatIf{Lever: l}
-	popts, aopts := opts.Prepare, opts.Assign
-	fuse := fused(popts)
+	c := opts.Compile
 	switch l.Kind {
 	case "schedule":
-		popts.Scheduler = l.Value
-		if l.Value == liveness.SchedOptimal && popts.Search.Budget == 0 {
-			popts.Search.Budget = WhatIfOptimalBudget
+		c.Scheduler = l.Value
+		if l.Value == liveness.SchedOptimal && c.Search.Budget == 0 {
+			c.Search.Budget = WhatIfOptimalBudget
 		}
 	case "fusion":
-		fuse = l.Value == "on"
+		c.Fuse = l.Value == "on"
 	case "packer":
-		aopts.Algorithm = l.Value
+		c.Assign.Algorithm = l.Value
 	default:
 		w.Err = fmt.Sprintf("unknown lever %q", l.Kind)
 		return w
 	}
-	popts = costed(ctx, popts, aopts, fuse)
-	w.Command = Command(opts.File, m, popts, aopts)
-	as, err := plan(ctx, m, popts, aopts)
+	w.Command = Command(opts.File, m, c)
+	as, err := plan(ctx, m, c)
 	if err != nil {
 		w.Err = err.Error()
 		return w
@@ -118,29 +113,18 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	return w
 }
 
-// costed returns popts with the plan's cost of aopts where hlomem assign
-// puts it: in the searching schedulers (which leave a scheduled module's
-// own order only for a plan that costs no more) and, when fuse is set, in
-// fusion's guard, whose passes it makes anew (each plan gets passes of
-// its own: they keep state between them).
-func costed(ctx context.Context, popts liveness.PrepareOptions, aopts assign.Options, fuse bool) liveness.PrepareOptions {
-	cost := assign.TotalCost(ctx, aopts)
-	popts.Search.Cost = cost
-	popts.Optimize = nil
-	if fuse {
-		popts.Optimize = fusion.Passes(fusion.Options{Cost: cost, Search: popts.Search})
-	}
-	return popts
-}
-
 // Command returns the command line (program name first) whose hlomem
-// assign --format=json output gives the figures of m planned with popts
-// and aopts: its lower_bound and total_bytes (for file's module m, among
+// assign --format=json output gives the figures of m planned with opts:
+// its lower_bound and total_bytes (for file's module m, among
 // others when file holds several). It names every option that decides
 // them and is not at its default, but the scheduler, the target and the
 // packer always; file "" is written FILE.
-func Command(file string, m *hlo.Module, popts liveness.PrepareOptions, aopts assign.Options) []string {
-	target := aopts.Target.Name
+func Command(file string, m *hlo.Module, opts compile.Options) []string {
+	aopts := opts.Assign
+	target := opts.Target.Name
+	if target == "" {
+		target = aopts.Target.Name // as compile reads it
+	}
 	if target == "" {
 		target = assign.GPU.Name
 	}
@@ -164,11 +148,11 @@ func Command(file string, m *hlo.Module, popts liveness.PrepareOptions, aopts as
 	case g > 0 && g != assign.DefaultGap:
 		args = append(args, "--gap="+strconv.FormatFloat(g, 'g', -1, 64))
 	}
-	args = append(args, "--schedule="+scheduleName(m, popts.Scheduler))
-	if b := popts.Search.Budget; b != 0 {
+	args = append(args, "--schedule="+scheduleName(m, opts.Scheduler))
+	if b := opts.Search.Budget; b != 0 {
 		args = append(args, "--schedule-budget="+strconv.FormatInt(b, 10))
 	}
-	if fused(popts) {
+	if opts.Fuse {
 		args = append(args, "--fuse")
 	}
 	if file == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
@@ -43,10 +44,10 @@ func TestWhatIfScheduledNeverAboveOwn(t *testing.T) {
 				continue
 			}
 			name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f) + "/" + m.Name
-			opts := Options{WhatIf: levers, Assign: assign.Options{Budget: 50 * time.Millisecond}}
-			opts.Prepare.Search.Budget = 20_000
+			opts := Options{WhatIf: levers, Compile: compile.Options{Assign: assign.Options{Budget: 50 * time.Millisecond}}}
+			opts.Compile.Search.Budget = 20_000
 			if strings.Contains(f, "paired-jax-cpu") {
-				opts.Assign.Target = assign.CPU
+				opts.Compile.Target = assign.CPU
 			}
 			ws := whatIfs(context.Background(), m, opts, func(string) {})
 			keep := ws[0]
@@ -72,18 +73,18 @@ func TestWhatIfScheduledNeverAboveOwn(t *testing.T) {
 func TestCommand(t *testing.T) {
 	m, err := hlo.ParseModule("m.hlo", "HloModule m, is_scheduled=true\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
 	require.NoError(t, err)
-	cmd := Command("", m, liveness.PrepareOptions{}, assign.Options{})
+	cmd := Command("", m, compile.Options{})
 	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=gpu", "--algo=auto", "--schedule=keep", "FILE"}, cmd)
 	m.IsScheduled = false
-	require.Equal(t, "--schedule=search", Command("", m, liveness.PrepareOptions{Scheduler: liveness.SchedBest}, assign.Options{})[5])
-	popts := costed(context.Background(), liveness.PrepareOptions{Scheduler: liveness.SchedOptimal, Search: liveness.SearchOptions{Budget: 5000}}, assign.Options{}, true)
-	aopts := assign.Options{Target: assign.CPU, Algorithm: "xla", Budget: time.Second, Align: 256, Gap: -1}
-	cmd = Command("-dir/my model's.hlo", m, popts, aopts)
+	require.Equal(t, "--schedule=search", Command("", m, compile.Options{Scheduler: liveness.SchedBest})[5])
+	copts := compile.Options{Target: assign.CPU, Scheduler: liveness.SchedOptimal, Search: liveness.SearchOptions{Budget: 5000}, Fuse: true, PlanCost: true,
+		Assign: assign.Options{Algorithm: "xla", Budget: time.Second, Align: 256, Gap: -1}}
+	cmd = Command("-dir/my model's.hlo", m, copts)
 	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=cpu", "--algo=xla", "--budget=1s", "--align=256", "--gap=0",
 		"--schedule=optimal", "--schedule-budget=5000", "--fuse", "./-dir/my model's.hlo"}, cmd)
 	require.Equal(t, `hlomem assign --format=json --target=cpu --algo=xla --budget=1s --align=256 --gap=0 --schedule=optimal --schedule-budget=5000 --fuse './-dir/my model'\''s.hlo'`, shellQuote(cmd))
-	aopts = assign.Options{Budget: assign.DefaultBudget, Gap: 0.01}
-	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=gpu", "--algo=auto", "--gap=0.01", "--schedule=search", "-"}, Command("-", m, liveness.PrepareOptions{}, aopts))
+	copts = compile.Options{Assign: assign.Options{Budget: assign.DefaultBudget, Gap: 0.01}}
+	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=gpu", "--algo=auto", "--gap=0.01", "--schedule=search", "-"}, Command("-", m, copts))
 }
 
 // TestWhatIfFusedBase: with fusion in the plan's options, every lever
@@ -92,8 +93,7 @@ func TestCommand(t *testing.T) {
 // plan at once), and its command says --fuse.
 func TestWhatIfFusedBase(t *testing.T) {
 	m := parseFile(t, transformerHLO)
-	opts := Options{Assign: assign.Options{Budget: 50 * time.Millisecond}}
-	opts.Prepare = costed(context.Background(), liveness.PrepareOptions{Search: liveness.SearchOptions{Budget: 2000}}, opts.Assign, true)
+	opts := Options{Compile: compile.Options{Assign: assign.Options{Budget: 50 * time.Millisecond}, Search: liveness.SearchOptions{Budget: 2000}, Fuse: true, PlanCost: true}}
 	opts.WhatIf = []Lever{{"schedule", liveness.SchedDFS}, {"schedule", liveness.SchedList}, {"fusion", "on"}, {"packer", "xla"}, {"packer", "portfolio"}}
 	ws := whatIfs(context.Background(), m, opts, func(string) {})
 	for _, w := range ws {

@@ -21,7 +21,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -194,7 +194,7 @@ func planText(t *testing.T, text string) *assign.Assignment {
 	t.Helper()
 	m, err := hlo.ParseModule("m.hlo", text)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	as, err := assign.Assign(context.Background(), a, assign.Options{})
 	require.NoError(t, err)
@@ -300,7 +300,7 @@ ENTRY e {
 }
 `)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	as, err := assign.Assign(context.Background(), a, assign.Options{})
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -120,7 +120,7 @@ ENTRY e {
 }
 `)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	as, err := assign.Assign(context.Background(), a, assign.Options{})
 	require.NoError(t, err)

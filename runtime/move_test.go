@@ -7,7 +7,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,7 +109,7 @@ ENTRY e {
 func TestExecuteFollowsMoves(t *testing.T) {
 	m, err := hlo.ParseModule("move.hlo", moveModule)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})
@@ -141,7 +141,7 @@ func TestExecuteFollowsMoves(t *testing.T) {
 func TestMoverIgnoresOtherRegions(t *testing.T) {
 	m, err := hlo.ParseModule("move.hlo", moveModule)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})

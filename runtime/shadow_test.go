@@ -11,6 +11,7 @@ import (
 	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func prepared(file string) []*liveness.Analysis {
 	}
 	var out []*liveness.Analysis
 	for _, m := range mods {
-		a, err := liveness.Prepare(m, "")
+		a, err := preptest.Prepare(m, "")
 		if err != nil {
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 // TestTiledOrder pins where XLA's tiled layouts put each element, for the
@@ -107,7 +107,7 @@ ENTRY e {
 }
 `)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})

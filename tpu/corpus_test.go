@@ -13,13 +13,14 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
 )
 
 // tpuPrepare is the preparation of --target=tpu: default tiles first.
 func tpuPrepare(m *hlo.Module, gen Generation) (*liveness.Analysis, error) {
-	return liveness.PrepareWith(m, liveness.PrepareOptions{Fusion: LayoutPass(gen)})
+	return preptest.With(context.Background(), m, preptest.Options{Before: func(m *hlo.Module) (bool, error) { return ApplyLayouts(m, gen), nil }})
 }
 
 // TestCorpusTPU: every corpus module (the hlo/ sets and the paired dumps)
@@ -46,7 +47,7 @@ func TestCorpusTPU(t *testing.T) {
 			name := filepath.Base(f) + "/" + m.Name
 			// A module liveness refuses without tiles is not the TPU's
 			// business; note it and go on.
-			if _, err := liveness.PrepareWith(m.Clone(), liveness.PrepareOptions{}); err != nil {
+			if _, err := preptest.Prepare(m.Clone(), ""); err != nil {
 				t.Logf("%-60s refused by liveness before tiling: %v", name, err)
 				refused++
 				continue

@@ -13,7 +13,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/require"
 )
@@ -323,7 +323,7 @@ func TestExecuteOnFragmentedHBM(t *testing.T) {
 	small := strings.NewReplacer("268435456", "262144", "536870912", "524288").Replace(string(src))
 	m, err := hlo.ParseModule("frag_small.hlo", small)
 	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(m, "")
 	require.NoError(t, err)
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})

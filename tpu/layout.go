@@ -134,13 +134,3 @@ func ApplyLayouts(m *hlo.Module, gen Generation) bool {
 	}
 	return changed
 }
-
-// LayoutPass is ApplyLayouts as a pass of liveness.PrepareOptions.Fusion:
-// the preparation of --target=tpu, so that every size the analysis and
-// the plan use is padded. PrepareOptions also tiles what the fusion
-// passes make.
-func LayoutPass(gen Generation) func(*hlo.Module) (bool, error) {
-	return func(m *hlo.Module) (bool, error) {
-		return ApplyLayouts(m, gen), nil
-	}
-}

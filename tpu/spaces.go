@@ -16,9 +16,8 @@ package tpu
 // IR:
 //
 //  1. Prepare a clone of the module as buffer assignment would
-//     (liveness.PrepareWith with SpaceOptions.Prepare: flatten the call
-//     graph, insert copies, keep or choose the schedule; with
-//     SpaceOptions.Generation, every array first gets XLA:TPU's tiles, so
+//     (SpaceOptions.Prepare, the pipeline's: copies inserted, the
+//     schedule kept or chosen; the module has XLA:TPU's tiles already, so
 //     that every size below is padded) and make the schedule the module's
 //     instruction order (is_scheduled=true), so that every later
 //     preparation keeps it.
@@ -159,13 +158,15 @@ type SpaceOptions struct {
 	// PrefetchOnly places values in VMEM by prefetching only: no value is
 	// produced in VMEM and none is evicted.
 	PrefetchOnly bool
-	// Generation, when set, gives every array without tiles the
-	// generation's (DefaultLayout) before anything else, so that the
-	// module and every size are XLA:TPU's; nil keeps the module's layouts.
-	Generation *Generation
-	// Prepare is the preparation the module gets first (schedule, fusion
-	// passes); its zero value is buffer assignment's default.
-	Prepare liveness.PrepareOptions
+	// Prepare prepares the module (a clone AssignSpaces owns) as buffer
+	// assignment would: copies inserted and the schedule chosen; the
+	// analysis it returns decides what goes where. Replan prepares a
+	// rewritten module (scheduled: its order is kept) the same way and
+	// assigns it with opts. The pipeline (package compile) gives both;
+	// both are required. The module AssignSpaces gets has its tiles
+	// already (ApplyLayouts), so that every size is padded.
+	Prepare func(ctx context.Context, m *hlo.Module) (*liveness.Analysis, error)
+	Replan  func(ctx context.Context, m *hlo.Module, opts assign.Options) (*assign.Assignment, error)
 }
 
 // SpaceKind is how a value is placed in VMEM.
@@ -314,15 +315,14 @@ func AssignSpaces(ctx context.Context, m *hlo.Module, opts SpaceOptions) (*hlo.M
 	if m == nil {
 		return nil, nil, errors.New("tpu: assign spaces: no module")
 	}
+	if opts.Prepare == nil || opts.Replan == nil {
+		return nil, nil, fmt.Errorf("%w: Prepare and Replan are required (compile.Compile gives them)", ErrSpaceOptions)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	base := m.Clone()
-	popts := opts.Prepare
-	if opts.Generation != nil {
-		popts = PrepareOptions(popts, *opts.Generation)
-	}
-	a, err := liveness.PrepareContext(ctx, base, popts)
+	a, err := opts.Prepare(ctx, base)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tpu: assign spaces: %w", err)
 	}
@@ -343,33 +343,6 @@ func AssignSpaces(ctx context.Context, m *hlo.Module, opts SpaceOptions) (*hlo.M
 	hbmBefore := spacePeak(a, HBMSpace)
 	a.Schedule.Apply(base) // the instruction order becomes the schedule
 	return fitSpaces(ctx, base, chosen, scalars, opts, hbmBefore)
-}
-
-// PrepareOptions returns opts with XLA:TPU's default tiles for gen given to
-// every array: first in the fusion slot (so that the fusion passes'
-// guard measures padded sizes), and again after the passes of
-// opts.Optimize, for the instructions they made.
-func PrepareOptions(opts liveness.PrepareOptions, gen Generation) liveness.PrepareOptions {
-	user := opts.Fusion
-	opts.Fusion = func(m *hlo.Module) (bool, error) {
-		changed := false
-		if user != nil {
-			var err error
-			if changed, err = user(m); err != nil {
-				return changed, err
-			}
-		}
-		return ApplyLayouts(m, gen) || changed, nil
-	}
-	if len(opts.Optimize) > 0 {
-		opts.Optimize = append(slices.Clip(opts.Optimize), liveness.Pass{
-			Name: "tpu-layout",
-			Run: func(m *hlo.Module, _ liveness.PrepareOptions) (bool, error) {
-				return ApplyLayouts(m, gen), nil
-			},
-		})
-	}
-	return opts
 }
 
 // heaps returns the bytes of as's allocations in each memory space.
@@ -399,14 +372,11 @@ func fitSpaces(ctx context.Context, base *hlo.Module, chosen []*spaceCand, scala
 		}
 		out := base.Clone()
 		decisions, scalarDecisions := rewriteSpaces(out, chosen, scalars)
-		a, err := liveness.PrepareContext(ctx, out, liveness.PrepareOptions{})
+		as, err := opts.Replan(ctx, out, assign.Options{Target: assign.TPU, Algorithm: spacePacker})
 		if err != nil {
 			return nil, nil, fmt.Errorf("tpu: assign spaces: the rewritten module: %w", err)
 		}
-		as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU, Algorithm: spacePacker})
-		if err != nil {
-			return nil, nil, fmt.Errorf("tpu: assign spaces: the rewritten module: %w", err)
-		}
+		a := as.Analysis
 		_, vmem, smem := heaps(as)
 		retry := false
 		if vmem > opts.VMEM && len(chosen) > 0 {

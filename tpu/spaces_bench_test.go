@@ -45,7 +45,7 @@ func BenchmarkAssignSpaces(b *testing.B) {
 			gen := V4
 			var rep *SpaceReport
 			for b.Loop() {
-				_, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, SMEM: 1 << 20, Generation: &gen})
+				_, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, SMEM: 1 << 20}, &gen))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 // TestAssignSpacesCorpus: on the paired dumps (XLA-scheduled) and the
@@ -55,12 +55,12 @@ func TestAssignSpacesCorpus(t *testing.T) {
 			if len(mods) > 1 {
 				name += "/" + m.Name
 			}
-			if _, err := liveness.PrepareWith(m.Clone(), liveness.PrepareOptions{}); err != nil {
+			if _, err := preptest.Prepare(m.Clone(), ""); err != nil {
 				refused++ // not AssignSpaces' business
 				continue
 			}
 			t0 := time.Now()
-			out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: vmem, SMEM: gen.SMEM, Generation: &gen})
+			out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: vmem, SMEM: gen.SMEM}, &gen))
 			took := time.Since(t0)
 			require.NoError(t, err, name)
 			c := checkSpaces(t, name, m, out, rep, vmem, time.Second)

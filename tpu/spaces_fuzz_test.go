@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/internal/randhlo"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 // spacesRandomCase runs AssignSpaces on the random module of seed, tiled
@@ -22,11 +22,11 @@ func spacesRandomCase(t *testing.T, seed uint64, vmem, smem int64, window int, p
 	src := randhlo.Generate(seed, randhlo.Options{Instructions: 12 + int(seed%40), Scheduled: seed%3 == 0})
 	m, err := hlo.ParseModule(fmt.Sprintf("rand_%d.hlo", seed), src)
 	require.NoError(t, err)
-	if _, err := liveness.PrepareWith(m.Clone(), liveness.PrepareOptions{}); err != nil {
+	if _, err := preptest.Prepare(m.Clone(), ""); err != nil {
 		return nil // not AssignSpaces' business
 	}
 	gen := V4
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: vmem, SMEM: smem, MinWindow: window, Generation: &gen, PrefetchOnly: prefetchOnly})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: vmem, SMEM: smem, MinWindow: window, PrefetchOnly: prefetchOnly}, &gen))
 	require.NoError(t, err, src)
 	c := checkSpaces(t, fmt.Sprintf("rand_%d", seed), m, out, rep, vmem, 5*time.Second)
 	if rep.Placed > 0 || rep.SMEMScalars > 0 {

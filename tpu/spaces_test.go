@@ -15,6 +15,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
 )
@@ -73,7 +74,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	require.NoError(t, err, "%s: printed output does not parse", name)
 	require.Equal(t, text, back.String(), "%s: printed output does not round-trip", name)
 
-	a, err := liveness.PrepareWith(out, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(out, "")
 	require.NoError(t, err, name)
 	require.Equal(t, text, out.String(), "%s: preparing the output changed it", name)
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU, Algorithm: spacePacker})
@@ -144,7 +145,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	// Numerics: the original module's reference run against the planned
 	// run of the output.
 	ref0 := orig.Clone()
-	a0, err := liveness.PrepareWith(ref0, liveness.PrepareOptions{})
+	a0, err := preptest.Prepare(ref0, "")
 	require.NoError(t, err, name)
 	as0, err := assign.Assign(ctx, a0, assign.Options{Target: assign.TPU, Budget: 20 * time.Millisecond})
 	require.NoError(t, err, name)
@@ -193,7 +194,7 @@ func decision(t *testing.T, rep *SpaceReport, name string) SpaceDecision {
 func TestAssignSpacesPrefetchOnly(t *testing.T) {
 	m := spacesParse(t, spacesSmall)
 	before := m.String()
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true}, nil))
 	require.NoError(t, err)
 	require.Equal(t, before, m.String(), "AssignSpaces changed its input")
 	c := checkSpaces(t, "spaces_small", m, out, rep, 16<<20, 5*time.Second)
@@ -271,7 +272,7 @@ ENTRY main {
 // first uses and evicted for the tuple.
 func TestAssignSpacesProduceAndEvict(t *testing.T) {
 	m := spacesParse(t, spacesEvict)
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20}, nil))
 	require.NoError(t, err)
 	c := checkSpaces(t, "spaces_evict", m, out, rep, 16<<20, 5*time.Second)
 	require.True(t, c.numeric, "the module evaluates")
@@ -323,11 +324,11 @@ func TestAssignSpacesCapacity(t *testing.T) {
 	m := spacesParse(t, spacesSmall)
 	// Nothing placed: the output is the prepared module, scheduled.
 	prepared := m.Clone()
-	a, err := liveness.PrepareWith(prepared, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(prepared, "")
 	require.NoError(t, err)
 	a.Schedule.Apply(prepared)
 	for _, vmem := range []int64{1, 512, 64*128*4 - 1} {
-		out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: vmem})
+		out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: vmem}, nil))
 		require.NoError(t, err)
 		require.Zero(t, rep.Placed, "VMEM %d", vmem)
 		require.Equal(t, prepared.String(), out.String(), "VMEM %d: nothing placed, yet the module changed", vmem)
@@ -339,12 +340,12 @@ func TestAssignSpacesCapacity(t *testing.T) {
 		checkSpaces(t, "spaces_small", m, out, rep, vmem, 0)
 	}
 	// Room for one array at a time: several values, never two at once.
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 64 * 128 * 4})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 64 * 128 * 4}, nil))
 	require.NoError(t, err)
 	require.Positive(t, rep.Placed)
 	require.Equal(t, int64(64*128*4), rep.VMEMPeak)
 	checkSpaces(t, "spaces_small", m, out, rep, 64*128*4, 5*time.Second)
-	out, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 64 * 128 * 4, PrefetchOnly: true})
+	out, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 64 * 128 * 4, PrefetchOnly: true}, nil))
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Placed)
 	checkSpaces(t, "spaces_small", m, out, rep, 64*128*4, 5*time.Second)
@@ -355,15 +356,15 @@ func TestAssignSpacesCapacity(t *testing.T) {
 // instructions around it move needs a longer window, or Overlap < 0.
 func TestAssignSpacesWindow(t *testing.T) {
 	m := spacesParse(t, spacesSmall)
-	_, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, MinWindow: 100, PrefetchOnly: true})
+	_, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, MinWindow: 100, PrefetchOnly: true}, nil))
 	require.NoError(t, err)
 	require.Zero(t, rep.Placed)
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, MinWindow: 100})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, MinWindow: 100}, nil))
 	require.NoError(t, err)
 	require.Zero(t, rep.Prefetches+rep.Evicted, "no copy has a window of 100")
 	require.Positive(t, rep.Produced, "values produced in VMEM need no window")
 	checkSpaces(t, "spaces_small", m, out, rep, 16<<20, 5*time.Second)
-	out, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, MinWindow: 1, PrefetchOnly: true})
+	out, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, MinWindow: 1, PrefetchOnly: true}, nil))
 	require.NoError(t, err)
 	require.Positive(t, rep.Placed)
 	require.Equal(t, 1, rep.Decisions[0].Window)
@@ -385,17 +386,17 @@ ENTRY main {
   ROOT r = f32[64,64] add(w, v)
 }
 `)
-	_, rep, err = AssignSpaces(context.Background(), big, SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true})
+	_, rep, err = AssignSpaces(context.Background(), big, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true}, nil))
 	require.NoError(t, err)
 	d := decision(t, rep, "big")
 	require.Equal(t, 2, d.Uses, "u and w read the prefetch")
 	require.GreaterOrEqual(t, d.WindowBytes, int64(512*512*4))
 	require.Greater(t, d.Window, 20, "the window spans the chain")
-	_, rep, err = AssignSpaces(context.Background(), big, SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true, Overlap: -1})
+	_, rep, err = AssignSpaces(context.Background(), big, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true, Overlap: -1}, nil))
 	require.NoError(t, err)
 	d = decision(t, rep, "big")
 	require.Equal(t, DefaultMinWindow, d.Window, "counting instructions only")
-	_, rep, err = AssignSpaces(context.Background(), big, SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true, Overlap: 100})
+	_, rep, err = AssignSpaces(context.Background(), big, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true, Overlap: 100}, nil))
 	require.NoError(t, err)
 	for _, d := range rep.Decisions {
 		require.NotEqual(t, "big", d.Name, "no window moves 100 MiB")
@@ -416,16 +417,16 @@ func chain(n int) string {
 
 func TestAssignSpacesBadOptions(t *testing.T) {
 	m := spacesParse(t, spacesSmall)
-	for _, opts := range []SpaceOptions{{}, {VMEM: -1}, {VMEM: 1 << 20, MinWindow: -1}, {VMEM: 1 << 20, SMEM: -1}, {VMEM: 1 << 20, Overlap: math.NaN()}, {VMEM: 1 << 20, Overlap: math.Inf(1)}} {
+	for _, opts := range []SpaceOptions{{}, {VMEM: 1 << 20}, {VMEM: -1}, {VMEM: 1 << 20, MinWindow: -1}, {VMEM: 1 << 20, SMEM: -1}, {VMEM: 1 << 20, Overlap: math.NaN()}, {VMEM: 1 << 20, Overlap: math.Inf(1)}} {
 		_, _, err := AssignSpaces(context.Background(), m, opts)
 		require.Error(t, err, "%+v", opts)
 		require.True(t, errors.Is(err, ErrSpaceOptions), "%+v: %v", opts, err)
 	}
-	_, _, err := AssignSpaces(context.Background(), nil, SpaceOptions{VMEM: 1 << 20})
+	_, _, err := AssignSpaces(context.Background(), nil, spaceOpts(SpaceOptions{VMEM: 1 << 20}, nil))
 	require.Error(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err = AssignSpaces(ctx, m, SpaceOptions{VMEM: 1 << 20})
+	_, _, err = AssignSpaces(ctx, m, spaceOpts(SpaceOptions{VMEM: 1 << 20}, nil))
 	require.ErrorIs(t, err, context.Canceled)
 }
 
@@ -448,7 +449,7 @@ ENTRY main {
   ROOT r = f32[8] add(m3, x)
 }
 `)
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 1 << 20})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 1 << 20}, nil))
 	require.NoError(t, err)
 	require.Positive(t, rep.Placed)
 	checkSpaces(t, "unlaid", m, out, rep, 1<<20, 5*time.Second)
@@ -479,7 +480,7 @@ ENTRY main {
 }
 `)
 	for _, only := range []bool{true, false} {
-		out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, PrefetchOnly: only})
+		out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: only}, nil))
 		require.NoError(t, err)
 		c := checkSpaces(t, "calls", m, out, rep, 16<<20, 5*time.Second)
 		require.True(t, c.numeric, "the module evaluates")
@@ -510,9 +511,9 @@ ENTRY main {
 func TestAssignSpacesDropsWhatThePlanCannotHold(t *testing.T) {
 	m := spacesParse(t, spacesSmall)
 	base := m.Clone()
-	a, err := liveness.PrepareWith(base, liveness.PrepareOptions{})
+	a, err := preptest.Prepare(base, "")
 	require.NoError(t, err)
-	opts := SpaceOptions{VMEM: 16 << 20, MinWindow: DefaultMinWindow, Overlap: DefaultOverlap, PrefetchOnly: true}
+	opts := spaceOpts(SpaceOptions{VMEM: 16 << 20, MinWindow: DefaultMinWindow, Overlap: DefaultOverlap, PrefetchOnly: true}, nil)
 	chosen := chooseSpaces(newSpacePlanner(a, opts).candidates(make([]bool, len(a.Buffers))), a.EndTime(), 16<<20)
 	require.Len(t, chosen, 2)
 	a.Schedule.Apply(base)
@@ -573,7 +574,7 @@ ENTRY main {
 func TestAssignSpacesSMEM(t *testing.T) {
 	m := spacesParse(t, spacesLoop)
 	gen := V4
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, Generation: &gen})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM}, &gen))
 	require.NoError(t, err)
 	c := checkSpaces(t, "loop", m, out, rep, gen.VMEM, 5*time.Second)
 	require.True(t, c.numeric, "the loop evaluates")
@@ -607,14 +608,14 @@ func TestAssignSpacesSMEM(t *testing.T) {
 	}
 
 	// No SMEM: scalars stay tiled in HBM.
-	out, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: gen.VMEM, Generation: &gen})
+	out, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: gen.VMEM}, &gen))
 	require.NoError(t, err)
 	checkSpaces(t, "loop", m, out, rep, gen.VMEM, 0)
 	require.Zero(t, rep.SMEMScalars)
 	require.NotContains(t, out.String(), "S(2)")
 	require.Contains(t, out.String(), "s32[]{:T(256)}")
 	// SMEM for one word at a time.
-	out, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: gen.VMEM, SMEM: 4, Generation: &gen})
+	out, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: gen.VMEM, SMEM: 4}, &gen))
 	require.NoError(t, err)
 	checkSpaces(t, "loop", m, out, rep, gen.VMEM, 5*time.Second)
 	require.LessOrEqual(t, rep.SMEMHeap, int64(4))
@@ -625,14 +626,36 @@ func TestAssignSpacesSMEM(t *testing.T) {
 func TestAssignSpacesTiled(t *testing.T) {
 	m := spacesParse(t, strings.ReplaceAll(spacesSmall, "64,128", "3,5"))
 	gen := V4
-	out, rep, err := AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 16 << 20, Generation: &gen, PrefetchOnly: true})
+	out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 16 << 20, PrefetchOnly: true}, &gen))
 	require.NoError(t, err)
 	checkSpaces(t, "tiled", m, out, rep, 16<<20, 5*time.Second)
 	d := decision(t, rep, "p1")
 	require.Equal(t, int64(8*128*4), d.Bytes)
 	require.Contains(t, out.String(), "f32[3,5]{1,0:T(8,128)S(1)}")
 	// Too small for one padded array, though the unpadded one would fit.
-	_, rep, err = AssignSpaces(context.Background(), m, SpaceOptions{VMEM: 1024, Generation: &gen})
+	_, rep, err = AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: 1024}, &gen))
 	require.NoError(t, err)
 	require.Zero(t, rep.Placed)
+}
+
+// spaceOpts is opts with the pipeline's preparation (package preptest,
+// compile's order): gen, when set, tiles the module first as compile's
+// target-layout pass does.
+func spaceOpts(opts SpaceOptions, gen *Generation) SpaceOptions {
+	opts.Prepare = func(ctx context.Context, m *hlo.Module) (*liveness.Analysis, error) {
+		var po preptest.Options
+		if gen != nil {
+			g := *gen
+			po.Before = func(m *hlo.Module) (bool, error) { return ApplyLayouts(m, g), nil }
+		}
+		return preptest.With(ctx, m, po)
+	}
+	opts.Replan = func(ctx context.Context, m *hlo.Module, ao assign.Options) (*assign.Assignment, error) {
+		a, err := preptest.With(ctx, m, preptest.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return assign.Assign(ctx, a, ao)
+	}
+	return opts
 }

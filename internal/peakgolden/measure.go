@@ -14,9 +14,9 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/tpu"
 )
 
 // TopBuffers is how many of the largest buffers live at the peak a Line
@@ -267,25 +267,14 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 			err = fmt.Errorf("%s: module %s: %w", source, m.Name, err)
 		}
 	}()
-	popts := liveness.PrepareOptions{Scheduler: opts.Schedule}
-	if opts.Target.Name == assign.TPU.Name {
-		gen, err := tpu.GenerationByName("tpu-v4")
-		if err != nil {
-			return l, err
-		}
-		popts.Fusion = tpu.LayoutPass(gen)
-	}
-	a, err := liveness.PrepareContext(ctx, m, popts)
+	// XLA's heap (or a greedy packer), no plan's cost weighing the
+	// search: the figures depend on nothing but the module.
+	r, err := compile.Compile(ctx, m, compile.Options{Target: opts.Target, Scheduler: opts.Schedule,
+		Assign: assign.Options{Algorithm: opts.Algorithm}})
 	if err != nil {
 		return l, err
 	}
-	as, err := assign.Assign(ctx, a, assign.Options{Target: opts.Target, Algorithm: opts.Algorithm})
-	if err != nil {
-		return l, err
-	}
-	if err := assign.Check(as); err != nil {
-		return l, fmt.Errorf("internal error, the plan is invalid: %w", err)
-	}
+	a, as := r.Analysis, r.Assignment
 	step, _, at := as.Peak()
 	l = Line{
 		Module:     m.Name,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/tpu"
@@ -36,6 +37,7 @@ func runAssign(e *env, args []string) error {
 	genName := fs.String("generation", "tpu-v4", "with --target=tpu: the chip generation whose tiling arrays without one get, and whose SMEM --vmem uses (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x, tpu-custom:HBM[:VMEM[:SMEM]])")
 	var sf spaceFlags
 	sf.register(fs, false)
+	e.passesFlag(fs)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -88,41 +90,37 @@ func runAssign(e *env, args []string) error {
 	// the module and the heap's color leading each row, and the
 	// alignment column always there.
 	csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
-	ctx := e.ctx
 	g := *gap
 	if g == 0 {
 		g = -1 // Options: 0 is the default, negative none
 	}
-	opts := assign.Options{Target: tgt, Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
 	// With --fuse, fusion keeps the total of this very plan from rising.
-	popts := prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts))
-	prepare := func(m *hlo.Module) (*liveness.Analysis, error) { return liveness.PrepareContext(ctx, m, popts) }
-	var spaces *tpu.SpaceReport
+	opts := compileOptions(sched, *fuse, true)
+	opts.Target = tgt
+	opts.Assign = assign.Options{Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
 	if isTPU {
-		prepare = tpuPrepare(ctx, gen, use, sf.minWindow, popts, &spaces)
+		opts.Generation = &gen
+		if use {
+			opts.Spaces = &tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: sf.minWindow}
+		}
 	}
-	err = eachPrepared(e, file, prepare, l, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		as, err := assign.Assign(ctx, a, opts)
-		if err != nil {
+	err = eachCompiled(e, file, opts, l, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+		as := r.Assignment
+		if err := writeAssignment(w, as, m, *format, xopts, csvw); err != nil {
 			return err
 		}
-		// The independent check runs while the output is written (both
-		// only read the plan); a failed check discards the output.
-		checked := make(chan error, 1)
-		go func() { checked <- assign.Check(as) }()
-		werr := writeAssignment(w, as, m, *format, xopts, csvw)
-		if werr == nil && isTPU && (*format == "xla" || *format == "report") {
-			if _, werr = io.WriteString(w, "\n"); werr == nil {
-				werr = as.Padding().Write(w, 0)
+		if isTPU && (*format == "xla" || *format == "report") {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
 			}
-			if werr == nil && spaces != nil {
-				werr = writeSpaces(w, spaces, gen)
+			if err := as.Padding().Write(w, 0); err != nil {
+				return err
+			}
+			if r.Spaces != nil {
+				return writeSpaces(w, r.Spaces, gen)
 			}
 		}
-		if err := <-checked; err != nil {
-			return fmt.Errorf("internal error, the plan is invalid: %w", err)
-		}
-		return werr
+		return nil
 	})
 	if err != nil {
 		return err

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/atomicfile"
 )
 
@@ -103,6 +105,29 @@ type env struct {
 	stdin  io.Reader
 	stdout *spool    // copied to the real stdout only on success
 	stderr io.Writer // diagnostics, written immediately
+	// passes: --passes asks for each pipeline pass's time on stderr.
+	passes bool
+}
+
+// passesFlag defines --passes on fs for the commands that run the
+// pipeline.
+func (e *env) passesFlag(fs *flag.FlagSet) {
+	fs.BoolVar(&e.passes, "passes", false, "print each pipeline pass as it ends on stderr: its name, its time, whether it changed the module")
+}
+
+// tracePasses returns the pipeline's trace for module m with --passes,
+// nil without.
+func (e *env) tracePasses(m *hlo.Module) func(compile.PassRun) {
+	if !e.passes {
+		return nil
+	}
+	return func(r compile.PassRun) {
+		changed := ""
+		if r.Changed {
+			changed = " (changed the module)"
+		}
+		fmt.Fprintf(e.stderr, "hlomem: %s: pass %-18s %9.3f ms%s\n", m.Name, r.Name, float64(r.Elapsed.Microseconds())/1000, changed)
+	}
 }
 
 // exitError asks Main to exit with a specific code after printing msg.

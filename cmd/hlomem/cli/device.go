@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/gpu"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 // deviceFlags are run's flags for a session on a modelled GPU.
@@ -79,7 +79,7 @@ func (d *deviceFlags) config(getenv func(string) string) (gpu.ClientConfig, erro
 // for each program of files, put its parameters, run it, delete its
 // arguments and outputs. An OOM exits 2 with XLA's report on stderr and
 // the steps before it on stdout.
-func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts assign.Options, popts liveness.PrepareOptions, verify bool) error {
+func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts compile.Options, verify bool) error {
 	cfg, err := d.config(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -118,14 +118,13 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 			return err
 		}
 		for _, m := range mods {
-			a, err := liveness.PrepareContext(ctx, m, popts)
+			o := opts
+			o.Trace = e.tracePasses(m)
+			r, err := compile.Compile(ctx, m, o)
 			if err != nil {
 				return moduleError(inputName(file), m, err)
 			}
-			as, err := assign.Assign(ctx, a, opts)
-			if err != nil {
-				return moduleError(inputName(file), m, err)
-			}
+			as := r.Assignment
 			p, err := gpu.NewProgram(m.Name, as)
 			if err != nil {
 				return moduleError(inputName(file), m, err)

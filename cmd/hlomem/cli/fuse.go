@@ -3,9 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/fusion"
-	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 )
 
 func init() {
@@ -27,6 +26,7 @@ func runFuse(e *env, args []string) error {
 	maxOps := fs.Int("max-operands", fusion.DefaultMaxOperands, "most operands of a fusion")
 	maxInst := fs.Int("max-instructions", fusion.DefaultMaxInstructions, "most instructions of a fused computation")
 	noMulti := fs.Bool("no-multi-output", false, "no multi-output (sibling) fusion")
+	e.passesFlag(fs)
 	file, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -47,26 +47,10 @@ func runFuse(e *env, args []string) error {
 	name := inputName(file)
 	for i, m := range mods {
 		var decisions []fusion.Decision
-		opts := fusion.Options{Scheduler: *sched, Search: sf.search(), NoGuard: *noGuard, MaxOperands: *maxOps, MaxInstructions: *maxInst, NoMultiOutput: *noMulti,
-			Explain: func(d fusion.Decision) { decisions = append(decisions, d) }}
-		if _, err := hlo.FlattenCallGraphContext(e.ctx, m); err != nil {
-			return moduleError(name, m, err)
-		}
-		// The fusion passes, each under the command's context; an error
-		// names its pass.
-		var passes []liveness.Pass
-		for _, p := range fusion.Passes(opts) {
-			run := p.Run
-			p.Run = func(m *hlo.Module, po liveness.PrepareOptions) (bool, error) {
-				changed, err := run(m, po)
-				if err != nil && e.ctx.Err() == nil {
-					err = fmt.Errorf("pass %s: %w", p.Name, err)
-				}
-				return changed, err
-			}
-			passes = append(passes, p)
-		}
-		if _, err := liveness.RunPassesContext(e.ctx, m, passes, liveness.PrepareOptions{Scheduler: *sched, Search: sf.search()}); err != nil {
+		opts := compile.Options{Scheduler: *sched, Search: sf.search(), Fuse: true, Until: "fusion", Trace: e.tracePasses(m),
+			Fusion: fusion.Options{NoGuard: *noGuard, MaxOperands: *maxOps, MaxInstructions: *maxInst, NoMultiOutput: *noMulti,
+				Explain: func(d fusion.Decision) { decisions = append(decisions, d) }}}
+		if _, err := compile.Compile(e.ctx, m, opts); err != nil {
 			return moduleError(name, m, err)
 		}
 		if i > 0 {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hlomem/hlomem/fusion"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -22,15 +22,11 @@ func init() {
 // fuseFlag documents --fuse, shared by several commands.
 const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound (and for assign and run the assigned total) from rising"
 
-// prepareOptions is the preparation pipeline of a command: the scheduler
-// and its budget and, with --fuse, the optimization passes.
-func prepareOptions(sched scheduleFlags, fuse bool, cost func(*liveness.Analysis) (int64, error)) liveness.PrepareOptions {
-	o := liveness.PrepareOptions{Scheduler: *sched.name, Search: sched.search()}
-	o.Search.Cost = cost // search and optimal leave a module's own order only for a plan that costs no more
-	if fuse {
-		o.Optimize = fusion.Passes(fusion.Options{Cost: cost, Search: o.Search})
-	}
-	return o
+// compileOptions is the pipeline of a command (package compile): the
+// scheduler and its budget, with --fuse the optimization passes, and with
+// planCost the plan's total weighing the search's and fusion's choices.
+func compileOptions(sched scheduleFlags, fuse, planCost bool) compile.Options {
+	return compile.Options{Scheduler: *sched.name, Search: sched.search(), Fuse: fuse, PlanCost: planCost}
 }
 
 // scheduleFlag documents the --schedule choices shared by several commands.
@@ -82,11 +78,13 @@ func runLiveness(e *env, args []string) error {
 	if *format == "json" {
 		l = jsonArray
 	}
-	return eachAnalysis(e, file, prepareOptions(sched, *fuse, nil), l, func(w io.Writer, _ *hlo.Module, a *liveness.Analysis) error {
+	opts := compileOptions(sched, *fuse, false)
+	opts.Until = "schedule"
+	return eachCompiled(e, file, opts, l, func(w io.Writer, _ *hlo.Module, r *compile.Result) error {
 		if *format == "json" {
-			return a.WriteJSON(w)
+			return r.Analysis.WriteJSON(w)
 		}
-		return a.WriteXLAWith(w, xopts)
+		return r.Analysis.WriteXLAWith(w, xopts)
 	})
 }
 
@@ -104,20 +102,11 @@ func xlaOptions(cmd, peak string) (liveness.XLAOptions, error) {
 	return liveness.XLAOptions{}, oneOf(cmd, "peak-format", peak, []string{"current", "legacy"})
 }
 
-// eachAnalysis loads and verifies every module of file, prepares and
-// analyses each as XLA does before buffer assignment (liveness.PrepareWith
-// popts: its scheduler, "" picking keep for a scheduled module and best
-// otherwise, and the optimization passes --fuse asks for) and calls write
-// for it with where to write its part of the output, laid out as l says
-// (moduleOutput).
-func eachAnalysis(e *env, file string, popts liveness.PrepareOptions, l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
-	return eachPrepared(e, file, func(m *hlo.Module) (*liveness.Analysis, error) {
-		return liveness.PrepareContext(e.ctx, m, popts)
-	}, l, write)
-}
-
-// eachPrepared is eachAnalysis with the preparation prepare.
-func eachPrepared(e *env, file string, prepare func(*hlo.Module) (*liveness.Analysis, error), l layout, write func(io.Writer, *hlo.Module, *liveness.Analysis) error) error {
+// eachCompiled loads and verifies every module of file, runs the
+// pipeline (compile.Compile with opts, on the command's context) on each
+// and calls write for it with where to write its part of the output, laid
+// out as l says (moduleOutput).
+func eachCompiled(e *env, file string, opts compile.Options, l layout, write func(io.Writer, *hlo.Module, *compile.Result) error) error {
 	mods, err := loadModules(e, file, true)
 	if err != nil {
 		return err
@@ -125,7 +114,9 @@ func eachPrepared(e *env, file string, prepare func(*hlo.Module) (*liveness.Anal
 	name := inputName(file)
 	out := newModuleOutput(e.stdout, l, len(mods))
 	for _, m := range mods {
-		a, err := prepare(m)
+		o := opts
+		o.Trace = e.tracePasses(m)
+		r, err := compile.Compile(e.ctx, m, o)
 		if err != nil {
 			return moduleError(name, m, err)
 		}
@@ -133,7 +124,7 @@ func eachPrepared(e *env, file string, prepare func(*hlo.Module) (*liveness.Anal
 		if err != nil {
 			return err
 		}
-		if err := write(w, m, a); err != nil {
+		if err := write(w, m, r); err != nil {
 			return moduleError(name, m, err)
 		}
 	}

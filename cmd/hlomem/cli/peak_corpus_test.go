@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/peakgolden"
-	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -210,11 +210,11 @@ func prepare(file string) (*assign.Assignment, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := liveness.PrepareWith(mods[0], liveness.PrepareOptions{})
+	res, err := compile.Compile(context.Background(), mods[0], compile.Options{Assign: assign.Options{Algorithm: "xla"}})
 	if err != nil {
 		return nil, err
 	}
-	return assign.Assign(context.Background(), a, assign.Options{Algorithm: "xla"})
+	return res.Assignment, nil
 }
 
 // doubleTemps returns, for each temp occupying memory at file's peak

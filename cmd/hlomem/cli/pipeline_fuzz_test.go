@@ -13,9 +13,9 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +38,7 @@ var inlineHLO = regexp.MustCompile("(?s)`(HloModule .*?)`")
 
 // FuzzPipeline feeds modules through the whole pipeline as hlomem assign
 // runs it: parse, verify, flatten the call graph, prepare (copy insertion
-// for an unscheduled module, then the default scheduler; liveness.Prepare),
+// for an unscheduled module, then the default scheduler; compile.Compile),
 // analyse, assign with each of pipelineOptions, Check and the
 // packing checks, and every output format. It fails on a panic, on a plan
 // that does not pass the checks, and on a module that hlo.Verify accepts
@@ -145,7 +145,7 @@ func editText(text string, edits []byte) string {
 func runPipeline(t *testing.T, m *hlo.Module) {
 	t.Helper()
 	verr := hlo.Verify(m)
-	a, err := liveness.Prepare(m, "")
+	res, err := compile.Compile(context.Background(), m, compile.Options{Until: "schedule"})
 	if err != nil {
 		if verr == nil {
 			require.True(t, isInputError(err), "module %s passes hlo.Verify, then the pipeline fails without a position: %v", m.Name, err)
@@ -153,6 +153,7 @@ func runPipeline(t *testing.T, m *hlo.Module) {
 		return
 	}
 	require.NoError(t, verr, "module %s fails hlo.Verify, yet the pipeline analysed it", m.Name)
+	a := res.Analysis
 	require.NoError(t, a.WriteXLA(io.Discard), "liveness xla output")
 	require.NoError(t, a.WriteJSON(io.Discard), "liveness json output")
 	for _, opts := range pipelineOptions {

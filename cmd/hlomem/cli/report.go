@@ -81,8 +81,9 @@ func runReport(e *env, args []string) error {
 		if note != "" {
 			fmt.Fprintln(e.stderr, note)
 		}
-		aopts := assign.Options{Target: tgt, Algorithm: *algo, Budget: *budget}
-		return report.Options{Assign: aopts, Prepare: prepareOptions(sched, *fuse, assign.TotalCost(ctx, aopts)), Top: *top}
+		c := compileOptions(sched, *fuse, true)
+		c.Target, c.Assign = tgt, assign.Options{Algorithm: *algo, Budget: *budget}
+		return report.Options{Compile: c, Top: *top}
 	}
 
 	// The modules: those of an HLO file (or standard input), or of each

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
 )
@@ -49,6 +49,7 @@ func runRun(e *env, args []string) error {
 	dev.register(fs)
 	var sf spaceFlags
 	sf.register(fs, true)
+	e.passesFlag(fs)
 	files, err := parseFiles(fs, args)
 	if err != nil {
 		return err
@@ -70,12 +71,16 @@ func runRun(e *env, args []string) error {
 		fmt.Fprintln(e.stderr, note)
 	}
 	ctx := e.ctx
-	opts := assign.Options{Target: tgt, Algorithm: *algo}
+	// The pipeline: the plan's total weighs the search's and fusion's
+	// choices (but on a TPU, whose memories the plan is checked against).
+	opts := compileOptions(sched, *fuse, true)
+	opts.Target, opts.Assign = tgt, assign.Options{Algorithm: *algo}
 	if isTPUDevice(dev.device) {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, host)
+		opts.PlanCost = false
+		return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, host)
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -85,7 +90,7 @@ func runRun(e *env, args []string) error {
 			fs.Usage()
 			return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
 		}
-		return runDevice(ctx, e, &dev, files, opts, prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts)), *verify)
+		return runDevice(ctx, e, &dev, files, opts, *verify)
 	}
 	if len(files) != 1 {
 		fs.Usage()
@@ -117,11 +122,8 @@ func runRun(e *env, args []string) error {
 	if argFile != nil {
 		hopts.ArgText = argFile.size
 	}
-	return eachAnalysis(e, file, prepareOptions(sched, *fuse, assign.TotalCost(ctx, opts)), headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		as, err := assign.Assign(ctx, a, opts)
-		if err != nil {
-			return err
-		}
+	return eachCompiled(e, file, opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+		as := r.Assignment
 		if err := host.check(as, hopts); err != nil {
 			return err
 		}

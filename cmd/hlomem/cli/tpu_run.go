@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/bytesize"
-	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
 )
@@ -71,25 +71,6 @@ func (f *spaceFlags) apply(gen *tpu.Generation, run bool) (bool, error) {
 	return use && gen.VMEM > 0, nil
 }
 
-// tpuPrepare returns the preparation of a module for the TPU: tiles for
-// gen and, with spaces, AssignSpaces; rep receives the spaces report of
-// the module prepared last (nil without spaces).
-func tpuPrepare(ctx context.Context, gen tpu.Generation, spaces bool, minWindow int, popts liveness.PrepareOptions, rep **tpu.SpaceReport) func(*hlo.Module) (*liveness.Analysis, error) {
-	return func(m *hlo.Module) (*liveness.Analysis, error) {
-		*rep = nil
-		if !spaces {
-			return liveness.PrepareContext(ctx, m, tpu.PrepareOptions(popts, gen))
-		}
-		g := gen
-		out, r, err := tpu.AssignSpaces(ctx, m, tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: minWindow, Generation: &g, Prepare: popts})
-		if err != nil {
-			return nil, err
-		}
-		*rep = r
-		return liveness.PrepareContext(ctx, out, liveness.PrepareOptions{})
-	}
-}
-
 // writeSpaces prints what memory-space assignment did.
 func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 	h := assign.HumanBytes
@@ -117,7 +98,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 // evaluator on the tiled, padded buffers of a chip whose HBM compacts,
 // compared with a plan-free run. It prints the unpadded and padded HBM
 // bytes and the VMEM and SMEM bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions, host hostLimit) error {
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts compile.Options, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions, host hostLimit) error {
 	gen, err := tpu.GenerationByName(genName)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -129,20 +110,15 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 	if len(files) != 1 {
 		return errors.New("hlomem run: a TPU run takes one input file")
 	}
-	opts.Target = assign.TPU
+	opts.Target, opts.Generation = assign.TPU, &gen
+	if spaces {
+		opts.Spaces = &tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: sf.minWindow}
+	}
 	h := assign.HumanBytes
 	out := e.stdout
 	fmt.Fprintf(out, "device %s: HBM %s (%d bytes), VMEM %s, SMEM %s\n", gen.Name, h(gen.HBM), gen.HBM, h(gen.VMEM), h(gen.SMEM))
-	var rep *tpu.SpaceReport
-	prepare := tpuPrepare(ctx, gen, spaces, sf.minWindow, popts, &rep)
-	return eachPrepared(e, files[0], prepare, headed, func(w io.Writer, m *hlo.Module, a *liveness.Analysis) error {
-		as, err := assign.Assign(ctx, a, opts)
-		if err != nil {
-			return err
-		}
-		if err := assign.Check(as); err != nil {
-			return fmt.Errorf("internal error, the plan is invalid: %w", err)
-		}
+	return eachCompiled(e, files[0], opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+		as, rep := r.Assignment, r.Spaces
 		if err := tpu.CompileOOM(as, gen, 5); err != nil {
 			return &exitError{code: exitInfeasible, msg: err.Error()}
 		}
