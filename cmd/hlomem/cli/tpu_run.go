@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/bytesize"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -117,7 +117,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 // evaluator on the tiled, padded buffers of a chip whose HBM compacts,
 // compared with a plan-free run. It prints the unpadded and padded HBM
 // bytes and the VMEM and SMEM bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions, host hostLimit) error {
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec exec.ExecOptions, host hostLimit) error {
 	gen, err := tpu.GenerationByName(genName)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -162,7 +162,7 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 			h(hbm), h(gen.HBM), h(p.Unpadded), h(p.Padded), p.Expansion())
 		// The chip's memories are sparse: the estimate counts the pages
 		// the plan's values touch, not the HBM's capacity.
-		if err := host.check(as, runtime.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: verify}); err != nil {
+		if err := host.check(as, exec.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: verify}); err != nil {
 			return err
 		}
 		if verify {
@@ -171,11 +171,11 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 			}
 		}
 		if evaluate {
-			chip, err := tpu.NewChip(gen, runtime.PoisonByte)
+			chip, err := tpu.NewChip(gen, exec.PoisonByte)
 			if err != nil {
 				return err
 			}
-			args := runtime.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
+			args := exec.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
 			got, _, err := planEqualsReference(ctx, as, args, chip, rexec)
 			if err != nil {
 				return err

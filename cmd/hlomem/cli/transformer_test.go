@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // transformerHLO is the second bundled example: one decoder block's JAX
@@ -81,7 +81,7 @@ func TestTransformerGradient(t *testing.T) {
 	mod, err := hlo.ParseModule(transformerHLO, string(src))
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(7, 11))
-	args := runtime.RandomArgs(mod, rng)
+	args := exec.RandomArgs(mod, rng)
 	require.Len(t, args, 15)
 	labels := args[14]
 	require.Equal(t, "s32[2,16]", labels.Shape.StringNoLayout())
@@ -89,9 +89,9 @@ func TestTransformerGradient(t *testing.T) {
 		binary.LittleEndian.PutUint32(labels.Data[i:], uint32(rng.IntN(128)))
 	}
 
-	eval := func(args []runtime.Literal) []runtime.Literal {
+	eval := func(args []exec.Literal) []exec.Literal {
 		t.Helper()
-		out, err := runtime.EvalComputation(mod.Entry, args)
+		out, err := exec.EvalComputation(mod.Entry, args)
 		require.NoError(t, err)
 		leaves := out.Leaves()
 		require.Len(t, leaves, 14)
@@ -115,7 +115,7 @@ func TestTransformerGradient(t *testing.T) {
 		require.Greater(t, norm, 1e-3, "%s: no gradient", name)
 		const eps = 1e-2
 		at := func(step float64) float32 {
-			moved := append([]runtime.Literal(nil), args...)
+			moved := append([]exec.Literal(nil), args...)
 			v := make([]float32, len(w))
 			for j := range w {
 				v[j] = w[j] + float32(step*g[j]/norm)
@@ -129,7 +129,7 @@ func TestTransformerGradient(t *testing.T) {
 	}
 }
 
-func f32s(l runtime.Literal) []float32 {
+func f32s(l exec.Literal) []float32 {
 	v := make([]float32, len(l.Data)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(l.Data[4*i:]))
@@ -137,10 +137,10 @@ func f32s(l runtime.Literal) []float32 {
 	return v
 }
 
-func literalF32(s hlo.Shape, v []float32) runtime.Literal {
+func literalF32(s hlo.Shape, v []float32) exec.Literal {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
-	return runtime.Literal{Shape: s, Data: b}
+	return exec.Literal{Shape: s, Data: b}
 }
