@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -14,10 +14,10 @@ import (
 // ExecOptions configures Execute.
 type ExecOptions struct {
 	// Reference runs the module with every value in a fresh buffer of its
-	// own (the plan-free Evaluator: no two values share bytes, whatever
+	// own (eval's plan-free Evaluator: no two values share bytes, whatever
 	// the analysis or the plan say), the run to compare a planned run with.
 	Reference bool
-	// Seed seeds rng (0: DefaultSeed).
+	// Seed seeds rng (0: eval.DefaultSeed).
 	Seed uint64
 	// MaxSteps bounds the instructions run, loop iterations included
 	// (0: DefaultMaxSteps), so that a loop that never ends is an error.
@@ -42,7 +42,7 @@ const DefaultMaxSteps = 1 << 30
 type ExecResult struct {
 	// Outputs are the array leaves of the entry's result, in shape-index
 	// pre-order.
-	Outputs []Literal
+	Outputs []eval.Literal
 	// Steps is the number of instructions run, each loop iteration's
 	// counted again.
 	Steps int64
@@ -65,7 +65,7 @@ type ExecResult struct {
 // is an error naming it; never a guess. A nil mem runs on a HostArena
 // filled with PoisonByte. A SpacedMemory gets the allocations of each
 // color other than 0 in that memory space (AllocateIn).
-func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
+func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
 	if as == nil || as.Analysis == nil || as.Module == nil || as.Module.Entry == nil {
 		return nil, errors.New("runtime: no assignment")
 	}
@@ -80,14 +80,14 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 	a := as.Analysis
 	seed := opts.Seed
 	if seed == 0 {
-		seed = DefaultSeed
+		seed = eval.DefaultSeed
 	}
 	x := &executor{
 		ctx:  ctx,
 		a:    a,
 		mem:  mem,
 		addr: make([]int64, len(a.Values)),
-		ev:   NewEvaluator(seed),
+		ev:   eval.NewEvaluator(seed),
 	}
 	x.ev.Ctx = ctx
 	x.ev.MaxSteps = opts.MaxSteps
@@ -119,7 +119,7 @@ func Execute(ctx context.Context, as *assign.Assignment, args []Literal, mem Mem
 		if sub.IsTuple() || err != nil {
 			return
 		}
-		var l Literal
+		var l eval.Literal
 		l, err = x.loadArray(entry.Root, ix, sub)
 		res.Outputs = append(res.Outputs, l)
 	})
@@ -139,8 +139,8 @@ type executor struct {
 	// tilings caches the tiled order of the values with tiled layouts,
 	// by value ID (tiled.go).
 	tilings map[int]*tiling
-	ev      *Evaluator
-	params  []Literal // the entry's arguments, a literal per parameter
+	ev      *eval.Evaluator
+	params  []eval.Literal // the entry's arguments, a literal per parameter
 
 	// For a Mover: the allocation (by index) based at each address, and
 	// the allocation of each value placed.
@@ -148,7 +148,7 @@ type executor struct {
 	allocOf []int // by value ID, the allocation holding it once placed
 }
 
-// reference evaluates the entry with the plan-free Evaluator.
+// reference evaluates the entry with the plan-free eval.Evaluator.
 func (x *executor) reference(entry *hlo.Computation) (*ExecResult, error) {
 	out, err := x.ev.Computation(entry, x.params)
 	if err != nil {
@@ -229,34 +229,34 @@ func (x *executor) moved(from, to, size int64) {
 
 // bindArgs checks args against the entry parameters' leaves and puts
 // each parameter's literal together from them.
-func (x *executor) bindArgs(entry *hlo.Computation, args []Literal) error {
+func (x *executor) bindArgs(entry *hlo.Computation, args []eval.Literal) error {
 	next := 0
-	var build func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (Literal, error)
-	build = func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (Literal, error) {
+	var build func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (eval.Literal, error)
+	build = func(p *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) (eval.Literal, error) {
 		if s.IsTuple() {
-			elems := make([]Literal, len(s.Tuple))
+			elems := make([]eval.Literal, len(s.Tuple))
 			for i, e := range s.Tuple {
 				var err error
 				if elems[i], err = build(p, e, append(ix[:len(ix):len(ix)], int64(i))); err != nil {
-					return Literal{}, err
+					return eval.Literal{}, err
 				}
 			}
-			return Literal{Shape: s, Elems: elems}, nil
+			return eval.Literal{Shape: s, Elems: elems}, nil
 		}
 		if next >= len(args) {
-			return Literal{}, fmt.Errorf("runtime: %d arguments given, the entry takes more", len(args))
+			return eval.Literal{}, fmt.Errorf("runtime: %d arguments given, the entry takes more", len(args))
 		}
 		a := args[next]
 		if !hlo.Compatible(a.Shape, s) {
-			return Literal{}, fmt.Errorf("runtime: argument %d is %s, parameter %s%v is %s", next, a.Shape.StringNoLayout(), p.Name, ix, s.StringNoLayout())
+			return eval.Literal{}, fmt.Errorf("runtime: argument %d is %s, parameter %s%v is %s", next, a.Shape.StringNoLayout(), p.Name, ix, s.StringNoLayout())
 		}
-		if err := checkLiteral(a); err != nil {
-			return Literal{}, fmt.Errorf("runtime: argument %d: %v", next, err)
+		if err := a.Check(); err != nil {
+			return eval.Literal{}, fmt.Errorf("runtime: argument %d: %v", next, err)
 		}
 		next++
 		return a, nil
 	}
-	x.params = make([]Literal, len(entry.Params))
+	x.params = make([]eval.Literal, len(entry.Params))
 	for i, p := range entry.Params {
 		l, err := build(p, p.Shape, nil)
 		if err != nil {
@@ -280,28 +280,28 @@ func (x *executor) valueAt(in *hlo.Instruction, ix hlo.ShapeIndex) (*liveness.Va
 }
 
 // loadArray reads the array at (in, ix) from the arena.
-func (x *executor) loadArray(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (Literal, error) {
-	l, err := NewLiteral(shape)
+func (x *executor) loadArray(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (eval.Literal, error) {
+	l, err := eval.NewLiteral(shape)
 	if err != nil {
-		return Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
+		return eval.Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
 	}
 	if len(l.Data) == 0 {
 		return l, nil
 	}
 	v, err := x.valueAt(in, ix)
 	if err != nil {
-		return Literal{}, err
+		return eval.Literal{}, err
 	}
 	if int64(len(l.Data)) > v.Size {
-		return Literal{}, fmt.Errorf("runtime: %s%v: %d bytes read from a %d-byte value", in.Name, ix, len(l.Data), v.Size)
+		return eval.Literal{}, fmt.Errorf("runtime: %s%v: %d bytes read from a %d-byte value", in.Name, ix, len(l.Data), v.Size)
 	}
 	t, err := x.tilingOf(v.ID, v.Shape)
 	if err != nil {
-		return Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
+		return eval.Literal{}, fmt.Errorf("runtime: %s%v: %v", in.Name, ix, err)
 	}
 	if t.order != nil {
 		if err := x.readTiled(t, l.Data, x.addr[v.ID], v.Size); err != nil {
-			return Literal{}, fmt.Errorf("runtime: %s%v: %w", in.Name, ix, err)
+			return eval.Literal{}, fmt.Errorf("runtime: %s%v: %w", in.Name, ix, err)
 		}
 		return l, nil
 	}
@@ -310,30 +310,30 @@ func (x *executor) loadArray(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.S
 
 // load reads the value of (in, ix) of shape shape: an array, or a tuple
 // assembled from its leaves.
-func (x *executor) load(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (Literal, error) {
+func (x *executor) load(in *hlo.Instruction, ix hlo.ShapeIndex, shape hlo.Shape) (eval.Literal, error) {
 	switch {
 	case shape.IsTuple():
-		elems := make([]Literal, len(shape.Tuple))
+		elems := make([]eval.Literal, len(shape.Tuple))
 		for i, sub := range shape.Tuple {
 			e, err := x.load(in, append(ix[:len(ix):len(ix)], int64(i)), sub)
 			if err != nil {
-				return Literal{}, err
+				return eval.Literal{}, err
 			}
 			elems[i] = e
 		}
-		return Literal{Shape: shape, Elems: elems}, nil
+		return eval.Literal{Shape: shape, Elems: elems}, nil
 	case shape.IsArray():
 		return x.loadArray(in, ix, shape)
 	}
-	return Literal{Shape: shape}, nil // a token: no bytes
+	return eval.Literal{Shape: shape}, nil // a token: no bytes
 }
 
 // store writes the leaves of out that in defines (not those it forwards
 // from an operand) to their slots.
-func (x *executor) store(in *hlo.Instruction, out Literal) error {
+func (x *executor) store(in *hlo.Instruction, out eval.Literal) error {
 	var err error
-	var walk func(l Literal, ix hlo.ShapeIndex)
-	walk = func(l Literal, ix hlo.ShapeIndex) {
+	var walk func(l eval.Literal, ix hlo.ShapeIndex)
+	walk = func(l eval.Literal, ix hlo.ShapeIndex) {
 		switch {
 		case err != nil:
 		case l.IsTuple():
@@ -350,7 +350,7 @@ func (x *executor) store(in *hlo.Instruction, out Literal) error {
 
 // storeLeaf writes the array l at (in, ix) when in defines the value
 // there.
-func (x *executor) storeLeaf(in *hlo.Instruction, ix hlo.ShapeIndex, l Literal) error {
+func (x *executor) storeLeaf(in *hlo.Instruction, ix hlo.ShapeIndex, l eval.Literal) error {
 	if len(l.Data) == 0 {
 		return nil
 	}
@@ -400,7 +400,7 @@ func (x *executor) run(c *hlo.Computation) error {
 		seq = c.Instructions
 	}
 	for _, in := range seq {
-		if err := x.ev.tick(in); err != nil {
+		if err := x.ev.Tick(in); err != nil {
 			return err
 		}
 		if err := x.step(c, in); err != nil {
@@ -426,7 +426,7 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 		if cond == nil || body == nil {
 			return fmt.Errorf("runtime: %s: while without condition or body", in.Name)
 		}
-		return loop(x.ctx, func() (bool, error) {
+		return x.ev.Loop(func() (bool, error) {
 			if err := x.run(cond); err != nil {
 				return false, err
 			}
@@ -434,7 +434,7 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 			if err != nil {
 				return false, err
 			}
-			ok, err := predicate(p)
+			ok, err := eval.Predicate(p)
 			if err != nil {
 				return false, fmt.Errorf("runtime: %s: %v", in.Name, err)
 			}
@@ -449,7 +449,7 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 		if err != nil {
 			return err
 		}
-		k, err := branchIndex(sel, len(br))
+		k, err := eval.BranchIndex(sel, len(br))
 		if err != nil {
 			return fmt.Errorf("runtime: %s: %v", in.Name, err)
 		}
@@ -463,7 +463,7 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 	if !x.definesArray(in) {
 		return nil
 	}
-	ops := make([]Literal, len(in.Operands))
+	ops := make([]eval.Literal, len(in.Operands))
 	for i, o := range in.Operands {
 		l, err := x.load(o, nil, o.Shape)
 		if err != nil {
@@ -476,18 +476,4 @@ func (x *executor) step(c *hlo.Computation, in *hlo.Instruction) error {
 		return err
 	}
 	return x.store(in, out)
-}
-
-// RandomArgs returns a random literal for every array leaf of m's entry
-// parameters, in the order Execute takes its arguments.
-func RandomArgs(m *hlo.Module, rng *rand.Rand) []Literal {
-	var args []Literal
-	for _, p := range m.Entry.Params {
-		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if !sub.IsTuple() {
-				args = append(args, RandomLiteral(sub, rng))
-			}
-		})
-	}
-	return args
 }

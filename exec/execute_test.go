@@ -6,11 +6,15 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +34,7 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 				stopped["(plan over 64 MiB, not run here)"]++
 				continue
 			}
-			args := RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+			args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 			cancel()
@@ -66,4 +70,27 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n })
 	t.Logf("%d modules: planned run equals reference; stopped by: %v", agreed, list)
 	require.Positive(t, agreed)
+}
+
+// TestHugeArgumentsAreErrors: an argument whose shape is absurd is an
+// error before anything is allocated for it, in a reference run and a
+// planned one alike.
+func TestHugeArgumentsAreErrors(t *testing.T) {
+	m, err := hlo.ParseModule("huge.hlo", `HloModule huge
+ENTRY e {
+  a = f32[1000000,1000000] parameter(0)
+  ROOT b = f32[1000000,1000000] negate(a)
+}
+`)
+	require.NoError(t, err)
+	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
+	require.NoError(t, err)
+	as, err := assign.Assign(context.Background(), a, assign.Options{})
+	require.NoError(t, err)
+	args := eval.RandomArgs(m, rand.New(rand.NewPCG(1, 2)))
+	require.Len(t, args, 1)
+	for _, ref := range []bool{true, false} {
+		_, err = Execute(context.Background(), as, args, nil, ExecOptions{Reference: ref})
+		require.EqualError(t, err, "runtime: argument 0: shape f32[1000000,1000000] is too large to evaluate: 4000000000000 bytes, more than "+strconv.Itoa(eval.MaxLiteralBytes))
+	}
 }

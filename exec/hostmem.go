@@ -12,9 +12,9 @@ package exec
 // The bound follows what the code holds at once:
 //
 //   - the arguments: one literal per array leaf of the entry parameters,
-//     held through every run (RandomArgs, ParseArgs), and the making of
-//     the largest;
-//   - the reference run (ExecOptions.Reference): the Evaluator walks each
+//     held through every run (eval.RandomArgs, eval.ParseArgs), and the
+//     making of the largest;
+//   - the reference run (ExecOptions.Reference): eval's Evaluator walks each
 //     computation keeping the value of every instruction until the
 //     computation returns, so the entry costs the bytes of all its values
 //     at once, with no reuse; on top, the instruction being computed
@@ -79,11 +79,11 @@ type HostOptions struct {
 	// Shadow counts a shadow run (Shadow).
 	Shadow bool
 	// Print counts writing the planned run's outputs as text
-	// (Literal.WriteText), or the reference's without Planned.
+	// (eval.Literal.WriteText), or the reference's without Planned.
 	Print bool
 	// ArgText is the bytes of argument text the arguments are parsed
-	// from (ParseArgs), 0 for random arguments: parsing holds the text,
-	// a copy of it in pieces and a string header per word.
+	// from (eval.ParseArgs), 0 for random arguments: parsing holds the
+	// text, a copy of it in pieces and a string header per word.
 	ArgText int64
 }
 
@@ -191,7 +191,7 @@ const (
 
 // HostBytes returns an upper bound of the host memory a run of as takes,
 // counting the parts opts names (see HostEstimate). It allocates nothing
-// in proportion to the arrays: call it before RandomArgs, ParseArgs,
+// in proportion to the arrays: call it before eval.RandomArgs, eval.ParseArgs,
 // Execute or Shadow, and refuse the run when Total exceeds the memory
 // there is.
 func HostBytes(as *assign.Assignment, opts HostOptions) (HostEstimate, error) {
@@ -206,7 +206,7 @@ func HostBytes(as *assign.Assignment, opts HostOptions) (HostEstimate, error) {
 		for _, p := range m.Entry.Params {
 			e.Args = satAdd(e.Args, leafBytes(p.Shape))
 		}
-		// Making an argument (RandomLiteral, ParseLiteral) takes its
+		// Making an argument (eval.RandomLiteral, eval.ParseLiteral) takes its
 		// intermediates on top of the arguments made before it, and a
 		// parsed one a word per element (one value may fill an array).
 		var gen int64
@@ -271,7 +271,7 @@ func forwards(op hlo.Opcode) bool {
 	return false
 }
 
-// peak bounds what the Evaluator holds while it evaluates c once: every
+// peak bounds what eval's Evaluator holds while it evaluates c once: every
 // value c makes (Computation keeps them all until it returns), and the
 // largest of its instructions' intermediates and called computations.
 // c's arguments belong to the caller.
@@ -334,7 +334,7 @@ func (h *hostModel) plannedSteps(as *assign.Assignment) int64 {
 	}
 	// The computations the executor walks itself: the entry and, through
 	// while, conditional and call, what they run. The rest (a fusion's
-	// body, a reduction's computation) the Evaluator evaluates whole.
+	// body, a reduction's computation) eval's Evaluator evaluates whole.
 	var step int64
 	seen := map[*hlo.Computation]bool{}
 	var walk func(c *hlo.Computation)
@@ -531,7 +531,7 @@ func elementCost(s hlo.Shape, moves bool) int64 {
 }
 
 // leafBytes is the bytes of the literals of the array leaves of s, as
-// NewLiteral and RandomLiteral size them (saturating).
+// eval.NewLiteral and eval.RandomLiteral size them (saturating).
 func leafBytes(s hlo.Shape) int64 {
 	var n int64
 	s.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {

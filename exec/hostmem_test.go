@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
@@ -79,7 +80,7 @@ func hostChild(t *testing.T, file string, k int) hostRun {
 		if _, err := Shadow(ctx, as); err != nil {
 			return err
 		}
-		args := RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+		args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 		want, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 		if err != nil {
 			return err

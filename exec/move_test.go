@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
@@ -116,7 +117,7 @@ func TestExecuteFollowsMoves(t *testing.T) {
 	require.NoError(t, err)
 	n := len(as.Allocations)
 	require.GreaterOrEqual(t, n, 3, "enough allocations to move some mid-placement")
-	args := RandomArgs(as.Module, rand.New(rand.NewPCG(3, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(3, 0)))
 	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 	require.NoError(t, err)
 
@@ -146,7 +147,7 @@ func TestMoverIgnoresOtherRegions(t *testing.T) {
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})
 	require.NoError(t, err)
-	args := RandomArgs(as.Module, rand.New(rand.NewPCG(4, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(4, 0)))
 	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 	require.NoError(t, err)
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
@@ -244,9 +245,9 @@ func TestEvaluatorCatchesMovedValues(t *testing.T) {
 	plans := plan(t, "testdata/moved.hlo", assign.Options{})
 	require.Len(t, plans, 1)
 	as := plans[0]
-	var argSets [][]Literal
+	var argSets [][]eval.Literal
 	for _, sel := range []string{"true", "false"} {
-		args, err := ParseArgs(as.Module, "args", "{0.5, -1, 2, 0.25, 3, -0.75, 1.5, 4, -2, 0.125, 6, -3, 0.3, 7, -0.4, 1}; {1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8}; 5; "+sel)
+		args, err := eval.ParseArgs(as.Module, "args", "{0.5, -1, 2, 0.25, 3, -0.75, 1.5, 4, -2, 0.125, 6, -3, 0.3, 7, -0.4, 1}; {1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8}; 5; "+sel)
 		require.NoError(t, err)
 		argSets = append(argSets, args)
 	}
@@ -276,7 +277,7 @@ func TestEvaluatorCatchesMovedValues(t *testing.T) {
 				// A moved loop counter may never reach its bound: a run
 				// that does not end is as wrong as a wrong number.
 				got, err := Execute(context.Background(), as, args, nil, ExecOptions{MaxSteps: 10000})
-				if errors.Is(err, ErrStepBudget) {
+				if errors.Is(err, eval.ErrStepBudget) {
 					wrong++
 					continue
 				}

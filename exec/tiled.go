@@ -16,7 +16,7 @@ package exec
 // edge) is in the buffer but belongs to no element; hlo.ByteSize counts it,
 // for the first tile, as XLA's ShapeUtil::ArraySize does.
 //
-// A Literal holds an array densely in its minor-to-major order. A planned
+// An eval.Literal holds an array densely in its minor-to-major order. A planned
 // run keeps every value with a tiled layout in tile order instead: storeLeaf
 // scatters the literal's elements to their tiled places in the value's
 // padded buffer and loadArray gathers them back, both by the tiles of the
@@ -31,6 +31,7 @@ package exec
 import (
 	"fmt"
 
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -171,7 +172,7 @@ func (x *executor) tilingOf(id int, s hlo.Shape) (*tiling, error) {
 	}
 	t := &tiling{order: order}
 	if order != nil {
-		w, err := elemWidth(s.Elem)
+		w, err := eval.ElemWidth(s.Elem)
 		if err != nil {
 			return nil, err
 		}

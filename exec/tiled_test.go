@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -112,7 +113,7 @@ ENTRY e {
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})
 	require.NoError(t, err)
-	args := RandomArgs(as.Module, rand.New(rand.NewPCG(5, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(5, 0)))
 	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
 	require.NoError(t, err)
 	mem := &recording{HostArena: NewHostArena()}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
@@ -240,7 +241,7 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 			stopped["(plan over 64 MiB)"]++
 			continue
 		}
-		args := exec.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
+		args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		ref, err := exec.Execute(ctx, as0, args, nil, exec.ExecOptions{Reference: true})
 		cancel()

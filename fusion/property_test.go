@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
@@ -238,7 +239,7 @@ ENTRY %%main {
 // propertyRun is one module's unfused plan and outputs.
 type propertyRun struct {
 	lb   int64
-	args []exec.Literal
+	args []eval.Literal
 	out  []uint64
 }
 
@@ -262,7 +263,7 @@ func planText(t *testing.T, what, src string, fuse *fusion.Options) (m *hlo.Modu
 	return m, changed, a, as
 }
 
-func runOutputs(t *testing.T, what string, as *assign.Assignment, args []exec.Literal, opts exec.ExecOptions) []uint64 {
+func runOutputs(t *testing.T, what string, as *assign.Assignment, args []eval.Literal, opts exec.ExecOptions) []uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -289,7 +290,7 @@ func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded
 	}
 	_, _, a0, as0 := planText(t, what, src, nil)
 	base := propertyRun{lb: a0.LowerBound(nil).Bytes}
-	base.args = exec.RandomArgs(as0.Module, rand.New(rand.NewPCG(7, 0)))
+	base.args = eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(7, 0)))
 	base.out = runOutputs(t, what+" unfused", as0, base.args, exec.ExecOptions{Reference: true})
 	configs := []struct {
 		label string

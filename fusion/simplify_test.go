@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
@@ -88,7 +89,7 @@ func run(t testing.TB, m *hlo.Module) ([]uint64, *assign.Assignment, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	args := exec.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	res, err := exec.Execute(ctx, as, args, nil, exec.ExecOptions{Reference: true, MaxSteps: 1 << 20})
@@ -227,7 +228,7 @@ func TestPassesCorpus(t *testing.T) {
 							skip("cannot evaluate " + sub[1])
 						case errors.Is(err, context.DeadlineExceeded):
 							skip("over 5 s")
-						case errors.Is(err, exec.ErrStepBudget):
+						case errors.Is(err, eval.ErrStepBudget):
 							skip("over 1M steps")
 						default:
 							skip("other: " + firstLine(err.Error()))

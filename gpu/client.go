@@ -206,7 +206,7 @@ type Program struct {
 	Name       string
 	Assignment *assign.Assignment
 	// Params are the entry parameters' array leaves, in the order Run
-	// takes its arguments (exec.EntryLeaves).
+	// takes its arguments (eval.EntryLeaves).
 	Params []Leaf
 	// Outputs are the entry result's array leaves, in shape-index
 	// pre-order.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
@@ -351,7 +352,7 @@ func TestExecuteOnFragmentedHBM(t *testing.T) {
 	}
 	require.Equal(t, hbmMiB, h.Stats().LargestFree)
 
-	args := exec.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 	ref, err := exec.Execute(ctx, as, args, nil, exec.ExecOptions{Reference: true})
 	require.NoError(t, err)
 	got, err := exec.Execute(ctx, as, args, h, exec.ExecOptions{})

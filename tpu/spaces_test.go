@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
@@ -148,7 +149,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	require.NoError(t, err, name)
 	as0, err := assign.Assign(ctx, a0, assign.Options{Target: assign.TPU, Budget: 20 * time.Millisecond})
 	require.NoError(t, err, name)
-	args := exec.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
+	args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 	rctx, cancel := context.WithTimeout(ctx, numericsBudget)
 	want, err := exec.Execute(rctx, as0, args, nil, exec.ExecOptions{Reference: true})
 	cancel()

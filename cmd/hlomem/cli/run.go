@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
@@ -142,12 +143,12 @@ func runRun(e *env, args []string) error {
 				}
 			}
 		}
-		var args []exec.Literal
+		var args []eval.Literal
 		switch {
 		case *inputs == "random":
-			args = exec.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
+			args = eval.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
 		case argName != "":
-			if args, err = exec.ParseArgs(m, argName, argText); err != nil {
+			if args, err = eval.ParseArgs(m, argName, argText); err != nil {
 				return err
 			}
 		default:
@@ -252,7 +253,7 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 // compareRuns evaluates the entry on args twice, on the plan's bytes and
 // with a region per buffer, and fails unless every output is the same bit
 // for bit.
-func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []exec.Literal, opts exec.ExecOptions, printOut bool) error {
+func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []eval.Literal, opts exec.ExecOptions, printOut bool) error {
 	got, sums, err := planEqualsReference(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
@@ -282,7 +283,7 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 // mem (nil: a fresh HostArena) and with a region per buffer, and fails
 // unless every output is the same bit for bit; it returns the planned run
 // and its output checksums.
-func planEqualsReference(ctx context.Context, as *assign.Assignment, args []exec.Literal, mem exec.Memory, opts exec.ExecOptions) (*exec.ExecResult, []string, error) {
+func planEqualsReference(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem exec.Memory, opts exec.ExecOptions) (*exec.ExecResult, []string, error) {
 	ref := opts
 	ref.Reference = true
 	want, err := exec.Execute(ctx, as, args, nil, ref)

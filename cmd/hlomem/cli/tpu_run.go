@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/bytesize"
@@ -175,7 +176,7 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts as
 			if err != nil {
 				return err
 			}
-			args := exec.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
+			args := eval.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
 			got, _, err := planEqualsReference(ctx, as, args, chip, rexec)
 			if err != nil {
 				return err

@@ -1,7 +1,8 @@
-package exec
+package eval
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,8 +11,9 @@ import (
 )
 
 // EntryLeaves returns the array leaves of m's entry parameters in the order
-// Execute takes its arguments: parameter by parameter, each in shape-index
-// pre-order, with the name Execute gives them in errors (p, p{1}, ...).
+// exec.Execute takes its arguments: parameter by parameter, each in
+// shape-index pre-order, with the name exec.Execute gives them in errors
+// (p, p{1}, ...).
 func EntryLeaves(m *hlo.Module) (shapes []hlo.Shape, names []string) {
 	if m == nil || m.Entry == nil {
 		return nil, nil
@@ -30,6 +32,20 @@ func EntryLeaves(m *hlo.Module) (shapes []hlo.Shape, names []string) {
 		})
 	}
 	return shapes, names
+}
+
+// RandomArgs returns a random literal for every array leaf of m's entry
+// parameters, in the order exec.Execute takes its arguments.
+func RandomArgs(m *hlo.Module, rng *rand.Rand) []Literal {
+	var args []Literal
+	for _, p := range m.Entry.Params {
+		p.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+			if !sub.IsTuple() {
+				args = append(args, RandomLiteral(sub, rng))
+			}
+		})
+	}
+	return args
 }
 
 // shapePrefix matches an array shape written in front of a literal's

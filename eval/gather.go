@@ -1,4 +1,4 @@
-package exec
+package eval
 
 // Gather and scatter, as XLA defines them (operation semantics "Gather" and
 // "Scatter"; StableHLO spec §gather, §scatter), including the explicit

@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"cmp"
@@ -18,7 +18,7 @@ func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) 
 	if !in.Shape.IsArray() {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s with non-array shape %s", in.OpName(), in.Shape)
 	}
-	if _, err := elemWidth(in.Shape.Elem); err != nil {
+	if _, err := ElemWidth(in.Shape.Elem); err != nil {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s: %v", in.OpName(), err)
 	}
 	if _, err := arrayBytes(in.Shape); err != nil {
@@ -944,7 +944,7 @@ func evalReshape(in *hlo.Instruction, x Literal) (Literal, error) {
 // reshapes the logical order.
 func evalBitcast(in *hlo.Instruction, x Literal) (Literal, error) {
 	if x.Shape.Layout != nil && in.Shape.Layout != nil || len(x.Shape.Dims) <= 1 && len(in.Shape.Dims) <= 1 {
-		w, err := elemWidth(in.Shape.Elem)
+		w, err := ElemWidth(in.Shape.Elem)
 		if err != nil {
 			return Literal{}, err
 		}

@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"context"
@@ -83,8 +83,14 @@ type stepError struct{ err error }
 func (e *stepError) Error() string { return e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
 
-// tick counts one instruction against the budget and polls the context.
-func (ev *Evaluator) tick(in *hlo.Instruction) error {
+// Tick counts one instruction against MaxSteps and polls Ctx (every 1024
+// instructions). Computation calls it for every instruction it runs; a
+// caller that walks a computation itself, as the executor of package exec
+// does, calls it for each of its own steps, so that its steps and the
+// evaluator's count against one budget. The error, ErrStepBudget or the
+// context's, names where the run stopped; Instruction and Computation pass
+// it up unchanged.
+func (ev *Evaluator) Tick(in *hlo.Instruction) error {
 	ev.Steps++
 	if ev.MaxSteps > 0 && ev.Steps > ev.MaxSteps {
 		return &stepError{fmt.Errorf("%w: %d instructions run, at %s", ErrStepBudget, ev.MaxSteps, in.Name)}
@@ -126,7 +132,7 @@ func (ev *Evaluator) Computation(c *hlo.Computation, args []Literal) (Literal, e
 			vals[in] = a
 			continue
 		}
-		if err := ev.tick(in); err != nil {
+		if err := ev.Tick(in); err != nil {
 			return Literal{}, err
 		}
 		ops := make([]Literal, len(in.Operands))
@@ -154,7 +160,7 @@ func (ev *Evaluator) Computation(c *hlo.Computation, args []Literal) (Literal, e
 // here, every other through array.
 func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	for i, o := range ops {
-		if err := checkLiteral(o); err != nil {
+		if err := o.Check(); err != nil {
 			return Literal{}, fmt.Errorf("operand %d: %v", i, err)
 		}
 	}
@@ -279,12 +285,12 @@ func (ev *Evaluator) while(in *hlo.Instruction, init Literal) (Literal, error) {
 		return Literal{}, errors.New("while without condition or body")
 	}
 	state := init
-	err := loop(ev.Ctx, func() (bool, error) {
+	err := ev.Loop(func() (bool, error) {
 		p, err := ev.Computation(cond, []Literal{state})
 		if err != nil {
 			return false, err
 		}
-		ok, err := predicate(p)
+		ok, err := Predicate(p)
 		if err != nil {
 			return false, fmt.Errorf("condition %s: %v", cond.Name, err)
 		}
@@ -299,12 +305,13 @@ func (ev *Evaluator) while(in *hlo.Instruction, init Literal) (Literal, error) {
 	return state, nil
 }
 
-// loop runs body while cond gives true, polling ctx (when not nil) before
-// every test of the condition.
-func loop(ctx context.Context, cond func() (bool, error), body func() error) error {
+// Loop runs body while cond gives true, polling Ctx (when not nil) before
+// every test of the condition: a while instruction's loop, for the
+// evaluator and for a caller that runs a loop's computations itself.
+func (ev *Evaluator) Loop(cond func() (bool, error), body func() error) error {
 	for {
-		if ctx != nil {
-			if err := ctx.Err(); err != nil {
+		if ev.Ctx != nil {
+			if err := ev.Ctx.Err(); err != nil {
 				return &stepError{err}
 			}
 		}
@@ -321,18 +328,19 @@ func loop(ctx context.Context, cond func() (bool, error), body func() error) err
 	}
 }
 
-// predicate reads a pred[] literal.
-func predicate(p Literal) (bool, error) {
+// Predicate reads a pred[] literal: a while condition's result, a sort
+// comparator's.
+func Predicate(p Literal) (bool, error) {
 	if p.IsTuple() || p.Shape.Elem != hlo.PRED || len(p.Shape.Dims) != 0 || len(p.Data) != 1 {
 		return false, fmt.Errorf("condition gives %s, not pred[]", p.Shape)
 	}
 	return p.Data[0] != 0, nil
 }
 
-// branchIndex picks a conditional's branch from its first operand: a pred
+// BranchIndex picks a conditional's branch from its first operand: a pred
 // picks the first branch when true, the second when false; an s32 index
 // out of [0, n) picks the last branch, as XLA defines.
-func branchIndex(sel Literal, n int) (int, error) {
+func BranchIndex(sel Literal, n int) (int, error) {
 	if sel.IsTuple() || len(sel.Shape.Dims) != 0 {
 		return 0, fmt.Errorf("branch selector is %s, not a scalar", sel.Shape)
 	}
@@ -361,7 +369,7 @@ func (ev *Evaluator) conditional(in *hlo.Instruction, ops []Literal) (Literal, e
 	if len(br) == 0 || len(ops) != len(br)+1 {
 		return Literal{}, fmt.Errorf("%d branches, %d operands", len(br), len(ops))
 	}
-	k, err := branchIndex(ops[0], len(br))
+	k, err := BranchIndex(ops[0], len(br))
 	if err != nil {
 		return Literal{}, err
 	}

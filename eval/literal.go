@@ -1,4 +1,4 @@
-package exec
+package eval
 
 import (
 	"bufio"
@@ -60,9 +60,10 @@ func (l Literal) Checksum() uint64 {
 	return h.Sum64()
 }
 
-// checkLiteral checks that l holds exactly the bytes its shape needs (every
-// leaf of a tuple).
-func checkLiteral(l Literal) error {
+// Check reports whether l holds exactly the bytes its shape needs (every
+// leaf of a tuple): the evaluator checks every operand so, and a caller
+// that makes literals of its own (arguments) checks them the same way.
+func (l Literal) Check() error {
 	if l.IsTuple() {
 		if len(l.Elems) != len(l.Shape.Tuple) {
 			return fmt.Errorf("tuple %s has %d elements", l.Shape, len(l.Elems))
@@ -71,7 +72,7 @@ func checkLiteral(l Literal) error {
 			if !hlo.Compatible(e.Shape, l.Shape.Tuple[i]) {
 				return fmt.Errorf("tuple element %d is %s, its shape says %s", i, e.Shape, l.Shape.Tuple[i])
 			}
-			if err := checkLiteral(e); err != nil {
+			if err := e.Check(); err != nil {
 				return err
 			}
 		}
@@ -102,9 +103,10 @@ func elemCount(s hlo.Shape) int {
 	return n
 }
 
-// elemWidth is the byte width of an element, or an error for element types
-// that are not whole bytes (sub-byte ints and floats, tuples, tokens).
-func elemWidth(t hlo.ElementType) (int, error) {
+// ElemWidth is the bytes a Literal holds per element of type t, or an
+// error for element types that are not whole bytes (sub-byte ints and
+// floats, tuples, tokens), which the evaluator does not support.
+func ElemWidth(t hlo.ElementType) (int, error) {
 	if !t.IsArray() || t.BitWidth()%8 != 0 || t.BitWidth() == 0 {
 		return 0, fmt.Errorf("element type %s is not supported", t)
 	}
@@ -127,7 +129,7 @@ func isFloat(t hlo.ElementType) bool {
 
 // MaxLiteralBytes is the largest array the evaluator makes: a literal of
 // more bytes (1 TiB) is an error before anything is allocated, however
-// much memory the host has. HostBytes is what tells whether a run fits
+// much memory the host has. exec.HostBytes is what tells whether a run fits
 // the memory there is; this bound only keeps an absurd shape from
 // reaching an allocation.
 const MaxLiteralBytes = 1 << 40
@@ -138,7 +140,7 @@ const MaxLiteralBytes = 1 << 40
 // MaxLiteralBytes. Checked once at the entry points, it lets elemCount
 // trust the shapes it is given.
 func arrayBytes(s hlo.Shape) (int, error) {
-	w, err := elemWidth(s.Elem)
+	w, err := ElemWidth(s.Elem)
 	if err != nil {
 		return 0, err
 	}
@@ -177,7 +179,7 @@ func NewLiteral(s hlo.Shape) (Literal, error) {
 // the physical layout; ok is false when the layout is the row-major default.
 // Tiles do not change a literal's order: a literal holds a tiled array
 // densely in its minor-to-major order; a planned run stores it in tile
-// order in its padded buffer and gathers it back (tiled.go).
+// order in its padded buffer and gathers it back (package exec, tiled.go).
 func physStrides(s hlo.Shape) (strides []int64, custom bool, err error) {
 	r := len(s.Dims)
 	if s.Layout != nil && s.Layout.ElementSizeBits != 0 {
@@ -240,7 +242,7 @@ func physIndex(dims []int64, strides []int64) []int {
 
 // logical returns the literal's elements in logical row-major order.
 func (l Literal) logical() ([]byte, int, error) {
-	w, err := elemWidth(l.Shape.Elem)
+	w, err := ElemWidth(l.Shape.Elem)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -264,7 +266,7 @@ func (l Literal) logical() ([]byte, int, error) {
 
 // fromLogical lays logical row-major element bytes out in s's layout.
 func fromLogical(s hlo.Shape, b []byte) (Literal, error) {
-	w, err := elemWidth(s.Elem)
+	w, err := ElemWidth(s.Elem)
 	if err != nil {
 		return Literal{}, err
 	}
@@ -681,7 +683,7 @@ func (l Literal) WriteText(w io.Writer) error {
 // Other element types get random bytes.
 //
 // A shape whose size does not compute or exceeds MaxLiteralBytes gets a
-// literal without data, which Execute and the evaluator refuse; nothing is
+// literal without data, which exec.Execute and the evaluator refuse; nothing is
 // allocated for it.
 func RandomLiteral(shape hlo.Shape, rng *rand.Rand) Literal {
 	if !shape.IsArray() || checkArraySize(shape) != nil {

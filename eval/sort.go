@@ -1,4 +1,4 @@
-package exec
+package eval
 
 // Sort, rng, map and variadic reduce: the opcodes that call a computation
 // per element (or per pair of elements) or draw random numbers.
@@ -439,7 +439,7 @@ func (s *rowSorter) sortGeneral(ev *Evaluator, c *hlo.Computation, ops []Literal
 		v, err := ev.Computation(c, s.args)
 		if err == nil {
 			var r bool
-			if r, err = predicate(v); err == nil {
+			if r, err = Predicate(v); err == nil {
 				return r
 			}
 			err = fmt.Errorf("comparator %s: %v", c.Name, err)
@@ -739,7 +739,7 @@ func (ev *Evaluator) mapOp(in *hlo.Instruction, ops []Literal) (Literal, error) 
 		src[k], widths[k] = b, w
 		args[k].Shape = hlo.Shape{Elem: o.Shape.Elem}
 	}
-	w, err := elemWidth(t)
+	w, err := ElemWidth(t)
 	if err != nil {
 		return Literal{}, err
 	}
@@ -866,7 +866,7 @@ func (ev *Evaluator) reduceVariadic(in *hlo.Instruction, ops []Literal) (Literal
 			return Literal{}, err
 		}
 		src[k], xw[k] = b, w
-		if aw[k], err = elemWidth(inits[k].Shape.Elem); err != nil {
+		if aw[k], err = ElemWidth(inits[k].Shape.Elem); err != nil {
 			return Literal{}, err
 		}
 		acc[k] = make([]byte, m*aw[k])

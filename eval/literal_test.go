@@ -1,15 +1,11 @@
-package exec
+package eval
 
 import (
-	"context"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,7 +82,8 @@ var hugeShape = hlo.ArrayShape(hlo.F32, 1000000, 1000000)
 // TestHugeShapesAreErrors: a shape whose size overflows or is absurd is
 // an error wherever a literal of it would be made, before anything is
 // allocated: arguments, literals parsed from text (one value fills an
-// array), instructions' results, and Execute.
+// array) and instructions' results (exec's TestHugeArgumentsAreErrors
+// holds Execute to it).
 func TestHugeShapesAreErrors(t *testing.T) {
 	overflow := hlo.ArrayShape(hlo.S32, 1<<62, 4)
 	for _, s := range []hlo.Shape{hugeShape, overflow} {
@@ -112,22 +109,4 @@ ENTRY e {
 	root := m.Entry.Root
 	_, err = EvalInstruction(root, []Literal{RandomLiteral(hlo.ArrayShape(hlo.F32), rand.New(rand.NewPCG(1, 2)))})
 	require.EqualError(t, err, "b: broadcast: shape f32[1000000,1000000] is too large to evaluate: 4000000000000 bytes, more than 1099511627776")
-
-	m, err = hlo.ParseModule("huge.hlo", `HloModule huge
-ENTRY e {
-  a = f32[1000000,1000000] parameter(0)
-  ROOT b = f32[1000000,1000000] negate(a)
-}
-`)
-	require.NoError(t, err)
-	a, err := liveness.PrepareWith(m, liveness.PrepareOptions{})
-	require.NoError(t, err)
-	as, err := assign.Assign(context.Background(), a, assign.Options{})
-	require.NoError(t, err)
-	args := RandomArgs(m, rand.New(rand.NewPCG(1, 2)))
-	require.Len(t, args, 1)
-	for _, ref := range []bool{true, false} {
-		_, err = Execute(context.Background(), as, args, nil, ExecOptions{Reference: ref})
-		require.EqualError(t, err, "runtime: argument 0: shape f32[1000000,1000000] is too large to evaluate: 4000000000000 bytes, more than "+strconv.Itoa(MaxLiteralBytes))
-	}
 }
