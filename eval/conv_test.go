@@ -217,10 +217,10 @@ func TestConvMatchesDot(t *testing.T) {
 			"[2,3,4,6] dot(a, b), lhs_contracting_dims={3}, rhs_contracting_dims={0}")
 		for range 3 {
 			ops := randomOperands(conv, rng)
-			got, err := EvalInstruction(conv, ops)
+			got, err := Instruction(conv, ops)
 			require.NoError(t, err)
 			k := Literal{Shape: dot.Operands[1].Shape, Data: ops[1].Data}
-			want, err := EvalInstruction(dot, []Literal{ops[0], k})
+			want, err := Instruction(dot, []Literal{ops[0], k})
 			require.NoError(t, err)
 			sameValues(t, want, got)
 		}
@@ -245,9 +245,9 @@ ENTRY e {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(3, 4))
 	ops := randomOperands(direct, rng)
-	want, err := EvalInstruction(direct, ops)
+	want, err := Instruction(direct, ops)
 	require.NoError(t, err)
-	got, err := EvalComputation(m.Entry, ops)
+	got, err := Computation(m.Entry, ops)
 	require.NoError(t, err)
 	require.Equal(t, want.String(), got.String())
 }
@@ -387,7 +387,7 @@ func BenchmarkConvF32(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		if _, err := EvalInstruction(root, ops); err != nil {
+		if _, err := Instruction(root, ops); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -547,7 +547,7 @@ func TestConvRandomAgainstReference(t *testing.T) {
 				", batch_group_count="+strconv.FormatInt(bgc, 10))
 		root := rootOf(t, src)
 		ops := randomOperands(root, rng)
-		got, err := EvalInstruction(root, ops)
+		got, err := Instruction(root, ops)
 		require.NoError(t, err, src)
 		x, err := logicalF(ops[0])
 		require.NoError(t, err)
@@ -580,7 +580,7 @@ func TestReduceWindowRandomAgainstReference(t *testing.T) {
 			"  ROOT w = " + dimsText("f64", outDims) + " reduce-window(x, i), " + window + ", to_apply=r\n}\n"
 		root := rootOf(t, src)
 		ops := randomOperands(root, rng)
-		got, err := EvalInstruction(root, ops)
+		got, err := Instruction(root, ops)
 		require.NoError(t, err, src)
 		x, err := logicalF(ops[0])
 		require.NoError(t, err)

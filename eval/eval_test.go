@@ -34,7 +34,7 @@ func evalLiteral(t testing.TB, src string, args ...string) (*hlo.Instruction, Li
 		require.NoError(t, err)
 		ops[i] = l
 	}
-	out, err := EvalInstruction(root, ops)
+	out, err := Instruction(root, ops)
 	return root, out, err
 }
 
@@ -89,7 +89,7 @@ func TestConstantIota(t *testing.T) {
 	check(t, "f32[2,3] {{0, 1, 2}, {0, 1, 2}}", `ROOT i = f32[2,3] iota(), iota_dimension=1`)
 	// Column-major layout: the bytes are in physical order.
 	root := rootOf(t, `ROOT i = s32[2,3]{0,1} iota(), iota_dimension=1`)
-	out, err := EvalInstruction(root, nil)
+	out, err := Instruction(root, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int64{0, 0, 1, 1, 2, 2}, decodeI(hlo.S32, out.Data))
 	require.Equal(t, "s32[2,3] {{0, 1, 2}, {0, 1, 2}}", out.String())
@@ -299,7 +299,7 @@ func TestReduce(t *testing.T) {
 	check(t, "f32[] 21", mod("f32", "add", "", "0,1"), x, "0")
 	check(t, "s32[2] {3, 6}", mod("s32", "maximum", "2", "1"), x, "-100")
 	check(t, "s32[2] {6, 120}", mod("s32", "multiply", "2", "1"), x, "1")
-	// A non-trivial reducer goes through EvalComputation: a*b+1 folds as
+	// A non-trivial reducer goes through Computation: a*b+1 folds as
 	// ((init*x0+1)*x1+1)...
 	src := `HloModule t
 f {
@@ -397,7 +397,7 @@ func BenchmarkDotF32_256(b *testing.B) {
 	root, ops := dotOperands(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := EvalInstruction(root, ops); err != nil {
+		if _, err := Instruction(root, ops); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -413,7 +413,7 @@ ROOT r = f32[65536] add(a, b)`)
 	ops := []Literal{RandomLiteral(root.Operands[0].Shape, rng), RandomLiteral(root.Operands[1].Shape, rng)}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := EvalInstruction(root, ops); err != nil {
+		if _, err := Instruction(root, ops); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -434,7 +434,7 @@ func TestLayouts(t *testing.T) {
 	require.NoError(t, err)
 	b, err := ParseLiteral(root.Operands[1].Shape, "{{2, 1}, {3, -0.5}}")
 	require.NoError(t, err)
-	out, err := EvalInstruction(root, []Literal{a, b})
+	out, err := Instruction(root, []Literal{a, b})
 	require.NoError(t, err)
 	require.Equal(t, "f32[2,2] {{2, nan}, {5, 0}}", out.String())
 	// Physical order is column-major: 2, 5, nan, 0.
@@ -445,7 +445,7 @@ func TestLayouts(t *testing.T) {
 
 func TestBadOperands(t *testing.T) {
 	root := rootOf(t, "a = f32[2] parameter(0)\nb = f32[2] parameter(1)\nROOT r = f32[2] add(a, b)")
-	_, err := EvalInstruction(root, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 4)}, {Shape: root.Operands[1].Shape, Data: make([]byte, 8)}})
+	_, err := Instruction(root, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 4)}, {Shape: root.Operands[1].Shape, Data: make([]byte, 8)}})
 	require.ErrorContains(t, err, "has 4 bytes")
 	// A scalar on-true operand is not broadcast (only the predicate may be).
 	root = rootOf(t, "p = pred[2] parameter(0)\na = pred[] parameter(1)\nb = pred[2] parameter(2)\nROOT r = pred[2] select(p, a, b)")
@@ -454,7 +454,7 @@ func TestBadOperands(t *testing.T) {
 		ops[i], err = ParseLiteral(o.Shape, "true")
 		require.NoError(t, err)
 	}
-	_, err = EvalInstruction(root, ops)
+	_, err = Instruction(root, ops)
 	require.Error(t, err)
 	check(t, "s32[2] {1, 20}", "p = pred[] parameter(0)\na = s32[2] parameter(1)\nb = s32[2] parameter(2)\nROOT r = s32[2] select(p, a, b)", "true", "{1, 20}", "{10, 20}")
 
@@ -466,9 +466,9 @@ func TestBadOperands(t *testing.T) {
 	root = rootOf(t, "a = f32[2] parameter(0)\nROOT r = f32[2] negate(a)")
 	bad := *root
 	bad.Shape = huge
-	_, err = EvalInstruction(&bad, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 8)}})
+	_, err = Instruction(&bad, []Literal{{Shape: root.Operands[0].Shape, Data: make([]byte, 8)}})
 	require.ErrorContains(t, err, "no computable size")
-	_, err = EvalInstruction(root, []Literal{{Shape: huge}})
+	_, err = Instruction(root, []Literal{{Shape: huge}})
 	require.ErrorContains(t, err, "no computable size")
 }
 

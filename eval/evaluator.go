@@ -43,16 +43,16 @@ func newRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
-// EvalInstruction computes the result of in from its operands' literals
+// Instruction computes the result of in from its operands' literals
 // with a fresh Evaluator (seeded with DefaultSeed). Unsupported opcodes or
 // element types give an error, never a wrong answer.
-func EvalInstruction(in *hlo.Instruction, operands []Literal) (Literal, error) {
+func Instruction(in *hlo.Instruction, operands []Literal) (Literal, error) {
 	return NewEvaluator(DefaultSeed).Instruction(in, operands)
 }
 
-// EvalComputation evaluates computation c on args (one literal per
+// Computation evaluates computation c on args (one literal per
 // parameter) with a fresh Evaluator (seeded with DefaultSeed).
-func EvalComputation(c *hlo.Computation, args []Literal) (Literal, error) {
+func Computation(c *hlo.Computation, args []Literal) (Literal, error) {
 	return NewEvaluator(DefaultSeed).Computation(c, args)
 }
 

@@ -311,7 +311,7 @@ func TestScatterErrors(t *testing.T) {
 			require.NoError(t, err)
 			ops[i] = l
 		}
-		_, err := EvalInstruction(root, ops)
+		_, err := Instruction(root, ops)
 		require.ErrorContains(t, err, tc.contains, tc.new)
 	}
 	// Window larger than the operand.
@@ -326,11 +326,11 @@ func TestScatterErrors(t *testing.T) {
 		return l
 	}
 	ops := []Literal{lit(root.Operands[0].Shape), lit(root.Operands[1].Shape), lit(root.Operands[2].Shape), lit(root.Operands[3].Shape)}
-	_, err = EvalInstruction(root, ops)
+	_, err = Instruction(root, ops)
 	require.ErrorContains(t, err, "has 4 operands")
 	// A tuple operand.
 	ops = append(ops, TupleLiteral(lit(root.Operands[4].Shape)))
-	_, err = EvalInstruction(root, ops)
+	_, err = Instruction(root, ops)
 	require.ErrorContains(t, err, "operand 4 is not an array")
 }
 
@@ -543,7 +543,7 @@ func TestGatherScatterReference(t *testing.T) {
 		attrs := fmt.Sprintf("offset_dims=%s, collapsed_slice_dims=%s, start_index_map=%s, slice_sizes=%s, %s",
 			gsText(c.window), gsText(c.elided), gsText(c.startMap), gsText(c.ext), common("operand_batching_dims", "start_indices_batching_dims"))
 		root := rootOf(t, gatherSrc(shape(c.operand), shape(c.indices), shape(c.other), attrs))
-		out, err := EvalInstruction(root, []Literal{lit(c.operand, x), lit(c.indices, idxVals)})
+		out, err := Instruction(root, []Literal{lit(c.operand, x), lit(c.indices, idxVals)})
 		require.NoError(t, err, desc())
 		got := decodeI(hlo.S32, out.Data)
 		oi := make([]int64, len(c.other))
@@ -565,7 +565,7 @@ func TestGatherScatterReference(t *testing.T) {
 		for i := range upd {
 			upd[i] = int64(100 * (i + 1))
 		}
-		out, err = EvalInstruction(root, []Literal{lit(c.operand, x), lit(c.indices, idxVals), lit(c.other, upd)})
+		out, err = Instruction(root, []Literal{lit(c.operand, x), lit(c.indices, idxVals), lit(c.other, upd)})
 		require.NoError(t, err, desc())
 		want := append([]int64(nil), x...)
 		oi = make([]int64, len(c.other))

@@ -107,6 +107,6 @@ ENTRY e {
 `)
 	require.NoError(t, err)
 	root := m.Entry.Root
-	_, err = EvalInstruction(root, []Literal{RandomLiteral(hlo.ArrayShape(hlo.F32), rand.New(rand.NewPCG(1, 2)))})
+	_, err = Instruction(root, []Literal{RandomLiteral(hlo.ArrayShape(hlo.F32), rand.New(rand.NewPCG(1, 2)))})
 	require.EqualError(t, err, "b: broadcast: shape f32[1000000,1000000] is too large to evaluate: 4000000000000 bytes, more than 1099511627776")
 }

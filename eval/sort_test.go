@@ -78,7 +78,7 @@ func TestSort2D(t *testing.T) {
 	root := rootOf(t, src)
 	in, err := ParseLiteral(root.Operands[0].Shape, x)
 	require.NoError(t, err)
-	out, err := EvalInstruction(root, []Literal{in})
+	out, err := Instruction(root, []Literal{in})
 	require.NoError(t, err)
 	require.Equal(t, []float64{1, -1, 2, 0, 3, 5}, decodeF(hlo.F32, out.Data)) // physical order
 }
@@ -143,7 +143,7 @@ func TestSortNaN(t *testing.T) {
 	iota, err := ParseLiteral(hlo.ArrayShape(hlo.S32, 8), "{0, 1, 2, 3, 4, 5, 6, 7}")
 	require.NoError(t, err)
 	run := func(body string) Literal {
-		out, err := EvalInstruction(rootOf(t, kvSrc("f32", "8", body)), []Literal{x, iota})
+		out, err := Instruction(rootOf(t, kvSrc("f32", "8", body)), []Literal{x, iota})
 		require.NoError(t, err)
 		return out
 	}
@@ -169,11 +169,11 @@ func TestSortNaN(t *testing.T) {
 	require.Equal(t, "s32[8] {0, 1, 2, 4, 7, 3, 5, 6}", out.Elems[1].String())
 	// -0 and +0 are equal under IEEE compare: stable.
 	y := f32Literal(f32NegZero, 0, f32NegZero, f32One, 0)
-	out, err = EvalInstruction(rootOf(t, kvSrc("f32", "5", "ROOT c = pred[] compare(p0, p1), direction=LT")), []Literal{y, mustParse(t, hlo.S32, 5, "{0, 1, 2, 3, 4}")})
+	out, err = Instruction(rootOf(t, kvSrc("f32", "5", "ROOT c = pred[] compare(p0, p1), direction=LT")), []Literal{y, mustParse(t, hlo.S32, 5, "{0, 1, 2, 3, 4}")})
 	require.NoError(t, err)
 	require.Equal(t, "s32[5] {0, 1, 2, 4, 3}", out.Elems[1].String())
 	// Under total order -0 goes first.
-	out, err = EvalInstruction(rootOf(t, kvSrc("f32", "5", "ROOT c = pred[] compare(p0, p1), direction=LT, type=TOTALORDER")), []Literal{y, mustParse(t, hlo.S32, 5, "{0, 1, 2, 3, 4}")})
+	out, err = Instruction(rootOf(t, kvSrc("f32", "5", "ROOT c = pred[] compare(p0, p1), direction=LT, type=TOTALORDER")), []Literal{y, mustParse(t, hlo.S32, 5, "{0, 1, 2, 3, 4}")})
 	require.NoError(t, err)
 	require.Equal(t, "s32[5] {0, 2, 1, 4, 3}", out.Elems[1].String())
 }
@@ -212,7 +212,7 @@ func TestSortTypes(t *testing.T) {
 		shape := hlo.ArrayShape(mustElem(t, ty), 300)
 		x := RandomLiteral(shape, rng)
 		root := rootOf(t, sortSrc(ty, "300", "0", "p0", "p1", "LT", ""))
-		out, err := EvalInstruction(root, []Literal{x})
+		out, err := Instruction(root, []Literal{x})
 		require.NoError(t, err)
 		if isFloat(shape.Elem) {
 			v := decodeF(shape.Elem, x.Data)
@@ -303,9 +303,9 @@ func TestSortFastMatchesGeneral(t *testing.T) {
 				for i := 0; i < n; i++ {
 					binary.LittleEndian.PutUint32(iota.Data[4*i:], uint32(i))
 				}
-				want, err := EvalInstruction(rootOf(t, general), []Literal{x, iota})
+				want, err := Instruction(rootOf(t, general), []Literal{x, iota})
 				require.NoError(t, err)
-				got, err := EvalInstruction(rootOf(t, fast), []Literal{x, iota})
+				got, err := Instruction(rootOf(t, fast), []Literal{x, iota})
 				require.NoError(t, err)
 				require.Equal(t, want.Elems[1].String(), got.Elems[1].String(), "%s %s n=%d", ty, dir, n)
 			}
@@ -317,7 +317,7 @@ func TestSortFastMatchesGeneral(t *testing.T) {
 	for i := 0; i < n; i += 7 {
 		binary.LittleEndian.PutUint32(x.Data[4*i:], []uint32{0x7fc00000, 0xffc00001, 0x80000000, 0, 0xff800000}[i%5])
 	}
-	out, err := EvalInstruction(rootOf(t, sortSrc("f32", "500", "0", "p0", "p1", "LT", ", type=TOTALORDER")), []Literal{x})
+	out, err := Instruction(rootOf(t, sortSrc("f32", "500", "0", "p0", "p1", "LT", ", type=TOTALORDER")), []Literal{x})
 	require.NoError(t, err)
 	want := u32s(x.Data)
 	key := func(u uint32) int32 {
@@ -349,13 +349,13 @@ func TestSortMalformed(t *testing.T) {
 	kv := kvSrc("f32", "3", "ROOT c = pred[] compare(p0, p1), direction=LT")
 	root := rootOf(t, kv)
 	k := mustParse(t, hlo.F32, 3, "{1, 2, 3}")
-	_, err := EvalInstruction(root, []Literal{k, mustParse(t, hlo.S32, 2, "{1, 2}")})
+	_, err := Instruction(root, []Literal{k, mustParse(t, hlo.S32, 2, "{1, 2}")})
 	require.ErrorContains(t, err, "dims")
-	_, err = EvalInstruction(root, []Literal{k})
+	_, err = Instruction(root, []Literal{k})
 	require.Error(t, err)
-	_, err = EvalInstruction(rootOf(t, strings.Replace(kv, "ROOT s = (f32[3], s32[3])", "ROOT s = f32[3]", 1)), []Literal{k, mustParse(t, hlo.S32, 3, "{1, 2, 3}")})
+	_, err = Instruction(rootOf(t, strings.Replace(kv, "ROOT s = (f32[3], s32[3])", "ROOT s = f32[3]", 1)), []Literal{k, mustParse(t, hlo.S32, 3, "{1, 2, 3}")})
 	require.ErrorContains(t, err, "want a tuple")
-	_, err = EvalInstruction(rootOf(t, lt), []Literal{TupleLiteral(k)})
+	_, err = Instruction(rootOf(t, lt), []Literal{TupleLiteral(k)})
 	require.Error(t, err)
 }
 
@@ -441,10 +441,10 @@ func TestRngDeterminism(t *testing.T) {
 	root := rootOf(t, src)
 	a, b := mustParse(t, hlo.F32, 1, "0"), mustParse(t, hlo.F32, 1, "1")
 	a.Shape, b.Shape = root.Operands[0].Shape, root.Operands[1].Shape
-	// Two fresh evaluators (EvalInstruction uses DefaultSeed) agree.
-	x, err := EvalInstruction(root, []Literal{a, b})
+	// Two fresh evaluators (Instruction uses DefaultSeed) agree.
+	x, err := Instruction(root, []Literal{a, b})
 	require.NoError(t, err)
-	y, err := EvalInstruction(root, []Literal{a, b})
+	y, err := Instruction(root, []Literal{a, b})
 	require.NoError(t, err)
 	require.Equal(t, x.Data, y.Data)
 	// One evaluator moves on: its second draw differs from its first, and
@@ -558,7 +558,7 @@ func TestMapMalformed(t *testing.T) {
 	root := rootOf(t, add)
 	a := mustParse(t, hlo.F32, 6, x)
 	a.Shape = root.Operands[0].Shape
-	_, err := EvalInstruction(root, []Literal{a, mustParse(t, hlo.F32, 6, y)})
+	_, err := Instruction(root, []Literal{a, mustParse(t, hlo.F32, 6, y)})
 	require.ErrorContains(t, err, "dims")
 }
 
@@ -668,7 +668,7 @@ func TestVariadicReduceMalformed(t *testing.T) {
 			require.NoError(t, err, c.name)
 			ops[i] = l
 		}
-		_, err := EvalInstruction(root, ops)
+		_, err := Instruction(root, ops)
 		require.ErrorContains(t, err, c.err, c.name)
 	}
 	root := rootOf(t, src)
@@ -678,11 +678,11 @@ func TestVariadicReduceMalformed(t *testing.T) {
 	iv.Shape = root.Operands[1].Shape
 	lo, none := mustParse(t, hlo.F32, 1, "0"), mustParse(t, hlo.S32, 1, "0")
 	lo.Shape, none.Shape = root.Operands[2].Shape, root.Operands[3].Shape
-	_, err := EvalInstruction(root, []Literal{xv, iv, lo})
+	_, err := Instruction(root, []Literal{xv, iv, lo})
 	require.ErrorContains(t, err, "want inputs and as many init values")
-	_, err = EvalInstruction(root, []Literal{xv, mustParse(t, hlo.S32, 4, "{0, 1, 2, 3}"), lo, none})
+	_, err = Instruction(root, []Literal{xv, mustParse(t, hlo.S32, 4, "{0, 1, 2, 3}"), lo, none})
 	require.ErrorContains(t, err, "dims")
-	_, err = EvalInstruction(root, []Literal{xv, iv, xv, none})
+	_, err = Instruction(root, []Literal{xv, iv, xv, none})
 	require.ErrorContains(t, err, "not a scalar")
 }
 
@@ -692,7 +692,7 @@ func BenchmarkSortF32(b *testing.B) {
 	x := RandomLiteral(root.Operands[0].Shape, rand.New(rand.NewPCG(1, 2)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := EvalInstruction(root, []Literal{x}); err != nil {
+		if _, err := Instruction(root, []Literal{x}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -715,7 +715,7 @@ func TestCompareTotalOrder(t *testing.T) {
 		return fmt.Sprintf("a = f32[%d] parameter(0)\nb = f32[%d] parameter(1)\nROOT r = pred[%d] compare(a, b), direction=%s, type=TOTALORDER", n, n, n, dir)
 	}
 	for _, dir := range []string{"EQ", "NE", "LT", "LE", "GT", "GE"} {
-		out, err := EvalInstruction(rootOf(t, src(dir)), []Literal{f32Literal(xs...), f32Literal(ys...)})
+		out, err := Instruction(rootOf(t, src(dir)), []Literal{f32Literal(xs...), f32Literal(ys...)})
 		require.NoError(t, err, dir)
 		for k := range n {
 			i, j := k/len(order), k%len(order) // positions in the total order
@@ -732,6 +732,6 @@ func TestCompareTotalOrder(t *testing.T) {
 		check(t, "pred[4] {true, false, true, true}", c(", type=TOTALORDER"), "{-0, nan, -inf, 1}", "{0, nan, nan, inf}")
 		check(t, "pred[4] {false, false, false, true}", c(""), "{-0, nan, -inf, 1}", "{0, nan, nan, inf}")
 	}
-	_, err := EvalInstruction(rootOf(t, "a = s32[2] parameter(0)\nb = s32[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=LT, type=TOTALORDER"), []Literal{mustParse(t, hlo.S32, 2, "{1, 2}"), mustParse(t, hlo.S32, 2, "{2, 1}")})
+	_, err := Instruction(rootOf(t, "a = s32[2] parameter(0)\nb = s32[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=LT, type=TOTALORDER"), []Literal{mustParse(t, hlo.S32, 2, "{1, 2}"), mustParse(t, hlo.S32, 2, "{2, 1}")})
 	require.ErrorContains(t, err, "TOTALORDER on s32")
 }

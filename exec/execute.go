@@ -11,8 +11,8 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-// ExecOptions configures Execute.
-type ExecOptions struct {
+// Options configures Execute.
+type Options struct {
 	// Reference runs the module with every value in a fresh buffer of its
 	// own (eval's plan-free Evaluator: no two values share bytes, whatever
 	// the analysis or the plan say), the run to compare a planned run with.
@@ -34,12 +34,12 @@ type Mover interface {
 	OnMove(f func(from, to, size int64))
 }
 
-// DefaultMaxSteps is the instruction budget of a run when ExecOptions says
+// DefaultMaxSteps is the instruction budget of a run when Options says
 // none.
 const DefaultMaxSteps = 1 << 30
 
-// ExecResult is what a run computed.
-type ExecResult struct {
+// Result is what a run computed.
+type Result struct {
 	// Outputs are the array leaves of the entry's result, in shape-index
 	// pre-order.
 	Outputs []eval.Literal
@@ -65,7 +65,7 @@ type ExecResult struct {
 // is an error naming it; never a guess. A nil mem runs on a HostArena
 // filled with PoisonByte. A SpacedMemory gets the allocations of each
 // color other than 0 in that memory space (AllocateIn).
-func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem Memory, opts ExecOptions) (*ExecResult, error) {
+func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem Memory, opts Options) (*Result, error) {
 	if as == nil || as.Analysis == nil || as.Module == nil || as.Module.Entry == nil {
 		return nil, errors.New("runtime: no assignment")
 	}
@@ -113,7 +113,7 @@ func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, me
 	if err := x.run(entry); err != nil {
 		return nil, err
 	}
-	res := &ExecResult{Steps: x.ev.Steps}
+	res := &Result{Steps: x.ev.Steps}
 	var err error
 	entry.Root.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
 		if sub.IsTuple() || err != nil {
@@ -149,12 +149,12 @@ type executor struct {
 }
 
 // reference evaluates the entry with the plan-free eval.Evaluator.
-func (x *executor) reference(entry *hlo.Computation) (*ExecResult, error) {
+func (x *executor) reference(entry *hlo.Computation) (*Result, error) {
 	out, err := x.ev.Computation(entry, x.params)
 	if err != nil {
 		return nil, err
 	}
-	return &ExecResult{Outputs: out.Leaves(), Steps: x.ev.Steps}, nil
+	return &Result{Outputs: out.Leaves(), Steps: x.ev.Steps}, nil
 }
 
 // place gives every value its address: its slot in the plan. A value

@@ -36,7 +36,7 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 			}
 			args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
+			ref, err := Execute(ctx, as, args, nil, Options{Reference: true})
 			cancel()
 			if err != nil {
 				m := opInError.FindStringSubmatch(err.Error())
@@ -50,7 +50,7 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 				}
 				continue
 			}
-			got, err := Execute(context.Background(), as, args, nil, ExecOptions{})
+			got, err := Execute(context.Background(), as, args, nil, Options{})
 			require.NoError(t, err, f)
 			require.Equal(t, len(ref.Outputs), len(got.Outputs))
 			for i := range ref.Outputs {
@@ -90,7 +90,7 @@ ENTRY e {
 	args := eval.RandomArgs(m, rand.New(rand.NewPCG(1, 2)))
 	require.Len(t, args, 1)
 	for _, ref := range []bool{true, false} {
-		_, err = Execute(context.Background(), as, args, nil, ExecOptions{Reference: ref})
+		_, err = Execute(context.Background(), as, args, nil, Options{Reference: ref})
 		require.EqualError(t, err, "runtime: argument 0: shape f32[1000000,1000000] is too large to evaluate: 4000000000000 bytes, more than "+strconv.Itoa(eval.MaxLiteralBytes))
 	}
 }

@@ -14,7 +14,7 @@ package exec
 //   - the arguments: one literal per array leaf of the entry parameters,
 //     held through every run (eval.RandomArgs, eval.ParseArgs), and the
 //     making of the largest;
-//   - the reference run (ExecOptions.Reference): eval's Evaluator walks each
+//   - the reference run (Options.Reference): eval's Evaluator walks each
 //     computation keeping the value of every instruction until the
 //     computation returns, so the entry costs the bytes of all its values
 //     at once, with no reuse; on top, the instruction being computed
@@ -70,7 +70,7 @@ import (
 // HostOptions says which parts of a run HostBytes counts.
 type HostOptions struct {
 	// Reference counts a plan-free run (Execute with
-	// ExecOptions.Reference).
+	// Options.Reference).
 	Reference bool
 	// Planned counts a run on the plan's bytes, in a HostArena (Execute
 	// with a nil Memory) or a tpu.Chip. With Reference too, the

@@ -81,11 +81,11 @@ func hostChild(t *testing.T, file string, k int) hostRun {
 			return err
 		}
 		args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
-		want, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
+		want, err := Execute(ctx, as, args, nil, Options{Reference: true})
 		if err != nil {
 			return err
 		}
-		got, err := Execute(ctx, as, args, nil, ExecOptions{})
+		got, err := Execute(ctx, as, args, nil, Options{})
 		if err != nil {
 			return err
 		}

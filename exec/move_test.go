@@ -118,12 +118,12 @@ func TestExecuteFollowsMoves(t *testing.T) {
 	n := len(as.Allocations)
 	require.GreaterOrEqual(t, n, 3, "enough allocations to move some mid-placement")
 	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(3, 0)))
-	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
+	ref, err := Execute(ctx, as, args, nil, Options{Reference: true})
 	require.NoError(t, err)
 
 	for k := 1; k <= n; k++ {
 		mem := newMovingMemory(k)
-		got, err := Execute(ctx, as, args, mem, ExecOptions{})
+		got, err := Execute(ctx, as, args, mem, Options{})
 		require.NoError(t, err, "moves on allocation %d", k)
 		require.Equal(t, k-1, mem.moves)
 		require.Nil(t, mem.onMove, "Execute leaves no callback behind")
@@ -133,7 +133,7 @@ func TestExecuteFollowsMoves(t *testing.T) {
 		}
 	}
 
-	_, err = Execute(ctx, as, args, hidden{newMovingMemory(n)}, ExecOptions{})
+	_, err = Execute(ctx, as, args, hidden{newMovingMemory(n)}, Options{})
 	require.ErrorIs(t, err, ErrOutOfBounds, "moved regions nobody was told of")
 }
 
@@ -148,7 +148,7 @@ func TestMoverIgnoresOtherRegions(t *testing.T) {
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})
 	require.NoError(t, err)
 	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(4, 0)))
-	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
+	ref, err := Execute(ctx, as, args, nil, Options{Reference: true})
 	require.NoError(t, err)
 
 	mem := newMovingMemory(4)
@@ -156,7 +156,7 @@ func TestMoverIgnoresOtherRegions(t *testing.T) {
 		_, err := mem.Allocate(1000, 256)
 		require.NoError(t, err)
 	}
-	got, err := Execute(ctx, as, args, mem, ExecOptions{})
+	got, err := Execute(ctx, as, args, mem, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 3, mem.moves, "only the foreign regions moved")
 	for i := range ref.Outputs {

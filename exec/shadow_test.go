@@ -253,9 +253,9 @@ func TestEvaluatorCatchesMovedValues(t *testing.T) {
 	}
 	refs := make([][]uint64, len(argSets))
 	for i, args := range argSets {
-		ref, err := Execute(context.Background(), as, args, nil, ExecOptions{Reference: true})
+		ref, err := Execute(context.Background(), as, args, nil, Options{Reference: true})
 		require.NoError(t, err)
-		got, err := Execute(context.Background(), as, args, nil, ExecOptions{})
+		got, err := Execute(context.Background(), as, args, nil, Options{})
 		require.NoError(t, err)
 		for _, o := range ref.Outputs {
 			refs[i] = append(refs[i], o.Checksum())
@@ -276,7 +276,7 @@ func TestEvaluatorCatchesMovedValues(t *testing.T) {
 			for i, args := range argSets {
 				// A moved loop counter may never reach its bound: a run
 				// that does not end is as wrong as a wrong number.
-				got, err := Execute(context.Background(), as, args, nil, ExecOptions{MaxSteps: 10000})
+				got, err := Execute(context.Background(), as, args, nil, Options{MaxSteps: 10000})
 				if errors.Is(err, eval.ErrStepBudget) {
 					wrong++
 					continue

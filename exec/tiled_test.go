@@ -114,11 +114,11 @@ ENTRY e {
 	as, err := assign.Assign(ctx, a, assign.Options{Target: assign.TPU})
 	require.NoError(t, err)
 	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(5, 0)))
-	ref, err := Execute(ctx, as, args, nil, ExecOptions{Reference: true})
+	ref, err := Execute(ctx, as, args, nil, Options{Reference: true})
 	require.NoError(t, err)
 	mem := &recording{HostArena: NewHostArena()}
 	mem.Fill = PoisonByte
-	got, err := Execute(ctx, as, args, mem, ExecOptions{})
+	got, err := Execute(ctx, as, args, mem, Options{})
 	require.NoError(t, err)
 	require.Equal(t, ref.Outputs[0].Data, got.Outputs[0].Data, "the bitcast reads n's elements in order")
 

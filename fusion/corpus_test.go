@@ -243,7 +243,7 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 		}
 		args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		ref, err := exec.Execute(ctx, as0, args, nil, exec.ExecOptions{Reference: true})
+		ref, err := exec.Execute(ctx, as0, args, nil, exec.Options{Reference: true})
 		cancel()
 		if err != nil {
 			m := opInError.FindStringSubmatch(err.Error())
@@ -268,7 +268,7 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 		for i := range p0 {
 			require.True(t, hlo.Compatible(p0[i].Shape, p1[i].Shape), "%s: parameter %d changed shape", c.name, i)
 		}
-		for _, mode := range []exec.ExecOptions{{Reference: true}, {}} {
+		for _, mode := range []exec.Options{{Reference: true}, {}} {
 			// A fused module evaluates in about the time of the unfused
 			// one; 60 s only catches a hang.
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -263,7 +263,7 @@ func planText(t *testing.T, what, src string, fuse *fusion.Options) (m *hlo.Modu
 	return m, changed, a, as
 }
 
-func runOutputs(t *testing.T, what string, as *assign.Assignment, args []eval.Literal, opts exec.ExecOptions) []uint64 {
+func runOutputs(t *testing.T, what string, as *assign.Assignment, args []eval.Literal, opts exec.Options) []uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -291,7 +291,7 @@ func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded
 	_, _, a0, as0 := planText(t, what, src, nil)
 	base := propertyRun{lb: a0.LowerBound(nil).Bytes}
 	base.args = eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(7, 0)))
-	base.out = runOutputs(t, what+" unfused", as0, base.args, exec.ExecOptions{Reference: true})
+	base.out = runOutputs(t, what+" unfused", as0, base.args, exec.Options{Reference: true})
 	configs := []struct {
 		label string
 		opts  fusion.Options
@@ -311,7 +311,7 @@ func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded
 		case "no guard":
 			unguarded = changed
 		}
-		for _, opts := range []exec.ExecOptions{{Reference: true}, {}} {
+		for _, opts := range []exec.Options{{Reference: true}, {}} {
 			got := runOutputs(t, label, as, base.args, opts)
 			require.Equal(t, base.out, got, "%s (reference=%v): outputs differ from the unfused module's\n%s", label, opts.Reference, as.Module)
 		}

@@ -92,7 +92,7 @@ func run(t testing.TB, m *hlo.Module) ([]uint64, *assign.Assignment, error) {
 	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	res, err := exec.Execute(ctx, as, args, nil, exec.ExecOptions{Reference: true, MaxSteps: 1 << 20})
+	res, err := exec.Execute(ctx, as, args, nil, exec.Options{Reference: true, MaxSteps: 1 << 20})
 	if err != nil {
 		return nil, as, err
 	}

@@ -353,9 +353,9 @@ func TestExecuteOnFragmentedHBM(t *testing.T) {
 	require.Equal(t, hbmMiB, h.Stats().LargestFree)
 
 	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
-	ref, err := exec.Execute(ctx, as, args, nil, exec.ExecOptions{Reference: true})
+	ref, err := exec.Execute(ctx, as, args, nil, exec.Options{Reference: true})
 	require.NoError(t, err)
-	got, err := exec.Execute(ctx, as, args, h, exec.ExecOptions{})
+	got, err := exec.Execute(ctx, as, args, h, exec.Options{})
 	require.NoError(t, err)
 	st := h.Stats()
 	require.GreaterOrEqual(t, st.Compactions, int64(1), "the run placed its allocations only by compacting")

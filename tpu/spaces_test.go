@@ -151,7 +151,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	require.NoError(t, err, name)
 	args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 	rctx, cancel := context.WithTimeout(ctx, numericsBudget)
-	want, err := exec.Execute(rctx, as0, args, nil, exec.ExecOptions{Reference: true})
+	want, err := exec.Execute(rctx, as0, args, nil, exec.Options{Reference: true})
 	cancel()
 	if err != nil {
 		return res // an opcode the evaluator lacks, or too slow: no numerics
@@ -160,7 +160,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	// the plan was made for: its color-1 and color-2 allocations go there.
 	chip, err := NewChip(Generation{HBM: 64 << 30, VMEM: vmem, SMEM: max(rep.SMEMHeap, 1)}, exec.PoisonByte)
 	require.NoError(t, err, name)
-	got, err := exec.Execute(ctx, as, args, chip, exec.ExecOptions{})
+	got, err := exec.Execute(ctx, as, args, chip, exec.Options{})
 	require.NoError(t, err, "%s: planned run of the output", name)
 	if rep.Placed > 0 {
 		require.Positive(t, chip.VMEM().Stats().Peak, "%s: nothing ran in VMEM", name)

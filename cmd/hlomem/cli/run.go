@@ -76,7 +76,7 @@ func runRun(e *env, args []string) error {
 		if argTexts != nil || (*inputs != "" && *inputs != "random") {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
-		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", exec.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, host)
+		return runTPU(ctx, e, dev.device, files, opts, prepareOptions(sched, *fuse, nil), sf, *verify, *inputs == "random", exec.Options{Seed: *seed, MaxSteps: *maxSteps}, host)
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -154,7 +154,7 @@ func runRun(e *env, args []string) error {
 		default:
 			return nil
 		}
-		return compareRuns(ctx, w, as, args, exec.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
+		return compareRuns(ctx, w, as, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
 	})
 }
 
@@ -253,7 +253,7 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 // compareRuns evaluates the entry on args twice, on the plan's bytes and
 // with a region per buffer, and fails unless every output is the same bit
 // for bit.
-func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []eval.Literal, opts exec.ExecOptions, printOut bool) error {
+func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []eval.Literal, opts exec.Options, printOut bool) error {
 	got, sums, err := planEqualsReference(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
@@ -283,7 +283,7 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 // mem (nil: a fresh HostArena) and with a region per buffer, and fails
 // unless every output is the same bit for bit; it returns the planned run
 // and its output checksums.
-func planEqualsReference(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem exec.Memory, opts exec.ExecOptions) (*exec.ExecResult, []string, error) {
+func planEqualsReference(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem exec.Memory, opts exec.Options) (*exec.Result, []string, error) {
 	ref := opts
 	ref.Reference = true
 	want, err := exec.Execute(ctx, as, args, nil, ref)

@@ -118,7 +118,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 // evaluator on the tiled, padded buffers of a chip whose HBM compacts,
 // compared with a plan-free run. It prints the unpadded and padded HBM
 // bytes and the VMEM and SMEM bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec exec.ExecOptions, host hostLimit) error {
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts assign.Options, popts liveness.PrepareOptions, sf spaceFlags, verify, evaluate bool, rexec exec.Options, host hostLimit) error {
 	gen, err := tpu.GenerationByName(genName)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)

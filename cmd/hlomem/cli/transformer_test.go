@@ -91,7 +91,7 @@ func TestTransformerGradient(t *testing.T) {
 
 	evaluate := func(args []eval.Literal) []eval.Literal {
 		t.Helper()
-		out, err := eval.EvalComputation(mod.Entry, args)
+		out, err := eval.Computation(mod.Entry, args)
 		require.NoError(t, err)
 		leaves := out.Leaves()
 		require.Len(t, leaves, 14)
