@@ -16,10 +16,11 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -217,9 +218,9 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 			stopped["(plan over 64 MiB)"]++
 			continue
 		}
-		args := runtime.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
+		args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		ref, err := runtime.Execute(ctx, as0, args, nil, runtime.ExecOptions{Reference: true})
+		ref, err := exec.Execute(ctx, as0, args, nil, exec.Options{Reference: true})
 		cancel()
 		if err != nil {
 			m := opInError.FindStringSubmatch(err.Error())
@@ -244,11 +245,11 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 		for i := range p0 {
 			require.True(t, hlo.Compatible(p0[i].Shape, p1[i].Shape), "%s: parameter %d changed shape", c.name, i)
 		}
-		for _, mode := range []runtime.ExecOptions{{Reference: true}, {}} {
+		for _, mode := range []exec.Options{{Reference: true}, {}} {
 			// A fused module evaluates in about the time of the unfused
 			// one; 60 s only catches a hang.
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			got, err := runtime.Execute(ctx, as1, args, nil, mode)
+			got, err := exec.Execute(ctx, as1, args, nil, mode)
 			cancel()
 			require.NoError(t, err, "%s: fused, reference=%v", c.name, mode.Reference)
 			require.Equal(t, len(ref.Outputs), len(got.Outputs), c.name)

@@ -10,11 +10,12 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -239,7 +240,7 @@ ENTRY %%main {
 // propertyRun is one module's unfused plan and outputs.
 type propertyRun struct {
 	lb   int64
-	args []runtime.Literal
+	args []eval.Literal
 	out  []uint64
 }
 
@@ -266,11 +267,11 @@ func planText(t *testing.T, what, src string, fuse *fusion.Options) (m *hlo.Modu
 	return m, changed, a, as
 }
 
-func runOutputs(t *testing.T, what string, as *assign.Assignment, args []runtime.Literal, opts runtime.ExecOptions) []uint64 {
+func runOutputs(t *testing.T, what string, as *assign.Assignment, args []eval.Literal, opts exec.Options) []uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := runtime.Execute(ctx, as, args, nil, opts)
+	res, err := exec.Execute(ctx, as, args, nil, opts)
 	require.NoError(t, err, "%s (reference=%v)\n%s", what, opts.Reference, as.Module)
 	var sums []uint64
 	for _, o := range res.Outputs {
@@ -293,8 +294,8 @@ func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded
 	}
 	_, _, a0, as0 := planText(t, what, src, nil)
 	base := propertyRun{lb: a0.LowerBound(nil).Bytes}
-	base.args = runtime.RandomArgs(as0.Module, rand.New(rand.NewPCG(7, 0)))
-	base.out = runOutputs(t, what+" unfused", as0, base.args, runtime.ExecOptions{Reference: true})
+	base.args = eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(7, 0)))
+	base.out = runOutputs(t, what+" unfused", as0, base.args, exec.Options{Reference: true})
 	configs := []struct {
 		label string
 		opts  fusion.Options
@@ -314,7 +315,7 @@ func checkFusionProperty(t *testing.T, what, src string) (ok, guarded, unguarded
 		case "no guard":
 			unguarded = changed
 		}
-		for _, opts := range []runtime.ExecOptions{{Reference: true}, {}} {
+		for _, opts := range []exec.Options{{Reference: true}, {}} {
 			got := runOutputs(t, label, as, base.args, opts)
 			require.Equal(t, base.out, got, "%s (reference=%v): outputs differ from the unfused module's\n%s", label, opts.Reference, as.Module)
 		}

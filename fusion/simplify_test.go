@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/preptest"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,10 +89,10 @@ func run(t testing.TB, m *hlo.Module) ([]uint64, *assign.Assignment, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	args := runtime.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	res, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true, MaxSteps: 1 << 20})
+	res, err := exec.Execute(ctx, as, args, nil, exec.Options{Reference: true, MaxSteps: 1 << 20})
 	if err != nil {
 		return nil, as, err
 	}
@@ -227,7 +228,7 @@ func TestPassesCorpus(t *testing.T) {
 							skip("cannot evaluate " + sub[1])
 						case errors.Is(err, context.DeadlineExceeded):
 							skip("over 5 s")
-						case errors.Is(err, runtime.ErrStepBudget):
+						case errors.Is(err, eval.ErrStepBudget):
 							skip("over 1M steps")
 						default:
 							skip("other: " + firstLine(err.Error()))
@@ -303,7 +304,7 @@ type simplifyCase struct {
 	changed bool
 	want    map[string]string
 	root    string
-	// noEval skips the evaluation: the runtime knows no tiled layouts
+	// noEval skips the evaluation: the evaluator knows no tiled layouts
 	// and reads pad's padding from padding_config=, not XLA's padding=.
 	noEval bool
 }

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // ClientOptions are the model's own settings, beside JAX's.
 type ClientOptions struct {
 	// Verify checks every run: the plan's shadow execution
-	// (runtime.Shadow, once per program) and that no two device
+	// (exec.Shadow, once per program) and that no two device
 	// allocations the run uses overlap.
 	Verify bool
 	// AllocCost and FreeCost are the modelled cost of a driver allocation
@@ -206,7 +206,7 @@ type Program struct {
 	Name       string
 	Assignment *assign.Assignment
 	// Params are the entry parameters' array leaves, in the order Run
-	// takes its arguments (runtime.EntryLeaves).
+	// takes its arguments (eval.EntryLeaves).
 	Params []Leaf
 	// Outputs are the entry result's array leaves, in shape-index
 	// pre-order.
@@ -378,7 +378,7 @@ func (c *Client) Run(ctx context.Context, p *Program, args, outs []string) (*Run
 		argArrays[i] = a
 	}
 	if c.opts.Verify && !p.shadowed {
-		rep, err := runtime.Shadow(ctx, p.Assignment)
+		rep, err := exec.Shadow(ctx, p.Assignment)
 		if err != nil {
 			return nil, err
 		}

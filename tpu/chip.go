@@ -3,16 +3,16 @@ package tpu
 import (
 	"fmt"
 
-	"github.com/hlomem/hlomem/runtime"
+	"github.com/hlomem/hlomem/exec"
 )
 
 // Chip is the memory of one TPU TensorCore as a running program sees it:
 // HBM, VMEM and SMEM, each a compacting allocator of its own capacity
 // (HBM), in one address space where VMEM starts at VMEMBase and SMEM at
-// SMEMBase. It implements runtime.SpacedMemory, so runtime.Execute puts
+// SMEMBase. It implements exec.SpacedMemory, so exec.Execute puts
 // the plan's allocations of color 1 in VMEM and of color 2 in SMEM (and
 // fails, as the chip would, when they do not fit there), and
-// runtime.Mover, forwarding the moves of every space's compactions.
+// exec.Mover, forwarding the moves of every space's compactions.
 type Chip struct {
 	hbm, vmem, smem *HBM
 }
@@ -25,8 +25,8 @@ const (
 )
 
 var (
-	_ runtime.SpacedMemory = (*Chip)(nil)
-	_ runtime.Mover        = (*Chip)(nil)
+	_ exec.SpacedMemory = (*Chip)(nil)
+	_ exec.Mover        = (*Chip)(nil)
 )
 
 // NewChip returns the empty memories of gen: HBM, VMEM and SMEM of its
@@ -70,10 +70,10 @@ func (c *Chip) space(addr int64) (*HBM, int64) {
 	return c.hbm, 0
 }
 
-// Allocate implements runtime.Memory: an allocation in HBM.
+// Allocate implements exec.Memory: an allocation in HBM.
 func (c *Chip) Allocate(size, align int64) (int64, error) { return c.hbm.Allocate(size, align) }
 
-// AllocateIn implements runtime.SpacedMemory: color 0 is HBM, 1 VMEM and
+// AllocateIn implements exec.SpacedMemory: color 0 is HBM, 1 VMEM and
 // 2 SMEM; any other memory space is an error.
 func (c *Chip) AllocateIn(color, size, align int64) (int64, error) {
 	var h *HBM
@@ -98,25 +98,25 @@ func (c *Chip) AllocateIn(color, size, align int64) (int64, error) {
 	return base + addr, nil
 }
 
-// Free implements runtime.Memory.
+// Free implements exec.Memory.
 func (c *Chip) Free(addr int64) error {
 	h, base := c.space(addr)
 	return h.Free(addr - base)
 }
 
-// ReadAt implements runtime.Memory.
+// ReadAt implements exec.Memory.
 func (c *Chip) ReadAt(p []byte, addr int64) error {
 	h, base := c.space(addr)
 	return h.ReadAt(p, addr-base)
 }
 
-// WriteAt implements runtime.Memory.
+// WriteAt implements exec.Memory.
 func (c *Chip) WriteAt(p []byte, addr int64) error {
 	h, base := c.space(addr)
 	return h.WriteAt(p, addr-base)
 }
 
-// OnMove implements runtime.Mover: the moves of every space's
+// OnMove implements exec.Mover: the moves of every space's
 // compactions, in the chip's addresses.
 func (c *Chip) OnMove(f func(from, to, size int64)) {
 	for _, sp := range []struct {

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // tpuPrepare is the preparation of --target=tpu: default tiles first.
@@ -25,7 +25,7 @@ func tpuPrepare(m *hlo.Module, gen Generation) (*liveness.Analysis, error) {
 
 // TestCorpusTPU: every corpus module (the hlo/ sets and the paired dumps)
 // is assigned for the TPU target with tiled, padded sizes; each plan
-// passes assign.Check and the runtime's shadow execution; the test prints
+// passes assign.Check and exec's shadow execution; the test prints
 // the unpadded and padded totals per module and over the corpus.
 func TestCorpusTPU(t *testing.T) {
 	files := corpus.Glob(t, "hlo/*/*.hlo")
@@ -58,7 +58,7 @@ func TestCorpusTPU(t *testing.T) {
 			as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.TPU, Budget: 20 * time.Millisecond})
 			require.NoError(t, err, name)
 			require.NoError(t, assign.Check(as), name)
-			rep, err := runtime.Shadow(context.Background(), as)
+			rep, err := exec.Shadow(context.Background(), as)
 			require.NoError(t, err, name)
 			require.Nil(t, rep.Violation, name)
 			p := as.Padding()

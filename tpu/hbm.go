@@ -32,7 +32,7 @@ package tpu
 // owner of the moved addresses learns of every move through the OnMove
 // callback, before the Allocate that compacted returns.
 //
-// Bytes are backed sparsely by runtime.Pages, as runtime.HostArena's
+// Bytes are backed sparsely by exec.Pages, as exec.HostArena's
 // are, so an HBM of 16 GiB costs what a run touches.
 // A byte outside every live region reads as Fill whenever it next becomes
 // part of a region: Free and compaction reset the bytes they release that
@@ -44,7 +44,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/hlomem/hlomem/runtime"
+	"github.com/hlomem/hlomem/exec"
 )
 
 // Granule is the HBM allocation granule: every region starts on a
@@ -62,8 +62,8 @@ type hbmRegion struct {
 
 func (r hbmRegion) end() int64 { return r.addr + r.size }
 
-// HBM is a compacting HBM allocator that implements runtime.Memory and
-// runtime.Mover. It is not safe for concurrent use.
+// HBM is a compacting HBM allocator that implements exec.Memory and
+// exec.Mover. It is not safe for concurrent use.
 type HBM struct {
 	// Fill is what bytes never written read as (0 unless set); set it
 	// before the first Allocate.
@@ -72,7 +72,7 @@ type HBM struct {
 	capacity int64
 	space    string      // the memory's name in errors ("" is hbm)
 	regions  []hbmRegion // live regions, sorted by address
-	pages    runtime.Pages
+	pages    exec.Pages
 	onMove   func(from, to, size int64)
 
 	inUse, peak, numAllocs  int64
@@ -80,8 +80,8 @@ type HBM struct {
 }
 
 var (
-	_ runtime.Memory = (*HBM)(nil)
-	_ runtime.Mover  = (*HBM)(nil)
+	_ exec.Memory = (*HBM)(nil)
+	_ exec.Mover  = (*HBM)(nil)
 )
 
 // NewHBM returns an empty HBM of capacity bytes, addresses [0, capacity).
@@ -140,7 +140,7 @@ func (h *HBM) Regions() []Region {
 	return rs
 }
 
-// OnMove implements runtime.Mover: f is called once per region a
+// OnMove implements exec.Mover: f is called once per region a
 // compaction moves, with its old and new base and its size, in address
 // order, after every move of that compaction is done and before the
 // Allocate that compacted returns. f replaces any callback set before; nil
@@ -176,7 +176,7 @@ func (e *OOMError) Error() string {
 	return s
 }
 
-// Allocate implements runtime.Memory: it reserves size bytes at the lowest
+// Allocate implements exec.Memory: it reserves size bytes at the lowest
 // address aligned to max(align, Granule) that holds them, compacting when
 // only that makes room. align must be 0 or a power of two. The error is an
 // *OOMError when the request does not fit even after a compaction.
@@ -294,7 +294,7 @@ func (h *HBM) moveBytes(from, to, size int64) {
 
 // touchesLive reports whether page p holds a byte of a live region.
 func (h *HBM) touchesLive(p int64) bool {
-	lo, hi := p*runtime.PageSize, (p+1)*runtime.PageSize
+	lo, hi := p*exec.PageSize, (p+1)*exec.PageSize
 	// The first region ending above lo is the only candidate.
 	i, _ := slices.BinarySearchFunc(h.regions, lo, func(r hbmRegion, lo int64) int {
 		if r.end() <= lo {
@@ -305,7 +305,7 @@ func (h *HBM) touchesLive(p int64) bool {
 	return i < len(h.regions) && h.regions[i].addr < hi
 }
 
-// Free implements runtime.Memory: it releases the live region at addr.
+// Free implements exec.Memory: it releases the live region at addr.
 func (h *HBM) Free(addr int64) error {
 	i, ok := h.find(addr)
 	if !ok {
@@ -342,12 +342,12 @@ func (h *HBM) check(what string, n int, addr int64) error {
 		i-- // the last region based below addr
 	}
 	if i < 0 || addr < h.regions[i].addr || int64(n) > h.regions[i].end()-addr {
-		return fmt.Errorf("%w: tpu: hbm %s of %d bytes at %d", runtime.ErrOutOfBounds, what, n, addr)
+		return fmt.Errorf("%w: tpu: hbm %s of %d bytes at %d", exec.ErrOutOfBounds, what, n, addr)
 	}
 	return nil
 }
 
-// ReadAt implements runtime.Memory.
+// ReadAt implements exec.Memory.
 func (h *HBM) ReadAt(p []byte, addr int64) error {
 	if err := h.check("read", len(p), addr); err != nil {
 		return err
@@ -356,7 +356,7 @@ func (h *HBM) ReadAt(p []byte, addr int64) error {
 	return nil
 }
 
-// WriteAt implements runtime.Memory.
+// WriteAt implements exec.Memory.
 func (h *HBM) WriteAt(p []byte, addr int64) error {
 	if err := h.check("write", len(p), addr); err != nil {
 		return err

@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/preptest"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -132,11 +133,11 @@ func TestHBMAccess(t *testing.T) {
 	}{
 		{1, -1}, {1, math.MinInt64}, {2, a + 100*hbmKiB - 1}, {2, b - 1}, {11, b}, {1, b + 10}, {1, hbmMiB}, {1, math.MaxInt64},
 	} {
-		require.ErrorIs(t, h.ReadAt(make([]byte, c.n), c.addr), runtime.ErrOutOfBounds, "read %d at %d", c.n, c.addr)
-		require.ErrorIs(t, h.WriteAt(make([]byte, c.n), c.addr), runtime.ErrOutOfBounds, "write %d at %d", c.n, c.addr)
+		require.ErrorIs(t, h.ReadAt(make([]byte, c.n), c.addr), exec.ErrOutOfBounds, "read %d at %d", c.n, c.addr)
+		require.ErrorIs(t, h.WriteAt(make([]byte, c.n), c.addr), exec.ErrOutOfBounds, "write %d at %d", c.n, c.addr)
 	}
 	require.NoError(t, h.Free(a))
-	require.ErrorIs(t, h.ReadAt(make([]byte, 1), a), runtime.ErrOutOfBounds, "a freed region")
+	require.ErrorIs(t, h.ReadAt(make([]byte, 1), a), exec.ErrOutOfBounds, "a freed region")
 	require.NoError(t, h.ReadAt(nil, -7), "an empty access touches nothing")
 
 	// Freed bytes read as Fill in the next region, and the pages no live
@@ -223,7 +224,7 @@ func TestHBMCompaction(t *testing.T) {
 func requirePagesLive(t testing.TB, h *HBM) {
 	t.Helper()
 	for p := range h.pages.All() {
-		lo, hi := p*runtime.PageSize, (p+1)*runtime.PageSize
+		lo, hi := p*exec.PageSize, (p+1)*exec.PageSize
 		live := false
 		for _, r := range h.Regions() {
 			if r.Addr < hi && r.Addr+r.Size > lo {
@@ -313,7 +314,7 @@ func TestHBMSucceedsWhereBFCFragments(t *testing.T) {
 }
 
 // TestExecuteOnFragmentedHBM runs the gpu fragmentation program, scaled
-// down 1024 times (f32[262144] is 1 MiB), through runtime.Execute on a
+// down 1024 times (f32[262144] is 1 MiB), through exec.Execute on a
 // 12 MiB HBM fragmented into 1 MiB holes by buffers another owner keeps:
 // placing the program's allocations needs a compaction, the outputs equal
 // the reference run's bit for bit, and the other owner's bytes survive.
@@ -336,7 +337,7 @@ func TestExecuteOnFragmentedHBM(t *testing.T) {
 	require.LessOrEqual(t, need, 6*hbmMiB, "the program fits the free memory")
 
 	h, _ := newTestHBM(t, 12*hbmMiB)
-	h.Fill = runtime.PoisonByte
+	h.Fill = exec.PoisonByte
 	var kept []int64
 	for i := range 12 {
 		addr := mustAllocate(t, h, hbmMiB, 0)
@@ -351,10 +352,10 @@ func TestExecuteOnFragmentedHBM(t *testing.T) {
 	}
 	require.Equal(t, hbmMiB, h.Stats().LargestFree)
 
-	args := runtime.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
-	ref, err := runtime.Execute(ctx, as, args, nil, runtime.ExecOptions{Reference: true})
+	args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
+	ref, err := exec.Execute(ctx, as, args, nil, exec.Options{Reference: true})
 	require.NoError(t, err)
-	got, err := runtime.Execute(ctx, as, args, h, runtime.ExecOptions{})
+	got, err := exec.Execute(ctx, as, args, h, exec.Options{})
 	require.NoError(t, err)
 	st := h.Stats()
 	require.GreaterOrEqual(t, st.Compactions, int64(1), "the run placed its allocations only by compacting")
@@ -507,8 +508,8 @@ func FuzzHBM(f *testing.F) {
 				if len(lv) > 0 {
 					r := lv[int(x)%len(lv)]
 					checkContents(r)
-					require.ErrorIs(t, h.ReadAt(make([]byte, r.size+1), r.addr), runtime.ErrOutOfBounds)
-					require.ErrorIs(t, h.WriteAt(make([]byte, 1), capacity+int64(z)), runtime.ErrOutOfBounds)
+					require.ErrorIs(t, h.ReadAt(make([]byte, r.size+1), r.addr), exec.ErrOutOfBounds)
+					require.ErrorIs(t, h.WriteAt(make([]byte, 1), capacity+int64(z)), exec.ErrOutOfBounds)
 					if r.size > 1 {
 						require.Error(t, h.Free(r.addr+1))
 					}
@@ -598,7 +599,7 @@ func TestChipSpaces(t *testing.T) {
 	_, err = c.AllocateIn(7, 8, 0)
 	require.Error(t, err)
 	// Outside every region of a space is out of bounds.
-	require.ErrorIs(t, c.ReadAt(got, SMEMBase+4000), runtime.ErrOutOfBounds)
+	require.ErrorIs(t, c.ReadAt(got, SMEMBase+4000), exec.ErrOutOfBounds)
 
 	require.NoError(t, c.Free(v))
 	require.NoError(t, c.Free(s))

@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/liveness"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // spacesSmall is a module whose parameter p1 is read by five instructions,
@@ -87,7 +88,7 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	_, autoVMEM, autoSMEM := heaps(auto)
 	require.LessOrEqual(t, autoVMEM, rep.VMEMHeap, "%s: the default packer's VMEM", name)
 	require.LessOrEqual(t, autoSMEM, rep.SMEMHeap, "%s: the default packer's SMEM", name)
-	sh, err := runtime.Shadow(ctx, as)
+	sh, err := exec.Shadow(ctx, as)
 	require.NoError(t, err, name)
 	require.Nil(t, sh.Violation, "%s: shadow run: %v", name, sh.Violation)
 	_, heap, smem := heaps(as)
@@ -149,18 +150,18 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	require.NoError(t, err, name)
 	as0, err := assign.Assign(ctx, a0, assign.Options{Target: assign.TPU, Budget: 20 * time.Millisecond})
 	require.NoError(t, err, name)
-	args := runtime.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
+	args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
 	rctx, cancel := context.WithTimeout(ctx, numericsBudget)
-	want, err := runtime.Execute(rctx, as0, args, nil, runtime.ExecOptions{Reference: true})
+	want, err := exec.Execute(rctx, as0, args, nil, exec.Options{Reference: true})
 	cancel()
 	if err != nil {
 		return res // an opcode the evaluator lacks, or too slow: no numerics
 	}
 	// The planned run on a chip whose VMEM and SMEM are the capacities
 	// the plan was made for: its color-1 and color-2 allocations go there.
-	chip, err := NewChip(Generation{HBM: 64 << 30, VMEM: vmem, SMEM: max(rep.SMEMHeap, 1)}, runtime.PoisonByte)
+	chip, err := NewChip(Generation{HBM: 64 << 30, VMEM: vmem, SMEM: max(rep.SMEMHeap, 1)}, exec.PoisonByte)
 	require.NoError(t, err, name)
-	got, err := runtime.Execute(ctx, as, args, chip, runtime.ExecOptions{})
+	got, err := exec.Execute(ctx, as, args, chip, exec.Options{})
 	require.NoError(t, err, "%s: planned run of the output", name)
 	if rep.Placed > 0 {
 		require.Positive(t, chip.VMEM().Stats().Peak, "%s: nothing ran in VMEM", name)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/internal/bytesize"
 	"github.com/hlomem/hlomem/internal/sysmem"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // hostFraction: by default a run may take 1/hostFraction of the memory
@@ -20,7 +20,7 @@ const hostFraction = 2
 const hostFallback = 4 << 30
 
 // hostMemoryFlag is --host-memory of run: the host memory an evaluation or
-// a shadow run may take. The run's estimate (runtime.HostBytes) is
+// a shadow run may take. The run's estimate (exec.HostBytes) is
 // checked against it before anything is allocated.
 type hostMemoryFlag struct {
 	text string
@@ -55,13 +55,13 @@ func (f *hostMemoryFlag) limit() (hostLimit, error) {
 // check refuses the run of as that opts describe when its estimate is
 // more than the limit: an error that names the estimate, its parts, the
 // limit and the flag (exit 1).
-func (l hostLimit) check(as *assign.Assignment, opts runtime.HostOptions) error {
-	est, err := runtime.HostBytes(as, opts)
+func (l hostLimit) check(as *assign.Assignment, opts exec.HostOptions) error {
+	est, err := exec.HostBytes(as, opts)
 	if err != nil {
 		return err
 	}
 	if est.Total <= l.bytes {
 		return nil
 	}
-	return fmt.Errorf("%w; raise the limit with --host-memory=SIZE", &runtime.HostMemoryError{Estimate: est, Limit: l.bytes, LimitSource: l.source})
+	return fmt.Errorf("%w; raise the limit with --host-memory=SIZE", &exec.HostMemoryError{Estimate: est, Limit: l.bytes, LimitSource: l.source})
 }

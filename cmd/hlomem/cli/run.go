@@ -11,9 +11,10 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -38,7 +39,7 @@ func runRun(e *env, args []string) error {
 	})
 	seed := fs.Uint64("seed", 1, "seed of --inputs=random and of rng")
 	printOut := fs.Bool("print", false, "print the outputs as literals")
-	maxSteps := fs.Int64("max-steps", runtime.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
+	maxSteps := fs.Int64("max-steps", exec.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
 	target := fs.String("target", "", targetFlag)
 	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
 	sched := addScheduleFlags(fs, "scheduler: ")
@@ -80,7 +81,7 @@ func runRun(e *env, args []string) error {
 			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
 		}
 		opts.PlanCost = false
-		return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, host)
+		return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", exec.Options{Seed: *seed, MaxSteps: *maxSteps}, host)
 	}
 	if dev.active() {
 		if *inputs != "" || argTexts != nil {
@@ -118,7 +119,7 @@ func runRun(e *env, args []string) error {
 		argName = *inputs
 	}
 	evaluate := *inputs != "" || argTexts != nil
-	hopts := runtime.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: *verify, Print: *printOut && evaluate, ArgText: int64(len(argText))}
+	hopts := exec.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: *verify, Print: *printOut && evaluate, ArgText: int64(len(argText))}
 	if argFile != nil {
 		hopts.ArgText = argFile.size
 	}
@@ -144,18 +145,18 @@ func runRun(e *env, args []string) error {
 				}
 			}
 		}
-		var args []runtime.Literal
+		var args []eval.Literal
 		switch {
 		case *inputs == "random":
-			args = runtime.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
+			args = eval.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
 		case argName != "":
-			if args, err = runtime.ParseArgs(m, argName, argText); err != nil {
+			if args, err = eval.ParseArgs(m, argName, argText); err != nil {
 				return err
 			}
 		default:
 			return nil
 		}
-		return compareRuns(ctx, w, as, args, runtime.ExecOptions{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
+		return compareRuns(ctx, w, as, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
 	})
 }
 
@@ -171,7 +172,7 @@ func checkRunFlags(target, algo, sched string, maxSteps int64, dev *deviceFlags,
 		return err
 	}
 	if maxSteps < 1 {
-		return flagError("run", "--max-steps must be at least 1, got %d (the default is %d)", maxSteps, runtime.DefaultMaxSteps)
+		return flagError("run", "--max-steps must be at least 1, got %d (the default is %d)", maxSteps, exec.DefaultMaxSteps)
 	}
 	if isTPUDevice(dev.device) {
 		gen, err := tpu.GenerationByName(dev.device)
@@ -237,10 +238,10 @@ func (af *argumentFile) read(limit int64) (string, error) {
 	return string(b), nil
 }
 
-// shadowRun checks the plan step by step (runtime.Shadow) and reports
+// shadowRun checks the plan step by step (exec.Shadow) and reports
 // what it checked.
 func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
-	rep, err := runtime.Shadow(ctx, as)
+	rep, err := exec.Shadow(ctx, as)
 	if err != nil {
 		return err
 	}
@@ -254,7 +255,7 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 // compareRuns evaluates the entry on args twice, on the plan's bytes and
 // with a region per buffer, and fails unless every output is the same bit
 // for bit.
-func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []runtime.Literal, opts runtime.ExecOptions, printOut bool) error {
+func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []eval.Literal, opts exec.Options, printOut bool) error {
 	got, sums, err := planEqualsReference(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
@@ -284,14 +285,14 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 // mem (nil: a fresh HostArena) and with a region per buffer, and fails
 // unless every output is the same bit for bit; it returns the planned run
 // and its output checksums.
-func planEqualsReference(ctx context.Context, as *assign.Assignment, args []runtime.Literal, mem runtime.Memory, opts runtime.ExecOptions) (*runtime.ExecResult, []string, error) {
+func planEqualsReference(ctx context.Context, as *assign.Assignment, args []eval.Literal, mem exec.Memory, opts exec.Options) (*exec.Result, []string, error) {
 	ref := opts
 	ref.Reference = true
-	want, err := runtime.Execute(ctx, as, args, nil, ref)
+	want, err := exec.Execute(ctx, as, args, nil, ref)
 	if err != nil {
 		return nil, nil, err
 	}
-	got, err := runtime.Execute(ctx, as, args, mem, opts)
+	got, err := exec.Execute(ctx, as, args, mem, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,9 +11,10 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/bytesize"
-	"github.com/hlomem/hlomem/runtime"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -98,7 +99,7 @@ func writeSpaces(w io.Writer, r *tpu.SpaceReport, gen tpu.Generation) error {
 // evaluator on the tiled, padded buffers of a chip whose HBM compacts,
 // compared with a plan-free run. It prints the unpadded and padded HBM
 // bytes and the VMEM and SMEM bytes live at every step.
-func runTPU(ctx context.Context, e *env, genName string, files []string, opts compile.Options, sf spaceFlags, verify, evaluate bool, rexec runtime.ExecOptions, host hostLimit) error {
+func runTPU(ctx context.Context, e *env, genName string, files []string, opts compile.Options, sf spaceFlags, verify, evaluate bool, rexec exec.Options, host hostLimit) error {
 	gen, err := tpu.GenerationByName(genName)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -138,7 +139,7 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts co
 			h(hbm), h(gen.HBM), h(p.Unpadded), h(p.Padded), p.Expansion())
 		// The chip's memories are sparse: the estimate counts the pages
 		// the plan's values touch, not the HBM's capacity.
-		if err := host.check(as, runtime.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: verify}); err != nil {
+		if err := host.check(as, exec.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: verify}); err != nil {
 			return err
 		}
 		if verify {
@@ -147,11 +148,11 @@ func runTPU(ctx context.Context, e *env, genName string, files []string, opts co
 			}
 		}
 		if evaluate {
-			chip, err := tpu.NewChip(gen, runtime.PoisonByte)
+			chip, err := tpu.NewChip(gen, exec.PoisonByte)
 			if err != nil {
 				return err
 			}
-			args := runtime.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
+			args := eval.RandomArgs(m, rand.New(rand.NewPCG(rexec.Seed, 0)))
 			got, _, err := planEqualsReference(ctx, as, args, chip, rexec)
 			if err != nil {
 				return err

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/runtime"
 )
 
 // transformerHLO is the second bundled example: one decoder block's JAX
@@ -81,7 +81,7 @@ func TestTransformerGradient(t *testing.T) {
 	mod, err := hlo.ParseModule(transformerHLO, string(src))
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(7, 11))
-	args := runtime.RandomArgs(mod, rng)
+	args := eval.RandomArgs(mod, rng)
 	require.Len(t, args, 15)
 	labels := args[14]
 	require.Equal(t, "s32[2,16]", labels.Shape.StringNoLayout())
@@ -89,15 +89,15 @@ func TestTransformerGradient(t *testing.T) {
 		binary.LittleEndian.PutUint32(labels.Data[i:], uint32(rng.IntN(128)))
 	}
 
-	eval := func(args []runtime.Literal) []runtime.Literal {
+	evaluate := func(args []eval.Literal) []eval.Literal {
 		t.Helper()
-		out, err := runtime.EvalComputation(mod.Entry, args)
+		out, err := eval.Computation(mod.Entry, args)
 		require.NoError(t, err)
 		leaves := out.Leaves()
 		require.Len(t, leaves, 14)
 		return leaves
 	}
-	outs := eval(args)
+	outs := evaluate(args)
 	loss := f32s(outs[0])[0]
 	t.Logf("loss %.6f", loss)
 	require.False(t, math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0))
@@ -115,13 +115,13 @@ func TestTransformerGradient(t *testing.T) {
 		require.Greater(t, norm, 1e-3, "%s: no gradient", name)
 		const eps = 1e-2
 		at := func(step float64) float32 {
-			moved := append([]runtime.Literal(nil), args...)
+			moved := append([]eval.Literal(nil), args...)
 			v := make([]float32, len(w))
 			for j := range w {
 				v[j] = w[j] + float32(step*g[j]/norm)
 			}
 			moved[i] = literalF32(args[i].Shape, v)
-			return f32s(eval(moved)[0])[0]
+			return f32s(evaluate(moved)[0])[0]
 		}
 		fd := (float64(at(eps)) - float64(at(-eps))) / (2 * eps)
 		t.Logf("%-22s |g| %.5f, central difference %.5f", name, norm, fd)
@@ -129,7 +129,7 @@ func TestTransformerGradient(t *testing.T) {
 	}
 }
 
-func f32s(l runtime.Literal) []float32 {
+func f32s(l eval.Literal) []float32 {
 	v := make([]float32, len(l.Data)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(l.Data[4*i:]))
@@ -137,10 +137,10 @@ func f32s(l runtime.Literal) []float32 {
 	return v
 }
 
-func literalF32(s hlo.Shape, v []float32) runtime.Literal {
+func literalF32(s hlo.Shape, v []float32) eval.Literal {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
-	return runtime.Literal{Shape: s, Data: b}
+	return eval.Literal{Shape: s, Data: b}
 }
