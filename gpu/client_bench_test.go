@@ -13,7 +13,7 @@ import (
 // on an A100 80 GB model with JAX's defaults, at 10^4, 10^5 and 10^6
 // steps, so the cost per step shows as the session grows.
 func BenchmarkClientReplay(b *testing.B) {
-	p := compile(b, "s.hlo", `HloModule s
+	p := program(b, "s.hlo", `HloModule s
 
 ENTRY e {
   p = f32[262144]{0} parameter(0)

@@ -10,22 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 const gib = 1 << 30
 
-// compile assigns the single module of an HLO text for the GPU.
-func compile(t testing.TB, name, text string) *Program {
+// program plans the single module of an HLO text for the GPU through
+// the pipeline and makes it a client program.
+func program(t testing.TB, name, text string) *Program {
 	t.Helper()
 	m, err := hlo.ParseModule(name, text)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
-	a, err := preptest.Prepare(m, "")
+	planned, err := compile.Compile(context.Background(), m, compile.Options{Assign: assign.Options{Target: assign.GPU}})
 	require.NoError(t, err)
-	as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.GPU})
-	require.NoError(t, err)
+	as := planned.Assignment
 	p, err := NewProgram(m.Name, as)
 	require.NoError(t, err)
 	return p
@@ -35,7 +35,7 @@ func compileFile(t testing.TB, path string) *Program {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	return compile(t, path, string(b))
+	return program(t, path, string(b))
 }
 
 // heldBytes is what the arrays on the device hold: each device buffer once.
@@ -220,7 +220,7 @@ func TestPreallocation(t *testing.T) {
 // TestRunDonation: a donated argument's buffer becomes the output's; the
 // argument is gone; nothing else is allocated for that output.
 func TestRunDonation(t *testing.T) {
-	p := compile(t, "donate.hlo", `HloModule donate, input_output_alias={ {}: (0, {}, must-alias) }
+	p := program(t, "donate.hlo", `HloModule donate, input_output_alias={ {}: (0, {}, must-alias) }
 
 ENTRY e {
   p = f32[1024]{0} parameter(0)

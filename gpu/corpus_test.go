@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/internal/preptest"
 )
 
 // TestPairedCorpusOnA100: every module of every paired dump (the programs
@@ -34,9 +34,9 @@ func TestPairedCorpusOnA100(t *testing.T) {
 		require.NoError(t, err, f)
 		for _, m := range mods {
 			name := filepath.Base(filepath.Dir(f)) + "/" + m.Name
-			a, err := preptest.Prepare(m, "")
+			planned, err := compile.Compile(context.Background(), m, compile.Options{Assign: assign.Options{Target: assign.GPU}})
 			require.NoError(t, err, name)
-			as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.GPU})
+			as := planned.Assignment
 			require.NoError(t, err, name)
 			p, err := NewProgram(m.Name, as)
 			require.NoError(t, err, name)

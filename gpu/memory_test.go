@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/internal/randhlo"
 )
 
@@ -129,9 +129,9 @@ func planFor(t testing.TB, name, text string) *assign.Assignment {
 	t.Helper()
 	m, err := hlo.ParseModule(name, text)
 	require.NoError(t, err)
-	a, err := preptest.Prepare(m, "")
+	planned, err := compile.Compile(context.Background(), m, compile.Options{Assign: assign.Options{Target: assign.GPU, Budget: 20 * time.Millisecond}})
 	require.NoError(t, err)
-	as, err := assign.Assign(context.Background(), a, assign.Options{Target: assign.GPU, Budget: 20 * time.Millisecond})
+	as := planned.Assignment
 	require.NoError(t, err)
 	return as
 }

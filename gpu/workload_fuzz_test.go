@@ -25,7 +25,7 @@ func FuzzWorkload(f *testing.F) {
 	if b, err := os.ReadFile("testdata/frag.json"); err == nil {
 		f.Add(b)
 	}
-	p := compile(f, "s.hlo", `HloModule s, input_output_alias={ {}: (0, {}, may-alias) }
+	p := program(f, "s.hlo", `HloModule s, input_output_alias={ {}: (0, {}, may-alias) }
 
 ENTRY e {
   p = f32[262144]{0} parameter(0)
