@@ -25,6 +25,8 @@ package pack
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/hlomem/hlomem/internal/segtree"
 )
 
 // skylineOrders are the static tie-break orders of the skyline packers.
@@ -55,7 +57,8 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 			load[s] = cur
 		}
 	}
-	remTree := newAddMaxTree(load)
+	remTree := segtree.FromValues(load)
+	slots := len(load)
 	sky := newChmaxTree(in.nslot)
 	loadMax := newChmaxTree(in.nslot)
 	for s, l := range load {
@@ -123,7 +126,7 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 	// items, which then have to be looked at again.
 	var small []int32
 	isSmall := make([]bool, n)
-	if limit := tiny * float64(remTree.max()); limit > 0 {
+	if limit := tiny * float64(remTree.Max(0, slots)); limit > 0 {
 		k := 0
 		for _, i := range q.items {
 			if float64(its[i].size) >= limit || its[i].fixed {
@@ -133,7 +136,7 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 				small = append(small, i)
 				isSmall[i] = true
 				for _, pt := range in.parts[its[i].p0:its[i].p1] {
-					remTree.add(pt.start, pt.end, -pt.size)
+					remTree.Add(int(pt.start), int(pt.end), -pt.size)
 				}
 			}
 		}
@@ -167,14 +170,14 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 		if bound != nil {
 			b = bound.Load()
 		}
-		if m+remTree.max() > b || m+it.size > b {
+		if m+remTree.Max(0, slots) > b || m+it.size > b {
 			return 0, false // the height will exceed the bound
 		}
 		off[i] = m
 		height = max(height, m+it.size)
 		for _, pt := range in.parts[it.p0:it.p1] {
 			sky.chmax(pt.start, pt.end, m+pt.size)
-			remTree.add(pt.start, pt.end, -pt.size)
+			remTree.Add(int(pt.start), int(pt.end), -pt.size)
 		}
 	}
 	if len(small) > 0 {
@@ -328,57 +331,3 @@ func (t *chmaxTree) max(a, b int32) int64 {
 	}
 	return best
 }
-
-// addMaxTree is a segment tree over slots with range add and global max.
-type addMaxTree struct {
-	n      int32
-	mx, lz []int64
-}
-
-func newAddMaxTree(vals []int64) *addMaxTree {
-	size := 1
-	for size < len(vals) {
-		size *= 2
-	}
-	t := &addMaxTree{n: int32(max(len(vals), 1)), mx: make([]int64, 2*size), lz: make([]int64, 2*size)}
-	t.build(1, 0, t.n, vals)
-	return t
-}
-
-func (t *addMaxTree) build(node int, l, r int32, vals []int64) {
-	if r-l == 1 {
-		if int(l) < len(vals) {
-			t.mx[node] = vals[l]
-		}
-		return
-	}
-	m := (l + r) / 2
-	t.build(2*node, l, m, vals)
-	t.build(2*node+1, m, r, vals)
-	t.mx[node] = max(t.mx[2*node], t.mx[2*node+1])
-}
-
-func (t *addMaxTree) add(a, b int32, d int64) {
-	if a < b {
-		t.addRec(1, 0, t.n, a, b, d)
-	}
-}
-
-func (t *addMaxTree) addRec(node int, l, r, a, b int32, d int64) {
-	if a <= l && r <= b {
-		t.mx[node] += d
-		t.lz[node] += d
-		return
-	}
-	m := (l + r) / 2
-	if a < m {
-		t.addRec(2*node, l, m, a, b, d)
-	}
-	if m < b {
-		t.addRec(2*node+1, m, r, a, b, d)
-	}
-	t.mx[node] = t.lz[node] + max(t.mx[2*node], t.mx[2*node+1])
-}
-
-// max returns the largest value over all slots.
-func (t *addMaxTree) max() int64 { return t.mx[1] }

@@ -32,29 +32,3 @@ func TestChmaxTree(t *testing.T) {
 		}
 	}
 }
-
-func TestAddMaxTree(t *testing.T) {
-	rng := rand.New(rand.NewSource(10))
-	for iter := 0; iter < 200; iter++ {
-		n := 1 + rng.Intn(30)
-		ref := make([]int64, n)
-		for i := range ref {
-			ref[i] = int64(rng.Intn(50))
-		}
-		tr := newAddMaxTree(ref)
-		for k := 0; k < 50; k++ {
-			a := int32(rng.Intn(n))
-			b := a + 1 + int32(rng.Intn(n-int(a)))
-			d := int64(rng.Intn(21) - 10)
-			tr.add(a, b, d)
-			want := int64(-1 << 62)
-			for s := range ref {
-				if int32(s) >= a && int32(s) < b {
-					ref[s] += d
-				}
-				want = max(want, ref[s])
-			}
-			require.Equal(t, want, tr.max(), "max")
-		}
-	}
-}

@@ -23,6 +23,17 @@ func New[T Number](steps int) *AddMax[T] {
 	return &AddMax[T]{n: n, max: make([]T, 2*n), add: make([]T, 2*n)}
 }
 
+// FromValues returns a tree over steps [0, len(vals)) whose step i
+// starts at vals[i], built in O(n).
+func FromValues[T Number](vals []T) *AddMax[T] {
+	t := New[T](len(vals))
+	copy(t.max[t.n:], vals)
+	for k := t.n - 1; k >= 1; k-- {
+		t.max[k] = max(t.max[2*k], t.max[2*k+1])
+	}
+	return t
+}
+
 // Add adds d to steps [lo, hi).
 func (t *AddMax[T]) Add(lo, hi int, d T) {
 	if lo < hi {

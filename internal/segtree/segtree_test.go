@@ -43,3 +43,41 @@ func TestAddMaxAgainstArray(t *testing.T) {
 	require.Equal(t, int32(5), small.Max(0, 3))
 	require.Equal(t, int32(0), small.Max(2, 2))
 }
+
+// TestFromValues: a tree built from values answers range adds and range
+// maxima as a plain slice does, negative values included.
+func TestFromValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 0))
+	for iter := 0; iter < 200; iter++ {
+		n := 1 + rng.IntN(30)
+		ref := make([]int64, n)
+		for i := range ref {
+			ref[i] = int64(rng.IntN(50))
+		}
+		tr := FromValues(ref)
+		for k := 0; k < 50; k++ {
+			a := rng.IntN(n)
+			b := a + 1 + rng.IntN(n-a)
+			d := int64(rng.IntN(21) - 10)
+			tr.Add(a, b, d)
+			for s := a; s < b; s++ {
+				ref[s] += d
+			}
+			lo := rng.IntN(n)
+			hi := lo + 1 + rng.IntN(n-lo)
+			want, all := ref[lo], ref[0]
+			for _, v := range ref[lo:hi] {
+				want = max(want, v)
+			}
+			for _, v := range ref {
+				all = max(all, v)
+			}
+			if got := tr.Max(lo, hi); got != want {
+				t.Fatalf("iter %d: Max(%d, %d) = %d, want %d", iter, lo, hi, got, want)
+			}
+			if got := tr.Max(0, n); got != all {
+				t.Fatalf("iter %d: Max(0, %d) = %d, want %d", iter, n, got, all)
+			}
+		}
+	}
+}
