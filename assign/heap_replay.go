@@ -37,6 +37,7 @@ import (
 	"sort"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/binheap"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -234,7 +235,7 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 type groupSizes struct {
 	max   int64
 	count map[int64]int
-	heap  []int64
+	sizes binheap.Heap[int64] // largest first
 }
 
 // add records a live member of the given size and returns how much the
@@ -242,10 +243,11 @@ type groupSizes struct {
 func (g *groupSizes) add(size int64) int64 {
 	if g.count == nil {
 		g.count = map[int64]int{}
+		g.sizes.Less = func(a, b int64) bool { return a > b }
 	}
 	g.count[size]++
 	if g.count[size] == 1 {
-		g.push(size)
+		g.sizes.Push(size)
 	}
 	if size > g.max {
 		grew := size - g.max
@@ -262,50 +264,16 @@ func (g *groupSizes) remove(size int64) int64 {
 	if size != g.max || g.count[size] > 0 {
 		return 0
 	}
-	for len(g.heap) > 0 && g.count[g.heap[0]] == 0 {
-		g.pop()
+	for g.sizes.Len() > 0 && g.count[g.sizes.Top()] == 0 {
+		g.sizes.Pop()
 	}
 	var next int64
-	if len(g.heap) > 0 {
-		next = g.heap[0]
+	if g.sizes.Len() > 0 {
+		next = g.sizes.Top()
 	}
 	shrank := g.max - next
 	g.max = next
 	return shrank
-}
-
-func (g *groupSizes) push(x int64) {
-	g.heap = append(g.heap, x)
-	for i := len(g.heap) - 1; i > 0; {
-		p := (i - 1) / 2
-		if g.heap[p] >= g.heap[i] {
-			break
-		}
-		g.heap[p], g.heap[i] = g.heap[i], g.heap[p]
-		i = p
-	}
-}
-
-func (g *groupSizes) pop() {
-	h := g.heap
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && h[l] > h[m] {
-			m = l
-		}
-		if r < len(h) && h[r] > h[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	g.heap = h
 }
 
 // shareableOperand finds an operand value whose slot v may take over at

@@ -39,7 +39,9 @@ package liveness
 
 import (
 	"context"
+
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/binheap"
 )
 
 // dataflow builds the values of an analysis.
@@ -724,7 +726,7 @@ func (d *dataflow) priorities() []int32 {
 // worklist is a priority queue of instructions by (priority, ID): a
 // binary heap of instruction IDs over a key table.
 type worklist struct {
-	heap   []int32
+	heap   binheap.Heap[int32]
 	key    []int64 // priority<<32 | ID, by ID
 	inst   []*hlo.Instruction
 	queued []bool
@@ -737,6 +739,7 @@ func newWorklist(m *hlo.Module, prio []int32) *worklist {
 		w.key[in.ID] = int64(prio[in.ID])<<32 | int64(in.ID)
 		w.inst[in.ID] = in
 	})
+	w.heap.Less = func(a, b int32) bool { return w.key[a] < w.key[b] }
 	return w
 }
 
@@ -745,38 +748,11 @@ func (w *worklist) add(in *hlo.Instruction) {
 		return
 	}
 	w.queued[in.ID] = true
-	w.heap = append(w.heap, int32(in.ID))
-	for i := len(w.heap) - 1; i > 0; {
-		p := (i - 1) / 2
-		if w.key[w.heap[p]] <= w.key[w.heap[i]] {
-			break
-		}
-		w.heap[p], w.heap[i] = w.heap[i], w.heap[p]
-		i = p
-	}
+	w.heap.Push(int32(in.ID))
 }
 
 func (w *worklist) pop() *hlo.Instruction {
-	h := w.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && w.key[h[l]] < w.key[h[m]] {
-			m = l
-		}
-		if r < len(h) && w.key[h[r]] < w.key[h[m]] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	w.heap = h
+	top := w.heap.Pop()
 	w.queued[top] = false
 	return w.inst[top]
 }
@@ -800,7 +776,7 @@ func (d *dataflow) propagate(ctx context.Context) error {
 			w.add(in)
 		}
 	}
-	for n := 0; len(w.heap) > 0; n++ {
+	for n := 0; w.heap.Len() > 0; n++ {
 		if n%pollEvery == pollEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err

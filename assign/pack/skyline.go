@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/hlomem/hlomem/internal/binheap"
 	"github.com/hlomem/hlomem/internal/segtree"
 )
 
@@ -58,7 +59,6 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 		}
 	}
 	remTree := segtree.FromValues(load)
-	slots := len(load)
 	sky := newChmaxTree(in.nslot)
 	loadMax := newChmaxTree(in.nslot)
 	for s, l := range load {
@@ -113,11 +113,16 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 		}
 		return alignUp(m, it.align)
 	}
-	q := &skyHeap{key: make([]int64, n), rank: rank}
-	q.items = order
+	key := make([]int64, n)
+	q := &binheap.Heap[int32]{Items: order, Less: func(a, b int32) bool {
+		if key[a] != key[b] {
+			return key[a] < key[b]
+		}
+		return rank[a] < rank[b]
+	}}
 	for i := range its {
 		if its[i].fixed {
-			q.key[i] = its[i].off
+			key[i] = its[i].off
 		}
 	}
 	// Items below tiny x the lower bound are left out of the descent and put
@@ -126,11 +131,11 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 	// items, which then have to be looked at again.
 	var small []int32
 	isSmall := make([]bool, n)
-	if limit := tiny * float64(remTree.Max(0, slots)); limit > 0 {
+	if limit := tiny * float64(remTree.All()); limit > 0 {
 		k := 0
-		for _, i := range q.items {
+		for _, i := range q.Items {
 			if float64(its[i].size) >= limit || its[i].fixed {
-				q.items[k] = i
+				q.Items[k] = i
 				k++
 			} else {
 				small = append(small, i)
@@ -140,15 +145,15 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 				}
 			}
 		}
-		q.items = q.items[:k]
+		q.Items = q.Items[:k]
 	}
-	q.init()
+	q.Init()
 	b := int64(1<<63 - 1)
-	for step := 0; q.len() > 0; step++ {
+	for step := 0; q.Len() > 0; step++ {
 		if stop != nil && step&4095 == 4095 && stop() {
 			return 0, false
 		}
-		i := q.items[0]
+		i := q.Items[0]
 		m := lowest(i)
 		it := &its[i]
 		if it.fixed {
@@ -161,16 +166,16 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 			if under > it.off {
 				return 0, false
 			}
-		} else if m > q.key[i] {
-			q.key[i] = m
-			q.fix0()
+		} else if m > key[i] {
+			key[i] = m
+			q.FixTop()
 			continue
 		}
-		q.pop()
+		q.Pop()
 		if bound != nil {
 			b = bound.Load()
 		}
-		if m+remTree.Max(0, slots) > b || m+it.size > b {
+		if m+remTree.All() > b || m+it.size > b {
 			return 0, false // the height will exceed the bound
 		}
 		off[i] = m
@@ -205,59 +210,6 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 		return height, false
 	}
 	return height, true
-}
-
-// skyHeap is a binary min-heap of items by (key, rank).
-type skyHeap struct {
-	items []int32
-	key   []int64
-	rank  []int32
-}
-
-func (h *skyHeap) len() int { return len(h.items) }
-
-func (h *skyHeap) less(a, b int32) bool {
-	if h.key[a] != h.key[b] {
-		return h.key[a] < h.key[b]
-	}
-	return h.rank[a] < h.rank[b]
-}
-
-func (h *skyHeap) init() {
-	for i := len(h.items)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// fix0 restores the heap after the key of the top item grew.
-func (h *skyHeap) fix0() { h.down(0) }
-
-func (h *skyHeap) pop() {
-	last := len(h.items) - 1
-	h.items[0] = h.items[last]
-	h.items = h.items[:last]
-	if last > 0 {
-		h.down(0)
-	}
-}
-
-func (h *skyHeap) down(i int) {
-	n := len(h.items)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
-			m = r
-		}
-		if !h.less(h.items[m], h.items[i]) {
-			return
-		}
-		h.items[i], h.items[m] = h.items[m], h.items[i]
-		i = m
-	}
 }
 
 // chmaxTree is a segment tree over slots with "raise to at least v" over a

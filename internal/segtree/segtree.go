@@ -3,39 +3,70 @@
 // the busiest step of a live range.
 package segtree
 
+import "math"
+
 // Number is what a tree counts.
 type Number interface{ ~int32 | ~int64 }
 
 // AddMax is a segment tree over steps [0, n) with range add and range
 // maximum. Every step starts at 0.
 type AddMax[T Number] struct {
-	n   int
-	max []T // max over the node's steps, excluding its ancestors' adds
-	add []T // added to the node's whole range
+	n     int // leaves, a power of two
+	steps int
+	max   []T // max over the node's steps, excluding its ancestors' adds
+	add   []T // added to the node's whole range
 }
 
 // New returns a tree over steps [0, steps).
 func New[T Number](steps int) *AddMax[T] {
-	n := 1
-	for n < steps {
-		n *= 2
-	}
-	return &AddMax[T]{n: n, max: make([]T, 2*n), add: make([]T, 2*n)}
+	return FromValues(make([]T, steps))
 }
 
 // FromValues returns a tree over steps [0, len(vals)) whose step i
 // starts at vals[i], built in O(n).
 func FromValues[T Number](vals []T) *AddMax[T] {
-	t := New[T](len(vals))
-	copy(t.max[t.n:], vals)
-	for k := t.n - 1; k >= 1; k-- {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	t := &AddMax[T]{n: n, steps: len(vals), max: make([]T, 2*n), add: make([]T, 2*n)}
+	copy(t.max[n:], vals)
+	// The leaves past the last step hold the lowest value, so the root is
+	// the maximum over the steps (All). No add ever reaches them: a node
+	// takes an add whole only when its range lies within [0, steps).
+	low := lowest[T]()
+	for i := n + len(vals); i < 2*n; i++ {
+		t.max[i] = low
+	}
+	for k := n - 1; k >= 1; k-- {
 		t.max[k] = max(t.max[2*k], t.max[2*k+1])
 	}
 	return t
 }
 
-// Add adds d to steps [lo, hi).
+// lowest returns a value below any a tree holds: T's minimum, halved for
+// int64 so that sums stay far from overflow.
+func lowest[T Number]() T {
+	wide := int64(math.MinInt32) - 1
+	if int64(T(wide)) == wide {
+		half := int64(math.MinInt64) / 2 // a variable: T may be int32
+		return T(half)
+	}
+	return T(math.MinInt32)
+}
+
+// All returns the largest value over every step in O(1), 0 for a tree
+// without steps.
+func (t *AddMax[T]) All() T {
+	if t.steps == 0 {
+		return 0
+	}
+	return t.max[1]
+}
+
+// Add adds d to steps [lo, hi); steps past the tree's are ignored.
 func (t *AddMax[T]) Add(lo, hi int, d T) {
+	hi = min(hi, t.steps)
 	if lo < hi {
 		t.addRec(1, 0, t.n, lo, hi, d)
 	}
@@ -56,9 +87,10 @@ func (t *AddMax[T]) addRec(k, l, r, lo, hi int, d T) {
 	t.max[k] = t.add[k] + max(t.max[2*k], t.max[2*k+1])
 }
 
-// Max returns the largest value over steps [lo, hi), 0 when the range is
-// empty.
+// Max returns the largest value over steps [lo, hi) (those of the
+// tree's steps), 0 when the range holds none.
 func (t *AddMax[T]) Max(lo, hi int) T {
+	hi = min(hi, t.steps)
 	if lo >= hi {
 		return 0
 	}

@@ -52,7 +52,7 @@ func TestFromValues(t *testing.T) {
 		n := 1 + rng.IntN(30)
 		ref := make([]int64, n)
 		for i := range ref {
-			ref[i] = int64(rng.IntN(50))
+			ref[i] = int64(rng.IntN(50) - 40) // mostly negative: All must not see the padding
 		}
 		tr := FromValues(ref)
 		for k := 0; k < 50; k++ {
@@ -77,6 +77,9 @@ func TestFromValues(t *testing.T) {
 			}
 			if got := tr.Max(0, n); got != all {
 				t.Fatalf("iter %d: Max(0, %d) = %d, want %d", iter, n, got, all)
+			}
+			if got := tr.All(); got != all {
+				t.Fatalf("iter %d: All() = %d, want %d", iter, got, all)
 			}
 		}
 	}
