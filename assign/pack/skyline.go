@@ -44,63 +44,11 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 	if n == 0 {
 		return 0, true
 	}
-	// Initial load per slot, for the T key and the remaining-load tree.
-	load := make([]int64, in.nslot)
-	{
-		delta := make([]int64, in.nslot+1)
-		for _, pt := range in.parts {
-			delta[pt.start] += pt.size
-			delta[pt.end] -= pt.size
-		}
-		var cur int64
-		for s := range load {
-			cur += delta[s]
-			load[s] = cur
-		}
-	}
+	load := slotLoad(in)
 	remTree := segtree.FromValues(load)
 	sky := newChmaxTree(in.nslot)
-	loadMax := newChmaxTree(in.nslot)
-	for s, l := range load {
-		loadMax.chmax(int32(s), int32(s+1), l)
-	}
-	total := make([]int64, n)
-	for i := range in.items {
-		it := &in.items[i]
-		for _, pt := range in.parts[it.p0:it.p1] {
-			total[i] = max(total[i], loadMax.max(pt.start, pt.end))
-		}
-	}
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
+	order, rank := skylineOrder(in, h, load)
 	its := in.items
-	slices.SortFunc(order, func(a, b int32) int {
-		for k := 0; k < len(h); k++ {
-			var c int
-			switch h[k] {
-			case 'w':
-				c = cmpInt64(its[b].t1-its[b].t0, its[a].t1-its[a].t0)
-			case 'a':
-				if its[a].area > its[b].area {
-					c = -1
-				} else if its[a].area < its[b].area {
-					c = 1
-				}
-			case 't':
-				c = cmpInt64(total[b], total[a])
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return int(a - b)
-	})
-	rank := make([]int32, n)
-	for k, i := range order {
-		rank[i] = int32(k)
-	}
 	// lowest returns the item's lowest offset over the current skyline.
 	lowest := func(i int32) int64 {
 		it := &its[i]
@@ -186,30 +134,106 @@ func runSkyline(in *instance, h string, tiny float64, off []int64, bound *atomic
 		}
 	}
 	if len(small) > 0 {
-		g := newGreedy(in, bestFit)
-		for i := range its {
-			if !isSmall[i] {
-				g.commit(&its[i], off[i])
-			}
-		}
-		slices.SortFunc(small, func(a, b int32) int {
-			if c := cmpInt64(its[b].size, its[a].size); c != 0 {
-				return c
-			}
-			if c := cmpInt64(its[a].t0, its[b].t0); c != 0 {
-				return c
-			}
-			return int(a - b)
-		})
-		for _, i := range small {
-			off[i] = g.place(&its[i])
-			height = max(height, off[i]+its[i].size)
-		}
+		height = max(height, placeSmall(in, small, isSmall, off))
 	}
 	if bound != nil && height > bound.Load() {
 		return height, false
 	}
 	return height, true
+}
+
+// slotLoad returns the load of every slot: the bytes of the parts live
+// there, for the T key and the remaining-load tree.
+func slotLoad(in *instance) []int64 {
+	load := make([]int64, in.nslot)
+	delta := make([]int64, in.nslot+1)
+	for _, pt := range in.parts {
+		delta[pt.start] += pt.size
+		delta[pt.end] -= pt.size
+	}
+	var cur int64
+	for s := range load {
+		cur += delta[s]
+		load[s] = cur
+	}
+	return load
+}
+
+// skylineOrder returns the items in the static order h names (MiniMalloc's
+// keys: 'w' longest lifetime, 'a' largest area, 't' heaviest slot under the
+// item, ties by index) and each item's rank in it.
+func skylineOrder(in *instance, h string, load []int64) (order, rank []int32) {
+	n := len(in.items)
+	loadMax := newChmaxTree(in.nslot)
+	for s, l := range load {
+		loadMax.chmax(int32(s), int32(s+1), l)
+	}
+	total := make([]int64, n)
+	for i := range in.items {
+		it := &in.items[i]
+		for _, pt := range in.parts[it.p0:it.p1] {
+			total[i] = max(total[i], loadMax.max(pt.start, pt.end))
+		}
+	}
+	order = make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	its := in.items
+	slices.SortFunc(order, func(a, b int32) int {
+		for k := 0; k < len(h); k++ {
+			var c int
+			switch h[k] {
+			case 'w':
+				c = cmpInt64(its[b].t1-its[b].t0, its[a].t1-its[a].t0)
+			case 'a':
+				if its[a].area > its[b].area {
+					c = -1
+				} else if its[a].area < its[b].area {
+					c = 1
+				}
+			case 't':
+				c = cmpInt64(total[b], total[a])
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return int(a - b)
+	})
+	rank = make([]int32, n)
+	for k, i := range order {
+		rank[i] = int32(k)
+	}
+	return order, rank
+}
+
+// placeSmall puts the small items the descent left out into the gaps of
+// the others' placement, best fit, largest first (earliest, then by
+// index, among equals), and returns the height they reach.
+func placeSmall(in *instance, small []int32, isSmall []bool, off []int64) int64 {
+	its := in.items
+	g := newGreedy(in, bestFit)
+	for i := range its {
+		if !isSmall[i] {
+			g.commit(&its[i], off[i])
+		}
+	}
+	slices.SortFunc(small, func(a, b int32) int {
+		if c := cmpInt64(its[b].size, its[a].size); c != 0 {
+			return c
+		}
+		if c := cmpInt64(its[a].t0, its[b].t0); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	var height int64
+	for _, i := range small {
+		off[i] = g.place(&its[i])
+		height = max(height, off[i]+its[i].size)
+	}
+	return height
 }
 
 // chmaxTree is a segment tree over slots with "raise to at least v" over a
