@@ -190,56 +190,17 @@ func ReadCSVColumns(r io.Reader, name string) (*Problem, CSVColumns, error) {
 		if bad {
 			continue
 		}
-		at := func(c string, format string, args ...any) {
+		if c, msg := badBuffer(b); msg != "" {
 			l, k := pos(c)
-			fail(l, k, format, args...)
-		}
-		switch {
-		case b.ID == "":
-			at("id", "empty id")
-		case b.Size < 0:
-			at("size", "negative size %d", b.Size)
-		case b.End < b.Start:
-			at("upper", "upper %d is before lower %d", b.End, b.Start)
-		case b.Align < 0:
-			at("alignment", "negative alignment %d", b.Align)
-		case b.Fixed && b.Offset < 0:
-			at("offset", "negative offset %d", b.Offset)
-		case b.Fixed && b.Align > 1 && b.Offset%b.Align != 0:
-			at("offset", "offset %d is not a multiple of the alignment %d", b.Offset, b.Align)
-		case b.Size > maxBytes:
-			at("size", "size %d above %d", b.Size, int64(maxBytes))
-		case b.Align > maxBytes:
-			at("alignment", "alignment %d above %d", b.Align, int64(maxBytes))
-		case b.Offset > maxBytes:
-			at("offset", "offset %d above %d", b.Offset, int64(maxBytes))
-		default:
-			p.Buffers = append(p.Buffers, b)
-			_, c := pos("id")
-			lines = append(lines, int32(line))
-			idCols = append(idCols, int32(c))
-		}
-	}
-	// Duplicate ids: sort the buffers by id and compare neighbours, which
-	// needs far less memory than a map on files of millions of rows.
-	order := make([]int32, len(p.Buffers))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := strings.Compare(p.Buffers[a].ID, p.Buffers[b].ID); c != 0 {
-			return c
-		}
-		return int(a - b)
-	})
-	for k := 1; k < len(order); k++ {
-		b := order[k]
-		if p.Buffers[order[k-1]].ID != p.Buffers[b].ID {
+			fail(l, k, "%s", msg)
 			continue
 		}
-		errs = append(errs, &ParseError{File: name, Line: int(lines[b]), Col: int(idCols[b]),
-			Msg: fmt.Sprintf("duplicate id %q (first on line %d)", p.Buffers[b].ID, lines[firstOf(order, k, p)])})
+		p.Buffers = append(p.Buffers, b)
+		_, c := pos("id")
+		lines = append(lines, int32(line))
+		idCols = append(idCols, int32(c))
 	}
+	errs = append(errs, duplicateIDs(name, p, lines, idCols)...)
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(x, y *ParseError) int {
 			if x.Line != y.Line {
@@ -260,6 +221,59 @@ func ReadCSVColumns(r io.Reader, name string) (*Problem, CSVColumns, error) {
 		return nil, CSVColumns{}, ErrorList{{File: name, Msg: err.Error()}}
 	}
 	return p, cols, nil
+}
+
+// badBuffer returns the column and the message of what is wrong with a
+// buffer read from a row, or an empty message.
+func badBuffer(b Buffer) (col, msg string) {
+	switch {
+	case b.ID == "":
+		return "id", "empty id"
+	case b.Size < 0:
+		return "size", fmt.Sprintf("negative size %d", b.Size)
+	case b.End < b.Start:
+		return "upper", fmt.Sprintf("upper %d is before lower %d", b.End, b.Start)
+	case b.Align < 0:
+		return "alignment", fmt.Sprintf("negative alignment %d", b.Align)
+	case b.Fixed && b.Offset < 0:
+		return "offset", fmt.Sprintf("negative offset %d", b.Offset)
+	case b.Fixed && b.Align > 1 && b.Offset%b.Align != 0:
+		return "offset", fmt.Sprintf("offset %d is not a multiple of the alignment %d", b.Offset, b.Align)
+	case b.Size > maxBytes:
+		return "size", fmt.Sprintf("size %d above %d", b.Size, int64(maxBytes))
+	case b.Align > maxBytes:
+		return "alignment", fmt.Sprintf("alignment %d above %d", b.Align, int64(maxBytes))
+	case b.Offset > maxBytes:
+		return "offset", fmt.Sprintf("offset %d above %d", b.Offset, int64(maxBytes))
+	}
+	return "", ""
+}
+
+// duplicateIDs returns an error for every buffer whose id an earlier one
+// has, at its row (lines, idCols). It sorts the buffers by id and compares
+// neighbours, which needs far less memory than a map on files of millions
+// of rows.
+func duplicateIDs(name string, p *Problem, lines, idCols []int32) ErrorList {
+	order := make([]int32, len(p.Buffers))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := strings.Compare(p.Buffers[a].ID, p.Buffers[b].ID); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	var errs ErrorList
+	for k := 1; k < len(order); k++ {
+		b := order[k]
+		if p.Buffers[order[k-1]].ID != p.Buffers[b].ID {
+			continue
+		}
+		errs = append(errs, &ParseError{File: name, Line: int(lines[b]), Col: int(idCols[b]),
+			Msg: fmt.Sprintf("duplicate id %q (first on line %d)", p.Buffers[b].ID, lines[firstOf(order, k, p)])})
+	}
+	return errs
 }
 
 // byteOrderMark is U+FEFF in UTF-8, which some editors write at the start
