@@ -102,14 +102,33 @@ func (a *Analysis) LowerBoundCurve(include func(*Buffer) bool, share ShareFunc) 
 // owning memory, and the others with a scheduled value.
 func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curve []StepBound, own, bufs []*Buffer) {
 	end := a.EndTime()
+	between, live, vals, fixed, own, bufs := a.occupancy(include)
+	saved := a.takeoverSavings(vals, share)
+	curve = make([]StepBound, end+1)
+	for t := range curve {
+		curve[t] = StepBound{Live: live[t], Saved: saved[t], Fixed: fixed}
+		if t >= 1 {
+			curve[t].Between = between[t]
+		}
+	}
+	return curve, own, bufs
+}
+
+// boundSpan is a range of steps, both ends included.
+type boundSpan struct{ lo, hi int }
+
+// occupancy returns, over the steps of the schedule, the bytes of the
+// buffers (of those include takes) with a value live at t (live[t]) and
+// at both t-1 and t (between[t], t >= 1); the scheduled values it counts;
+// the bytes of the buffers owning memory (fixed) and those buffers (own);
+// and the buffers it counts otherwise (bufs).
+func (a *Analysis) occupancy(include func(*Buffer) bool) (between, live []int64, vals []*Value, fixed int64, own, bufs []*Buffer) {
+	end := a.EndTime()
 	// between[t] (t >= 1): buffers with a value live at t-1 and t.
 	// live[t]: buffers with a value live at t.
-	between := make([]int64, end+3)
-	live := make([]int64, end+3)
-	type span struct{ lo, hi int }
-	var vals []*Value
-	var bs, ls []span
-	var fixed int64
+	between = make([]int64, end+3)
+	live = make([]int64, end+3)
+	var bs, ls []boundSpan
 	for _, b := range a.Buffers {
 		if include != nil && !include(b) {
 			continue
@@ -126,19 +145,19 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 				continue
 			}
 			vals = append(vals, v)
-			ls = append(ls, span{r.Start, r.End})
+			ls = append(ls, boundSpan{r.Start, r.End})
 			if r.End > r.Start {
-				bs = append(bs, span{r.Start + 1, r.End})
+				bs = append(bs, boundSpan{r.Start + 1, r.End})
 			}
 		}
 		if len(ls) == 0 {
 			continue
 		}
 		bufs = append(bufs, b)
-		for _, sp := range [][]span{bs, ls} {
-			slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+		for _, sp := range [][]boundSpan{bs, ls} {
+			slices.SortFunc(sp, func(x, y boundSpan) int { return x.lo - y.lo })
 		}
-		add := func(arr []int64, sp []span) {
+		add := func(arr []int64, sp []boundSpan) {
 			lo, hi := -1, -2
 			for _, s := range sp {
 				if s.lo <= hi+1 {
@@ -163,6 +182,15 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 		between[t] += between[t-1]
 		live[t] += live[t-1]
 	}
+	return between, live, vals, fixed, own, bufs
+}
+
+// takeoverSavings returns, at each step t, the most the in-place
+// takeovers at t can save: a value y starting at t may take over a value
+// x ending at t (of another buffer) when y's instruction has x's defining
+// or last instruction as an operand (and share allows it).
+func (a *Analysis) takeoverSavings(vals []*Value, share ShareFunc) []int64 {
+	end := a.EndTime()
 	// Takeovers at t: a value y starting at t may take over a value x
 	// ending at t (of another buffer) when y's instruction has x's
 	// defining or last instruction as an operand. giver[b] and taker[b]
@@ -195,7 +223,7 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 	// crossing: some value of b is live across t (Start < t < End). A
 	// buffer of many values (a loop-carried one, nested loops deep) has
 	// its steps merged once and searched, not scanned at every step.
-	interior := make([][]span, len(a.Buffers)) // by buffer ID, once merged
+	interior := make([][]boundSpan, len(a.Buffers)) // by buffer ID, once merged
 	merged := make([]bool, len(a.Buffers))
 	crossing := func(b *Buffer, t int) bool {
 		if len(b.Values) <= 8 {
@@ -210,10 +238,10 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 		if !merged[b.ID] {
 			for _, v := range b.Values {
 				if v.Scheduled && v.Range.End-v.Range.Start >= 2 {
-					sp = append(sp, span{v.Range.Start + 1, v.Range.End - 1})
+					sp = append(sp, boundSpan{v.Range.Start + 1, v.Range.End - 1})
 				}
 			}
-			slices.SortFunc(sp, func(x, y span) int { return x.lo - y.lo })
+			slices.SortFunc(sp, func(x, y boundSpan) int { return x.lo - y.lo })
 			out := sp[:0]
 			for _, s := range sp {
 				if n := len(out); n > 0 && s.lo <= out[n-1].hi+1 {
@@ -309,14 +337,7 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 		}
 		saved[t] = min(g, k)
 	}
-	curve = make([]StepBound, end+1)
-	for t := range curve {
-		curve[t] = StepBound{Live: live[t], Saved: saved[t], Fixed: fixed}
-		if t >= 1 {
-			curve[t].Between = between[t]
-		}
-	}
-	return curve, own, bufs
+	return saved
 }
 
 // LowerBoundWith is LowerBound for a target whose in-place reuse share
