@@ -1,13 +1,3 @@
-// Package gpu models the memory of a GPU as JAX and XLA use it, so that a
-// user sees before touching a GPU what JAX's memory settings do to a
-// program: device capacities (Device); the client settings JAX reads from
-// the environment (ClientConfig, ConfigFromEnv); the client allocators
-// that serve a compiled program's allocations (BFC with XLA's rules, the
-// platform allocator, the cuda_async pool); a Client that puts arrays on
-// the device, runs compiled programs (an assign.Assignment) as XLA:GPU
-// does and defragments; workloads that replay a session; and out-of-memory
-// errors that read like XLA's, with the cause and the program's largest
-// buffers. No bytes are stored: addresses are simulated.
 package gpu
 
 import (
