@@ -98,26 +98,10 @@ func replay(a *liveness.Analysis, include func(*liveness.Value) bool, share shar
 	group := make([]int32, n)
 	// defined[definedAt[t]:definedAt[t+1]] start at t, freed[...] end at
 	// t, both in the (start, end, id) order of vals.
-	definedAt := make([]int32, end+2)
-	freedAt := make([]int32, end+2)
-	for _, v := range vals {
-		definedAt[v.Range.Start+1]++
-		freedAt[v.Range.End+1]++
-	}
-	for t := 0; t <= end; t++ {
-		definedAt[t+1] += definedAt[t]
-		freedAt[t+1] += freedAt[t]
-	}
-	defined := make([]*liveness.Value, len(vals))
-	freed := make([]*liveness.Value, len(vals))
-	fillD := append([]int32(nil), definedAt[:end+1]...)
-	fillF := append([]int32(nil), freedAt[:end+1]...)
+	definedAt, defined := liveness.ByStep(vals, end, func(v *liveness.Value) int { return v.Range.Start })
+	freedAt, freed := liveness.ByStep(vals, end, func(v *liveness.Value) int { return v.Range.End })
 	for _, v := range vals {
 		inSet[v.ID] = true
-		defined[fillD[v.Range.Start]] = v
-		fillD[v.Range.Start]++
-		freed[fillF[v.Range.End]] = v
-		fillF[v.Range.End]++
 		rangeEnd[v.ID] = v.Range.End
 		pending[v.ID] = true
 	}

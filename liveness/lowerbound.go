@@ -114,6 +114,27 @@ func (a *Analysis) boundCurve(include func(*Buffer) bool, share ShareFunc) (curv
 	return curve, own, bufs
 }
 
+// ByStep buckets vals by the step step gives each (0..end): the values
+// at step t are list[at[t]:at[t+1]], in their order in vals (a counting
+// sort, O(len(vals) + end)). Every step must be within 0..end.
+func ByStep(vals []*Value, end int, step func(*Value) int) (at []int32, list []*Value) {
+	at = make([]int32, end+2)
+	for _, v := range vals {
+		at[step(v)+1]++
+	}
+	for t := 0; t <= end; t++ {
+		at[t+1] += at[t]
+	}
+	list = make([]*Value, len(vals))
+	fill := append([]int32(nil), at[:end+1]...)
+	for _, v := range vals {
+		t := step(v)
+		list[fill[t]] = v
+		fill[t]++
+	}
+	return at, list
+}
+
 // boundSpan is a range of steps, both ends included.
 type boundSpan struct{ lo, hi int }
 
@@ -198,28 +219,8 @@ func (a *Analysis) takeoverSavings(vals []*Value, share ShareFunc) []int64 {
 	// a buffer with a value live across t (crossing) takes part in none.
 	// The values starting at t: starts[startAt[t]:startAt[t+1]], and
 	// likewise those ending at t.
-	startAt := make([]int32, end+2)
-	endAt := make([]int32, end+2)
-	for _, v := range vals {
-		startAt[v.Range.Start+1]++
-		endAt[v.Range.End+1]++
-	}
-	for t := 0; t <= end; t++ {
-		startAt[t+1] += startAt[t]
-		endAt[t+1] += endAt[t]
-	}
-	starts := make([]*Value, len(vals))
-	ends := make([]*Value, len(vals))
-	{
-		fs := append([]int32(nil), startAt[:end+1]...)
-		fe := append([]int32(nil), endAt[:end+1]...)
-		for _, v := range vals {
-			starts[fs[v.Range.Start]] = v
-			fs[v.Range.Start]++
-			ends[fe[v.Range.End]] = v
-			fe[v.Range.End]++
-		}
-	}
+	startAt, starts := ByStep(vals, end, func(v *Value) int { return v.Range.Start })
+	endAt, ends := ByStep(vals, end, func(v *Value) int { return v.Range.End })
 	// crossing: some value of b is live across t (Start < t < End). A
 	// buffer of many values (a loop-carried one, nested loops deep) has
 	// its steps merged once and searched, not scanned at every step.
