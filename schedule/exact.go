@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // The exact search over the orders of one segment (segment.go): which
 // order of its blocks gives the smallest worst step.

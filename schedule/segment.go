@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // The segment model: the lower bound, step by step, of one stretch of a
 // computation's order as its instructions are put in another order.
@@ -6,11 +6,11 @@ package liveness
 // A segment is a window [lo, hi) of one sequential computation c's
 // sequence under an incumbent schedule. Each instruction of the window is
 // a block: the instruction itself, preceded by the computations it calls
-// (flattened, in their incumbent orders), exactly as layout lays them out.
+// (flattened, in their incumbent orders), exactly as liveness.Analysis.Layout lays them out.
 // Reordering the blocks changes nothing outside the window's stretch of
 // time [T0, T1): the same instructions run before and after it. Inside, a
 // block's own steps keep their offsets. So every event of every value
-// (events.go) falls before the window (PRE), after it (POST), or at a fixed
+// (liveness.Events) falls before the window (PRE), after it (POST), or at a fixed
 // offset of one block, and the lower bound at a step of a block depends
 // on the set of blocks run before it, S, and on nothing else:
 //
@@ -47,13 +47,13 @@ package liveness
 // (what XLA's copy insertion guarantees): the values of one buffer are
 // defined in their incumbent order, and every read of a value comes before
 // the next value of its buffer is defined. An order that broke them would
-// need more copies (interfere.go); the search never proposes one. A
+// need more copies (liveness.Analysis.Interference); the search never proposes one. A
 // window that is not a whole computation also keeps the order of the
 // positions of each value that ends after it, whose end position decides
 // a takeover the window's model does not see.
 //
 // Cost: building a segment reads the events of the values the window
-// touches (eventModel.byInst); a window's constant part K is read off the
+// touches (liveness.Events.ByInst); a window's constant part K is read off the
 // incumbent's figures (newWindow), so neither grows with the module.
 // Evaluating a block touches the values with an event in it.
 
@@ -61,6 +61,7 @@ import (
 	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // loc is where an event falls relative to a segment: a block and an
@@ -76,7 +77,7 @@ const (
 
 // segValue is one value whose buffer has an event in the window.
 type segValue struct {
-	v      *Value
+	v      *liveness.Value
 	buf    int32
 	rank   int32 // place among its buffer's values in start order
 	start  loc
@@ -104,7 +105,7 @@ type giver struct {
 
 // segBuffer is one buffer with a value that has an event in the window.
 type segBuffer struct {
-	b    *Buffer
+	b    *liveness.Buffer
 	size int64
 	vals []int32 // its segValues, by rank
 }
@@ -114,10 +115,10 @@ type segment struct {
 	// work counts the values cost has visited: the exact search charges
 	// it to its budget (exact.go, workPerExpansion).
 	work   int64
-	a      *Analysis
+	a      *liveness.Analysis
 	c      *hlo.Computation
-	tl     *timeline
-	sched  *Schedule
+	tl     *liveness.Timeline
+	sched  *liveness.Schedule
 	lo, hi int
 	blocks []*hlo.Instruction // the window's instructions in incumbent order
 	T0, T1 int
@@ -192,7 +193,7 @@ type segScratch struct {
 // schedule sched, laid out as tl, whose bound at each step
 // (LowerBoundCurve's Bytes) is steps, with em the events of a. It reports false when the window cannot be searched: the
 // incumbent breaks an aliasing constraint (it needs copies of its own).
-func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+func newSegment(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
 	return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
 }
 
@@ -200,26 +201,26 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, step
 // time that does not grow with the module: K is read off steps (the
 // incumbent's figure at the window's first step, less what the model
 // finds there above K), and OutsideMax is not computed (-1).
-func newWindow(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+func newWindow(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
 	return buildSegment(a, em, tl, sched, steps, c, lo, hi, true)
 }
 
-func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int, fast bool) (*segment, bool) {
+func buildSegment(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int, fast bool) (*segment, bool) {
 	seq := sched.Sequence(c)
 	s := &segment{a: a, c: c, tl: tl, sched: sched, lo: lo, hi: hi, blocks: seq[lo:hi]}
 	m := hi - lo
 	if lo == 0 {
-		s.T0 = tl.spans[c.ID].Start
+		s.T0 = tl.Spans[c.ID].Start
 	} else {
-		s.T0 = tl.time(seq[lo-1]) + 1
+		s.T0 = tl.Time(seq[lo-1]) + 1
 	}
-	s.T1 = tl.time(seq[hi-1]) + 1
+	s.T1 = tl.Time(seq[hi-1]) + 1
 	s.blen = make([]int32, m)
 	s.base = make([]int32, m)
 	blockOf := make([]int32, s.T1-s.T0)
 	prev := s.T0
 	for b, in := range s.blocks {
-		t := tl.time(in)
+		t := tl.Time(in)
 		s.base[b] = int32(prev - s.T0)
 		s.blen[b] = int32(t + 1 - prev)
 		for u := prev; u <= t; u++ {
@@ -227,15 +228,15 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 		}
 		prev = t + 1
 	}
-	where := func(e event) loc {
-		if e.kind == evSpanStart && int(e.id) == c.ID {
+	where := func(e liveness.Event) loc {
+		if e.Kind == liveness.EventSpanStart && int(e.ID) == c.ID {
 			if lo == 0 {
 				return loc{locSegStart, 0}
 			}
 			return loc{locPre, 0}
 		}
-		t := tl.at(e)
-		if e.kind == evSpanEnd && t == s.T0 {
+		t := tl.At(e)
+		if e.Kind == liveness.EventSpanEnd && t == s.T0 {
 			// A computation flattened right before the window ends at
 			// its first step, whichever block runs there.
 			return loc{locSegStart, 0}
@@ -255,12 +256,12 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 	// The relevant values: those with an event in the window, and the
 	// other values of their buffers.
 	bufIdx := map[int]int32{}
-	var relevant []*Buffer
+	var relevant []*liveness.Buffer
 	consider := func(ids []int32) {
 		for _, id := range ids {
 			v := a.Values[id]
 			b := v.Buffer
-			if _, ok := bufIdx[b.ID]; ok || a.ownsMemory(b) {
+			if _, ok := bufIdx[b.ID]; ok || a.OwnsMemory(b) {
 				continue
 			}
 			bufIdx[b.ID] = int32(len(relevant))
@@ -268,23 +269,23 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 		}
 	}
 	for u := s.T0; u < s.T1; u++ {
-		in := tl.seq[u]
-		consider(em.byInst[in.ID])
+		in := tl.Seq[u]
+		consider(em.ByInst[in.ID])
 		if in.Parent != c {
-			consider(em.bySpan[in.Parent.ID])
+			consider(em.BySpan[in.Parent.ID])
 		}
 	}
 	if lo == 0 {
-		consider(em.bySpan[c.ID])
+		consider(em.BySpan[c.ID])
 	}
 	if s.T0 > 0 {
 		// A computation ending right before the window ends at its first
 		// step (where's locSegStart).
-		if d := tl.seq[s.T0-1].Parent; tl.spans[d.ID].End == s.T0 {
-			consider(em.bySpan[d.ID])
+		if d := tl.Seq[s.T0-1].Parent; tl.Spans[d.ID].End == s.T0 {
+			consider(em.BySpan[d.ID])
 		}
 	}
-	slices.SortFunc(relevant, func(x, y *Buffer) int { return x.ID - y.ID })
+	slices.SortFunc(relevant, func(x, y *liveness.Buffer) int { return x.ID - y.ID })
 	// A buffer none of whose values starts in the window, with a value
 	// live from before it to after it, is live and crossing at every step
 	// whatever the order (its chained ranges cover the window): it only
@@ -293,18 +294,18 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 	for _, b := range relevant {
 		startsIn, spans := false, false
 		for _, v := range b.Values {
-			if !em.scheduled[v.ID] {
+			if !em.Scheduled[v.ID] {
 				continue
 			}
-			ve := &em.vals[v.ID]
-			st := where(ve.start)
+			ve := &em.Vals[v.ID]
+			st := where(ve.Start)
 			if st.block != locPre && st.block != locPost {
 				startsIn = true
 				break
 			}
 			if st.block == locPre && !spans {
-				spans = ve.toEnd
-				for _, es := range [][]event{ve.defEnd, ve.pos, ve.ends} {
+				spans = ve.ToEnd
+				for _, es := range [][]liveness.Event{ve.DefEnd, ve.Pos, ve.Ends} {
 					for _, e := range es {
 						spans = spans || where(e).block == locPost
 					}
@@ -322,16 +323,16 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 	for i, b := range relevant {
 		bufIdx[b.ID] = int32(i)
 		sb := segBuffer{b: b, size: b.Size}
-		var vs []*Value
+		var vs []*liveness.Value
 		for _, v := range b.Values {
-			if em.scheduled[v.ID] {
+			if em.Scheduled[v.ID] {
 				vs = append(vs, v)
 			}
 		}
-		sortByRange(vs, tl.ranges)
+		liveness.SortByRange(vs, tl.Ranges)
 		for r, v := range vs {
-			ve := &em.vals[v.ID]
-			sv := segValue{v: v, buf: int32(i), rank: int32(r), start: where(ve.start), post: ve.toEnd}
+			ve := &em.Vals[v.ID]
+			sv := segValue{v: v, buf: int32(i), rank: int32(r), start: where(ve.Start), post: ve.ToEnd}
 			addCand := func(l loc) {
 				switch {
 				case l.block == locPost:
@@ -348,17 +349,17 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 					sv.cands = append(sv.cands, l)
 				}
 			}
-			for _, e := range ve.defEnd {
+			for _, e := range ve.DefEnd {
 				l := where(e)
 				sv.defEnd = append(sv.defEnd, l)
 				addCand(l)
 			}
-			for _, e := range ve.pos {
+			for _, e := range ve.Pos {
 				l := where(e)
 				sv.pos = append(sv.pos, l)
 				addCand(l)
 			}
-			for _, e := range ve.ends {
+			for _, e := range ve.Ends {
 				addCand(where(e))
 			}
 			id := int32(len(s.vals))
@@ -409,7 +410,7 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 		if fast {
 			break
 		}
-		if a.ownsMemory(b) {
+		if a.OwnsMemory(b) {
 			s.K += b.Size
 			continue
 		}
@@ -417,7 +418,7 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 			continue
 		}
 		for _, v := range b.Values {
-			if tl.scheduled[v.ID] && tl.ranges[v.ID].Start < s.T0 && tl.ranges[v.ID].End >= s.T1 {
+			if tl.Scheduled[v.ID] && tl.Ranges[v.ID].Start < s.T0 && tl.Ranges[v.ID].End >= s.T1 {
 				s.K += b.Size
 				break
 			}
@@ -437,7 +438,7 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 	s.inner = make([][]int32, m)
 	for b := range m {
 		for u := s.T0 + int(s.base[b]); u < s.T0+int(s.base[b])+int(s.blen[b]); u++ {
-			if d := tl.seq[u].Parent; d != c {
+			if d := tl.Seq[u].Parent; d != c {
 				if l := s.inner[b]; len(l) == 0 || l[len(l)-1] != int32(d.ID) {
 					s.inner[b] = appendOnce(l, int32(d.ID))
 				}
@@ -493,12 +494,12 @@ func appendOnce(l []int32, x int32) []int32 {
 // blockAt returns the block of the window that instruction in runs in
 // (the block of the instruction of c whose callees hold it), or -1.
 func (s *segment) blockAt(in *hlo.Instruction) int32 {
-	t := s.tl.time(in)
+	t := s.tl.Time(in)
 	if t < s.T0 || t >= s.T1 {
 		return -1
 	}
 	// Blocks are in time order: binary search on their last steps.
-	k, _ := slices.BinarySearchFunc(s.blocks, t, func(x *hlo.Instruction, t int) int { return s.tl.time(x) - t })
+	k, _ := slices.BinarySearchFunc(s.blocks, t, func(x *hlo.Instruction, t int) int { return s.tl.Time(x) - t })
 	return int32(k)
 }
 
@@ -588,10 +589,10 @@ func (s *segment) buildOrder() bool {
 			if !v.Shape.IsArray() {
 				continue
 			}
-			start := s.tl.ranges[v.ID].Start
-			var next *Value
+			start := s.tl.Ranges[v.ID].Start
+			var next *liveness.Value
 			for _, d := range defs {
-				if w := s.vals[d].v; s.tl.ranges[w.ID].Start > start {
+				if w := s.vals[d].v; s.tl.Ranges[w.ID].Start > start {
 					next = w
 					break
 				}
@@ -604,7 +605,7 @@ func (s *segment) buildOrder() bool {
 				continue
 			}
 			for _, u := range v.Uses {
-				if readsNothing(u) {
+				if u.ReadsNothing() {
 					continue
 				}
 				edge(s.blockAt(u.Inst), to)
@@ -871,7 +872,7 @@ func (s *segment) local(l loc, b int32) int32 {
 }
 
 // cost returns the bound at the worst step of block b run after S: the
-// largest, over b's steps, of LowerBound's figure (StepBound.Bytes). With
+// largest, over b's steps, of LowerBound's figure (liveness.StepBound.Bytes). With
 // steps, it also writes each step's figure there.
 func (s *segment) cost(b int32, steps []int64) int64 {
 	sc := &s.sc

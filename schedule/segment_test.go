@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 import (
 	"math/rand/v2"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // randomBlockOrder returns a random order of the segment's blocks that
@@ -44,17 +45,17 @@ func randomBlockOrder(s *segment, rng *rand.Rand) []int32 {
 // schedule), evaluates random orders with the model and compares each
 // step of the window with LowerBoundCurve after laying the order out.
 // It returns how many orders were compared.
-func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, windows func(n int) [][2]int, name string) int {
+func checkSegmentModel(t *testing.T, a *liveness.Analysis, rng *rand.Rand, orders int, windows func(n int) [][2]int, name string) int {
 	t.Helper()
 	inc := a.Schedule
-	em := newEventModel(a)
-	tl := a.layout(inc)
-	a.install(inc, tl)
+	em := a.Events()
+	tl := a.Layout(inc)
+	a.Install(inc, tl)
 	curve := a.LowerBoundCurve(nil, nil)
 	compared := 0
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		n := len(inc.Sequence(c))
-		if tl.spans[c.ID].Start < 0 || n == 0 {
+		if tl.Spans[c.ID].Start < 0 || n == 0 {
 			continue
 		}
 		for _, w := range windows(n) {
@@ -75,15 +76,15 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 				steps := make([]int64, s.T1-s.T0)
 				relaxed := s.relaxed
 				got := s.evaluate(order, steps)
-				sched := NewSchedule("model")
+				sched := liveness.NewSchedule("model")
 				for _, d := range sequentialComputations(a.Module, a.Kinds) {
 					sched.Set(d, inc.Sequence(d))
 				}
 				sched.Set(c, s.sequence(order))
 				require.NoError(t, sched.Validate(a.Module, a.Kinds))
-				tl2 := a.layout(sched)
-				a.install(sched, tl2)
-				require.Empty(t, a.interference(), "%s: %s window %v: the order needs copies", name, c.Name, w)
+				tl2 := a.Layout(sched)
+				a.Install(sched, tl2)
+				require.Empty(t, a.Interference(), "%s: %s window %v: the order needs copies", name, c.Name, w)
 				want := a.LowerBoundCurve(nil, nil)
 				var worst int64
 				if testing.Verbose() {
@@ -117,7 +118,7 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 				if s.relaxed == relaxed {
 					require.Equal(t, worst, got)
 				}
-				a.install(inc, tl)
+				a.Install(inc, tl)
 				compared++
 				if s.relaxed != relaxed {
 					relaxedOrders++
@@ -157,7 +158,7 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 	for seed := uint64(0); seed < uint64(n); seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
 		require.NoError(t, err)
-		a, err := prepare(m, SchedPostOrder)
+		a, err := prepare(m, PostOrder)
 		if err != nil {
 			continue // the pipeline cannot repair that order: not this test's subject
 		}
@@ -192,7 +193,7 @@ func TestSegmentModelOnCorpus(t *testing.T) {
 }
 
 // stepBytes returns each step's figure of a LowerBoundCurve.
-func stepBytes(curve []StepBound) []int64 {
+func stepBytes(curve []liveness.StepBound) []int64 {
 	out := make([]int64, len(curve))
 	for t, c := range curve {
 		out[t] = c.Bytes()
