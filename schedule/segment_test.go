@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -199,4 +200,80 @@ func stepBytes(curve []liveness.StepBound) []int64 {
 		out[t] = c.Bytes()
 	}
 	return out
+}
+
+// chainOrderBySort is chainOrder as it was written first: every value of
+// the buffer sorted, stably, by local start, the values starting in b by
+// end and ID, the others by rank.
+func chainOrderBySort(s *segment, sb *segBuffer, L int32) []int32 {
+	sc := &s.sc
+	ord := slices.Clone(sb.vals)
+	slices.SortStableFunc(ord, func(x, y int32) int {
+		sx, sy := sc.sl[x], sc.sl[y]
+		if sx != sy {
+			return int(sx - sy)
+		}
+		if sx >= 0 && sx < L {
+			if ex, ey := sc.el[x], sc.el[y]; ex != ey {
+				return int(ex - ey)
+			}
+			return s.vals[x].v.ID - s.vals[y].v.ID
+		}
+		return int(s.vals[x].rank - s.vals[y].rank)
+	})
+	return ord
+}
+
+// TestChainOrderMatchesSort: chainOrder, which partitions a buffer's
+// values instead of sorting them, orders them as the sort did, for every
+// buffer of every block after every prefix of random orders of windows
+// of random modules.
+func TestChainOrderMatchesSort(t *testing.T) {
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	checked := 0
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
+		require.NoError(t, err)
+		a, err := prepare(m, PostOrder)
+		if err != nil {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(seed, 5))
+		em := a.Events()
+		tl := a.Layout(a.Schedule)
+		steps := stepBytes(a.LowerBoundCurve(nil, nil))
+		for _, c := range sequentialComputations(a.Module, a.Kinds) {
+			nc := len(a.Schedule.Sequence(c))
+			if tl.Spans[c.ID].Start < 0 || nc == 0 {
+				continue
+			}
+			for _, w := range someWindows(nc) {
+				s, ok := newSegment(a, em, tl, a.Schedule, steps, c, w[0], w[1])
+				if !ok {
+					continue
+				}
+				order := randomBlockOrder(s, rng)
+				for i, next := range order {
+					for _, b := range order[i:] {
+						L := s.blen[b]
+						for _, buf := range s.involved[b] {
+							sb := &s.bufs[buf]
+							s.localSpans(sb, b)
+							require.Equal(t, chainOrderBySort(s, sb, L), slices.Clone(s.chainOrder(sb, L)), "seed %d: %s window %v block %d buffer %d", seed, c.Name, w, b, buf)
+							checked++
+						}
+					}
+					s.apply(next)
+				}
+				for i := len(order) - 1; i >= 0; i-- {
+					s.undo(order[i])
+				}
+			}
+		}
+	}
+	require.Positive(t, checked)
+	t.Logf("%d chain orders compared", checked)
 }
