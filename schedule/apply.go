@@ -20,7 +20,7 @@ const (
 	PostOrder = "postorder" // XLA's post-order (liveness.PostOrder)
 	DFS       = "dfs"       // XLA's DFS memory scheduler (DFSOrder)
 	List      = "list"      // XLA's list memory scheduler (ListOrder)
-	Best      = "best"      // the search (RunSearch), which best named before heuristic
+	Best      = "best"      // the search (RunSearch), Apply's default for a module XLA has not scheduled
 	Search    = "search"    // the search (RunSearch)
 	Optimal   = "optimal"   // the exact search (RunOptimal)
 	// Heuristic is XLA's DefaultMemoryScheduler (HeuristicBest), which
