@@ -438,7 +438,7 @@ func cheapest(a *liveness.Analysis, cost func(*liveness.Analysis) (int64, error)
 		}
 		c, err := cost(a)
 		if err != nil {
-			return fmt.Errorf("liveness: the cost of the %s order: %w", s.Name, err)
+			return fmt.Errorf("schedule: the cost of the %s order: %w", s.Name, err)
 		}
 		if best == nil || c < bestCost || c == bestCost && lb < bestLB {
 			best, bestLB, bestCost = s, lb, c
