@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkAssignMixtral(b *testing.B) {
 		a, _, err := liveness.AnalyzeInsertingCopies(m)
 		require.NoError(b, err)
 		lap(1)
-		_, _, err = liveness.Best(a)
+		_, err = schedule.ByName(context.Background(), a, schedule.Best, schedule.Options{})
 		require.NoError(b, err)
 		lap(3)
 		as, err := Assign(context.Background(), a, Options{})

@@ -16,6 +16,7 @@ import (
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ func assignModule(t testing.TB, m *hlo.Module, opts Options) *Assignment {
 	t.Helper()
 	a := analyze(t, m)
 	if !m.IsScheduled {
-		_, _, err := liveness.Best(a)
+		_, err := schedule.ByName(context.Background(), a, schedule.Best, schedule.Options{})
 		require.NoError(t, err)
 	}
 	as, err := Assign(context.Background(), a, opts)

@@ -12,6 +12,7 @@ import (
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -40,11 +41,11 @@ type Options struct {
 	Fuse   bool
 	Fusion fusion.Options
 
-	// Scheduler names the schedule (liveness.Schedulers): "" keeps the
+	// Scheduler names the schedule (schedule.Names): "" keeps the
 	// module's own order when it has one and searches otherwise. Search
 	// bounds the searching schedulers.
 	Scheduler string
-	Search    liveness.SearchOptions
+	Search    schedule.Options
 	// PlanCost weighs the choices of the searching schedulers and of
 	// fusion's guard by the plan's total (assign.TotalCost with Assign),
 	// not only by the lower bound: a searched order replaces a module's
@@ -151,7 +152,7 @@ func Compile(ctx context.Context, m *hlo.Module, opts Options) (*Result, error) 
 
 // check refuses options that cannot be run, before any work.
 func (o Options) check() error {
-	if err := liveness.CheckScheduler(o.Scheduler); err != nil {
+	if err := schedule.Check(o.Scheduler); err != nil {
 		// As the schedule pass would refuse it.
 		var le *liveness.Error
 		if errors.As(err, &le) {
@@ -249,7 +250,7 @@ type unit struct {
 // subOptions are a sub-pipeline's own scheduling options.
 type subOptions struct {
 	scheduler string
-	search    liveness.SearchOptions
+	search    schedule.Options
 }
 
 // check is the input check the module's next analysis needs.

@@ -13,6 +13,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -74,7 +75,7 @@ func TestCorpusVerifyEach(t *testing.T) {
 		}
 		opts := Options{VerifyEach: true, Assign: assign.Options{Algorithm: "xla"}}
 		if !small {
-			opts.Scheduler = liveness.SchedKeep
+			opts.Scheduler = schedule.Keep
 		}
 		r, err := Compile(context.Background(), m, opts)
 		if err != nil {
@@ -135,7 +136,7 @@ func TestPassPanicNamesPass(t *testing.T) {
 
 	// liveness's own errors name the pass that failed.
 	_, err = Compile(context.Background(), parse(t, small), Options{Scheduler: "magic"})
-	require.ErrorIs(t, err, liveness.ErrUnknownScheduler)
+	require.ErrorIs(t, err, schedule.ErrUnknown)
 	var le *liveness.Error
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, "schedule", le.Pass)
@@ -201,7 +202,7 @@ func TestCorpusMatchesSteps(t *testing.T) {
 			return
 		}
 		m2 := m.Clone()
-		sched := []string{liveness.SchedKeep, "", liveness.SchedList}[n%3]
+		sched := []string{schedule.Keep, "", schedule.List}[n%3]
 		r, err := Compile(context.Background(), m, Options{Scheduler: sched, Until: "schedule"})
 		require.NoError(t, err, f)
 		ctx := context.Background()
@@ -214,7 +215,7 @@ func TestCorpusMatchesSteps(t *testing.T) {
 			b, _, err = liveness.InsertCopiesUnscheduled(ctx, m2, liveness.CheckAll)
 		}
 		require.NoError(t, err)
-		b, _, err = liveness.ApplyScheduler(ctx, b, sched, liveness.SearchOptions{})
+		b, _, err = schedule.Apply(ctx, b, sched, schedule.Options{})
 		require.NoError(t, err, f)
 		var x, y bytes.Buffer
 		require.NoError(t, r.Analysis.WriteJSON(&x))

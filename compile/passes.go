@@ -8,6 +8,7 @@ import (
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -145,7 +146,7 @@ func (p *planner) measure(ctx context.Context, m *hlo.Module) (fusion.Measure, e
 
 // search is the searching schedulers' options: Options.Search, with the
 // plan's cost when PlanCost asks for it.
-func (p *planner) search() liveness.SearchOptions {
+func (p *planner) search() schedule.Options {
 	s := p.opts.Search
 	if s.Cost == nil {
 		s.Cost = p.cost
@@ -197,7 +198,7 @@ func copyInsertionPass(ctx context.Context, _ *planner, u *unit) (bool, error) {
 }
 
 // schedulePass lays the analysis out under the chosen schedule
-// (liveness.ApplyScheduler: the module's own order for a scheduled
+// (schedule.Apply: the module's own order for a scheduled
 // module, the search otherwise, unless the options name one), adding the
 // copies the order needs. After memory-space assignment the module's
 // order is its schedule, and is kept.
@@ -212,11 +213,11 @@ func schedulePass(ctx context.Context, p *planner, u *unit) (bool, error) {
 	scheduler, opts := p.opts.Scheduler, p.search()
 	switch {
 	case u.keep:
-		scheduler, opts = liveness.SchedKeep, liveness.SearchOptions{}
+		scheduler, opts = schedule.Keep, schedule.Options{}
 	case u.sub != nil:
 		scheduler, opts = u.sub.scheduler, u.sub.search
 	}
-	a, changed, err := liveness.ApplyScheduler(ctx, a, scheduler, opts)
+	a, changed, err := schedule.Apply(ctx, a, scheduler, opts)
 	if err != nil {
 		return changed, err
 	}

@@ -25,9 +25,9 @@ type Analysis struct {
 	// Values in ID order; Buffers in ID order.
 	Values  []*Value
 	Buffers []*Buffer
-	// Search is what the search that chose Schedule found (best, search
-	// and optimal through Prepare), or nil.
-	Search *SearchResult
+	// Search is what the search that chose Schedule found (the best,
+	// search and optimal schedulers through schedule.Apply), or nil.
+	Search *SearchReport
 
 	parallelRoots []*hlo.Computation
 	callers       [][]*hlo.Instruction // by computation ID
@@ -99,7 +99,7 @@ const (
 
 // analyzeModule is Analyze with the checks check asks for; without lay
 // (and without opts.Schedule) it leaves out the live ranges, for a caller
-// that lays the analysis out itself (layoutDefault, Best, Reschedule).
+// that lays the analysis out itself (layoutDefault, Reschedule, the schedulers of package schedule).
 //
 // It stops, returning ctx's error, once ctx is done: between its stages,
 // and within the dataflow's fixed point.
@@ -162,7 +162,7 @@ func (a *Analysis) Reschedule(s *Schedule) error {
 	if err := s.Validate(a.Module, a.Kinds); err != nil {
 		return err
 	}
-	a.install(s, a.layout(s))
+	a.Install(s, a.Layout(s))
 	return nil
 }
 
@@ -205,6 +205,18 @@ func (a *Analysis) ValueAt(in *hlo.Instruction, ix hlo.ShapeIndex) *Value {
 	}
 	return a.slots[in.FirstValue+o]
 }
+
+// SubshapeValues returns the value at each subshape of in's shape, in
+// the order of hlo.Shape's subshapes (the same ordinals as
+// hlo.Instruction.FirstValue), nil where in holds none (a fusion body).
+// The slice is the analysis's own: read it, do not change it.
+func (a *Analysis) SubshapeValues(in *hlo.Instruction) []*Value {
+	return a.slots[in.FirstValue : in.FirstValue+in.Shape.NumSubshapes()]
+}
+
+// Callers returns the instructions that call c (one per call site: a
+// sequential computation has at most one once the call graph is flat).
+func (a *Analysis) Callers(c *hlo.Computation) []*hlo.Instruction { return a.callers[c.ID] }
 
 // Time returns the time of in in the flattened schedule, or -1.
 func (a *Analysis) Time(in *hlo.Instruction) int {
@@ -332,32 +344,36 @@ func hasPosition(v *Value, in *hlo.Instruction) bool {
 	return false
 }
 
-// timeline is a schedule laid out in time: the flattened sequence, each
-// instruction's time and computation's span, and each value's range. It
-// is computed without touching the analysis, so that several schedules
-// can be scored at once.
-type timeline struct {
-	seq       []*hlo.Instruction
-	times     []int   // by instruction ID, -1 when not scheduled
-	spans     []Span  // by computation ID; Span{-1, -1} when not flattened
-	ranges    []Range // by value ID
-	scheduled []bool
-	endPos    []Position
+// Timeline is a schedule laid out in time (Layout): the flattened
+// sequence, each instruction's time and computation's span, and each
+// value's range. It is computed without touching the analysis, so that
+// several schedules can be scored at once; Install makes one the
+// analysis's own. The side tables are slices by dense ID. A scheduler
+// that moves a stretch of the sequence may update them in place, as long
+// as they stay what Layout would compute for the new order.
+type Timeline struct {
+	Seq       []*hlo.Instruction // time t runs Seq[t]
+	Times     []int              // by instruction ID, -1 when not scheduled
+	Spans     []Span             // by computation ID; Span{-1, -1} when not flattened
+	Ranges    []Range            // by value ID, chained within each buffer
+	Scheduled []bool             // by value ID: the value has a range
+	EndPos    []Position         // by value ID: its end position (Value.EndPosition)
 }
 
 // flattened reports whether c is part of the flattened schedule.
-func (tl *timeline) flattened(c *hlo.Computation) bool {
-	return tl.spans[c.ID].Start >= 0
+func (tl *Timeline) flattened(c *hlo.Computation) bool {
+	return tl.Spans[c.ID].Start >= 0
 }
 
-func (tl *timeline) time(in *hlo.Instruction) int {
-	if in == nil || in.ID < 0 || in.ID >= len(tl.times) {
+// Time returns the time of in, or -1 when it is not in the sequence.
+func (tl *Timeline) Time(in *hlo.Instruction) int {
+	if in == nil || in.ID < 0 || in.ID >= len(tl.Times) {
 		return -1
 	}
-	return tl.times[in.ID]
+	return tl.Times[in.ID]
 }
 
-// layout flattens s as XLA's HloLiveRange does and computes every value's
+// Layout flattens s as XLA's HloLiveRange does and computes every value's
 // live range (CalculateBufferStartEndMap), then chains the ranges of values
 // that share a buffer (NormalizeAliasedBuffers).
 //
@@ -375,15 +391,18 @@ func (tl *timeline) time(in *hlo.Instruction) int {
 // dropped, its callee being flattened in; a while's use moves to the
 // body's parameter, so the init value dies as the body starts). Entry
 // parameters that no output aliases live to the end of the program.
-func (a *Analysis) layout(s *Schedule) *timeline {
+//
+// Layout reads the analysis and changes nothing: Install makes the result
+// the analysis's layout.
+func (a *Analysis) Layout(s *Schedule) *Timeline {
 	nc := len(a.Module.Computations)
-	tl := &timeline{times: make([]int, a.Module.NumInstructions()), spans: make([]Span, nc),
-		ranges: make([]Range, len(a.Values)), scheduled: make([]bool, len(a.Values)), endPos: make([]Position, len(a.Values))}
-	for i := range tl.times {
-		tl.times[i] = -1
+	tl := &Timeline{Times: make([]int, a.Module.NumInstructions()), Spans: make([]Span, nc),
+		Ranges: make([]Range, len(a.Values)), Scheduled: make([]bool, len(a.Values)), EndPos: make([]Position, len(a.Values))}
+	for i := range tl.Times {
+		tl.Times[i] = -1
 	}
-	for i := range tl.spans {
-		tl.spans[i] = Span{-1, -1}
+	for i := range tl.Spans {
+		tl.Spans[i] = Span{-1, -1}
 	}
 	walked := make([]bool, nc)               // by computation ID; set on entry, so a cycle stops
 	asyncCtx := make([]*hlo.Computation, nc) // by computation ID
@@ -396,7 +415,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 		if ctx != nil {
 			asyncCtx[c.ID] = ctx
 		}
-		start := len(tl.seq)
+		start := len(tl.Seq)
 		for _, in := range s.Sequence(c) {
 			switch in.Opcode {
 			case hlo.OpCall, hlo.OpConditional:
@@ -412,14 +431,14 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 				walk(in.Condition(), ctx)
 				walk(in.Body(), ctx)
 			}
-			tl.times[in.ID] = len(tl.seq)
-			tl.seq = append(tl.seq, in)
+			tl.Times[in.ID] = len(tl.Seq)
+			tl.Seq = append(tl.Seq, in)
 		}
-		tl.spans[c.ID] = Span{start, len(tl.seq)}
+		tl.Spans[c.ID] = Span{start, len(tl.Seq)}
 	}
 	walk(a.Module.Entry, nil)
 
-	end := len(tl.seq)
+	end := len(tl.Seq)
 	entry := a.Module.Entry
 	aliasedParam := map[[2]int64]bool{}
 	for _, al := range a.Module.InputOutputAlias {
@@ -431,32 +450,32 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 	}
 	posTime := func(p Position) int {
 		if p.Inst.IsRoot() {
-			return tl.spans[p.Inst.Parent.ID].End // -1 when not flattened
+			return tl.Spans[p.Inst.Parent.ID].End // -1 when not flattened
 		}
-		return tl.time(p.Inst)
+		return tl.Time(p.Inst)
 	}
 	for _, v := range a.Values {
 		def := v.Inst
-		t := tl.time(def)
+		t := tl.Time(def)
 		if t < 0 {
 			continue // thread-local or otherwise outside the flattened schedule
 		}
 		c := def.Parent
 		start := t
 		if def.Opcode == hlo.OpParameter {
-			start = tl.spans[c.ID].Start
+			start = tl.Spans[c.ID].Start
 		}
 		defEnd := t
 		if def.IsRoot() {
-			defEnd = tl.spans[c.ID].End
+			defEnd = tl.Spans[c.ID].End
 		}
 		if ctx := asyncCtx[c.ID]; ctx != nil {
 			for _, site := range a.callers[ctx.ID] {
 				done := asyncChainDone(site)
-				if dt := tl.time(done); done != nil && dt >= 0 {
+				if dt := tl.Time(done); done != nil && dt >= 0 {
 					defEnd = max(defEnd, dt)
 				} else {
-					defEnd = max(defEnd, tl.spans[c.ID].End)
+					defEnd = max(defEnd, tl.Spans[c.ID].End)
 				}
 			}
 		}
@@ -486,21 +505,21 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 						}
 					}
 				}
-				if ut := tl.time(used); ut >= 0 {
+				if ut := tl.Time(used); ut >= 0 {
 					last = max(last, ut)
 				}
 			}
 		}
-		tl.ranges[v.ID] = Range{start, last}
-		tl.scheduled[v.ID] = true
-		tl.endPos[v.ID] = endPos
+		tl.Ranges[v.ID] = Range{start, last}
+		tl.Scheduled[v.ID] = true
+		tl.EndPos[v.ID] = endPos
 	}
 	// An asynchronous operation may read its operands' arrays and write the
 	// arrays its start defines until its done. In a well-formed module the dataflow
 	// already says so (the done uses the start's tuple); for one whose
 	// shapes do not carry the operands through, keep them live anyway.
 	for in := range a.asyncStarts() {
-		td := tl.time(asyncDone(in))
+		td := tl.Time(asyncDone(in))
 		if td < 0 {
 			continue
 		}
@@ -508,8 +527,8 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 			n := x.Shape.NumSubshapes()
 			for ord := 0; ord < n; ord++ {
 				v := a.slots[x.FirstValue+ord]
-				if v != nil && !v.Shape.IsTuple() && tl.scheduled[v.ID] && (!definedOnly || v.Inst == x) && tl.ranges[v.ID].End < td {
-					tl.ranges[v.ID].End = td
+				if v != nil && !v.Shape.IsTuple() && tl.Scheduled[v.ID] && (!definedOnly || v.Inst == x) && tl.Ranges[v.ID].End < td {
+					tl.Ranges[v.ID].End = td
 				}
 			}
 		}
@@ -526,12 +545,12 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 		}
 		vs = vs[:0]
 		for _, v := range b.Values {
-			if tl.scheduled[v.ID] {
+			if tl.Scheduled[v.ID] {
 				vs = append(vs, v)
 			}
 		}
 		sort.Slice(vs, func(i, j int) bool {
-			ri, rj := tl.ranges[vs[i].ID], tl.ranges[vs[j].ID]
+			ri, rj := tl.Ranges[vs[i].ID], tl.Ranges[vs[j].ID]
 			if ri.Start != rj.Start {
 				return ri.Start < rj.Start
 			}
@@ -541,7 +560,7 @@ func (a *Analysis) layout(s *Schedule) *timeline {
 			return vs[i].ID < vs[j].ID
 		})
 		for i := 0; i+1 < len(vs); i++ {
-			r1, r2 := &tl.ranges[vs[i].ID], &tl.ranges[vs[i+1].ID]
+			r1, r2 := &tl.Ranges[vs[i].ID], &tl.Ranges[vs[i+1].ID]
 			r2.End = max(r1.End, r2.End)
 			r1.End = min(r1.End, r2.Start)
 		}
@@ -622,13 +641,16 @@ func asyncChainDone(in *hlo.Instruction) *hlo.Instruction {
 	return nil
 }
 
-// install makes tl the analysis's current layout.
-func (a *Analysis) install(s *Schedule, tl *timeline) {
+// Install makes tl, the layout of s (Layout), the analysis's current
+// layout: Schedule, Sequence, Spans and every value's Range, Scheduled and
+// EndPosition. s must be a valid schedule (Schedule.Validate) of the
+// analysed module; Reschedule checks that and installs.
+func (a *Analysis) Install(s *Schedule, tl *Timeline) {
 	a.Schedule = s
-	a.Sequence = tl.seq
-	a.times = tl.times
-	a.Spans = tl.spans
+	a.Sequence = tl.Seq
+	a.times = tl.Times
+	a.Spans = tl.Spans
 	for _, v := range a.Values {
-		v.Range, v.Scheduled, v.EndPosition = tl.ranges[v.ID], tl.scheduled[v.ID], tl.endPos[v.ID]
+		v.Range, v.Scheduled, v.EndPosition = tl.Ranges[v.ID], tl.Scheduled[v.ID], tl.EndPos[v.ID]
 	}
 }

@@ -44,31 +44,6 @@ func BenchmarkAnalyzeMixtral(b *testing.B) {
 	runtime.KeepAlive(a)
 }
 
-// BenchmarkBestSchedule measures the best-of-three scheduler on the largest
-// unscheduled corpus modules.
-func BenchmarkBestSchedule(b *testing.B) {
-	for _, tc := range []struct{ name, path string }{
-		{"mixtral_8x7b", mixtral},
-		{"llama31_8b", "hlo/xla/tools__benchmarks__hlo__hlo_llama31_8b_bf16_1x8.hlo"},
-		{"torax", "hlo/xla/tools__benchmarks__hlo__hlo_torax_iterhybrid_predictor_corrector_f64.hlo"},
-		{"gemma3_4b", "hlo/xla/backends__cpu__benchmarks__huge_hlo__gemma3_4b_text_keras_jax_batch1_in8_out100.hlo"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			m := loadModule(b, tc.path)
-			a, err := Analyze(m, Options{})
-			require.NoError(b, err)
-			var lb int64
-			for b.Loop() {
-				_, _, err = Best(a)
-				require.NoError(b, err)
-				lb = a.LowerBound(nil).Bytes
-			}
-			b.ReportMetric(float64(lb), "lower-bound-bytes")
-			b.ReportMetric(float64(m.NumInstructions()), "instructions")
-		})
-	}
-}
-
 // BenchmarkAnalyzeScale measures the analysis on random scheduled modules
 // of about 10^3 to 10^6 instructions in all (the generator writes about 6.7
 // instructions, in loop bodies, branches, called computations and fusions,

@@ -1,6 +1,7 @@
 // Package liveness computes when every buffer of an HLO module is live, the
-// way XLA's buffer assignment sees it, and chooses memory-minimising
-// schedules for modules that have none.
+// way XLA's buffer assignment sees it, under a schedule of its
+// computations (package schedule chooses memory-minimising ones for
+// modules that have none).
 //
 // # Model
 //
@@ -56,46 +57,45 @@
 // requires a flat call graph (hlo.FlattenCallGraph) and says so when it is
 // not. AnalyzeInsertingCopies and InsertCopies make the same checks on the
 // module they are given (later rounds analyse only what their own copies
-// changed). Prepare, which flattens the call graph first, makes them too,
-// with the one verification hlo.FlattenCallGraph does. ModuleOrder, PostOrder, InstructionPostOrder and
-// ComputationPostOrder take any module without panicking, but on an invalid
-// one their result may not be a schedule: Schedule.Validate, which takes
-// any module, says whether it is. What takes an *Analysis (DFS, List,
-// HeuristicBest, Best, Search, Optimal,
-// ScheduleByName, Reschedule, LowerBound, the writers) relies on Analyze
+// changed); AnalyzeUnscheduled and InsertCopiesUnscheduled make those the
+// Check they are given asks for. ModuleOrder, PostOrder,
+// InstructionPostOrder and ComputationPostOrder take any module without
+// panicking, but on an invalid one their result may not be a schedule:
+// Schedule.Validate, which takes any module, says whether it is. What
+// takes an *Analysis (Reschedule, Layout, Install, Events, LowerBound,
+// the writers, and the schedulers of package schedule) relies on Analyze
 // having checked the module, which must not change afterwards other than
-// through this package.
+// through this package (copy insertion, RepairInterference).
 //
-// # Schedulers
+// # Schedules
 //
-// A module XLA has not scheduled gets an order of each computation from a
-// scheduler (ScheduleByName): keep (the text order), XLA's heuristics
-// list, dfs and postorder (scheduler.go, after hlo_memory_scheduler.cc),
-// heuristic (XLA's DefaultMemoryScheduler, HeuristicBest), and the two
-// that search below them for the order of least LowerBound (search.go):
-// search (best, the default), windows of exact search around the peak
-// within a budget, and optimal, which searches whole computations too and
-// says when its result is proven optimal. Both rest on the events that
-// decide every value's range (events.go), a model of a window's steps
-// under any order of it (segment.go) and a dynamic program over sets of
-// scheduled instructions (exact.go).
+// The analysis lays a module out under a Schedule: its own order
+// (ModuleOrder, LayoutModuleOrder), XLA's post-order when the text is not
+// an order (PostOrder), or any schedule a caller gives Reschedule. The
+// memory-minimising schedulers (XLA's list, DFS and post-order heuristics,
+// the search below them and the exact search) are package schedule's,
+// which imports this one and never the reverse. What they read of the
+// analysis is exported for them: Layout lays a schedule out as a Timeline
+// without touching the analysis, and Install makes one its own; Events
+// gives every value's range as the schedule-independent moments that
+// decide it (events.go), so that a search can re-resolve the few values a
+// reordering touches; LowerBoundCurve, LivePeak and Interference score
+// an order. Analysis.Search carries what a searching scheduler found
+// (SearchReport), which WriteJSON prints.
 //
-// # Preparation pipeline and errors
+// # Errors
 //
-// Prepare runs Passes, the ordered table of the steps XLA takes before
-// buffer assignment (flatten-call-graph, an empty fusion slot,
-// copy-insertion, schedule; pipeline.go); RunPasses runs any table, turns
-// a panic into an error naming the pass and, with
-// PrepareOptions.VerifyEach, verifies the module after every pass. The
-// errors this package returns match sentinels under errors.Is (ErrNotFlat,
-// ErrUnknownOpcode, ErrTooManyValues, ErrInvalidSchedule, ...); those not
-// tied to a source position are *Error values carrying the module and the
-// pass.
+// The passes of the pipeline (package compile, which alone sequences
+// them) are plain functions here (prepare.go). The errors this package
+// returns match sentinels under errors.Is (ErrNotFlat, ErrUnknownOpcode,
+// ErrTooManyValues, ErrInvalidSchedule, ...); those not tied to a source
+// position are *Error values carrying the module and, through the
+// pipeline, the pass.
 //
 // # Dense IDs
 //
 // Per-computation results (Analysis.Kinds, Analysis.Spans) are slices
 // indexed by hlo.Computation.ID, and the side tables of the analysis and
-// the schedulers are slices by instruction, value or buffer ID. The IDs
+// the timelines are slices by instruction, value or buffer ID. The IDs
 // are those Module.Renumber gave when the module was analysed.
 package liveness

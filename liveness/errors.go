@@ -31,9 +31,6 @@ var (
 	ErrNotFlat = errors.New("liveness: call graph not flat")
 	// ErrCopiesUnsettled: copy insertion kept finding copies to add.
 	ErrCopiesUnsettled = errors.New("liveness: copy insertion did not settle")
-	// ErrUnknownScheduler: ScheduleByName (or Prepare) got a name it does
-	// not know.
-	ErrUnknownScheduler = errors.New("liveness: unknown scheduler")
 	// ErrInvalidSchedule: a schedule is missing, or is not an order of a
 	// computation's instructions that respects their dependencies.
 	ErrInvalidSchedule = errors.New("liveness: invalid schedule")
@@ -48,7 +45,8 @@ var (
 // Error is an error about a module this package refuses or cannot
 // prepare. Its text is Msg; Kind is the sentinel errors.Is matches.
 type Error struct {
-	// Kind is one of the sentinel errors above.
+	// Kind is one of the sentinel errors above, or package schedule's
+	// (schedule.ErrUnknown).
 	Kind error
 	// Module is the name of the module concerned ("" when there is none).
 	Module string
@@ -57,7 +55,7 @@ type Error struct {
 	Pos hlo.Pos
 	// Pass names the preparation pass that failed, when one did (Prepare).
 	Pass string
-	// Msg is the whole message, "liveness: ...".
+	// Msg is the whole message, "liveness: ..." (or "schedule: ...").
 	Msg string
 	// Err is the underlying cause, or nil.
 	Err error

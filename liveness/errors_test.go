@@ -48,18 +48,10 @@ ENTRY e {
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, "m", e.Module)
 	require.True(t, e.Pos.IsValid())
-	_, err = prepare(parse(notFlat), "")
+	_, err = prepare(parse(notFlat))
 	require.NoError(t, err, "flattened first")
 
-	m := parse("HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
-	a, err := AnalyzeUnscheduled(context.Background(), m, CheckAll)
-	require.NoError(t, err)
-	_, _, err = ApplyScheduler(context.Background(), a, "magic", SearchOptions{})
-	require.ErrorIs(t, err, ErrUnknownScheduler)
-	require.ErrorIs(t, CheckScheduler("magic"), ErrUnknownScheduler)
-	require.NoError(t, CheckScheduler(""))
-
-	a, err = Analyze(parse("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"), Options{})
+	a, err := Analyze(parse("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n"), Options{})
 	require.NoError(t, err)
 	s := NewSchedule("reversed")
 	c := a.Module.Entry

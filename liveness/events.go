@@ -1,14 +1,14 @@
 package liveness
 
 // Events: every value's live range as the schedule-independent moments
-// that decide it. layout (analysis.go) computes a value's range as the
+// that decide it. Layout (analysis.go) computes a value's range as the
 // latest of a handful of times (its definition, its positions, its uses,
 // the done of its asynchronous context, the end of the program); which
 // instructions and computation boundaries those times belong to does not
 // depend on the schedule, only the times do. The schedulers that search
-// over orders (optimal.go, search.go) read the events once and then ask,
-// for each order they consider, where each event falls, instead of laying
-// the whole module out again. events_test.go holds the events to layout:
+// over orders (package schedule) read the Events once and then ask, for
+// each order they consider, where each event falls, instead of laying the
+// whole module out again. events_test.go holds the Events to Layout:
 // resolved against any timeline they give its ranges and end positions.
 
 import (
@@ -17,49 +17,51 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// eventKind says which moment an event is.
-type eventKind uint8
+// EventKind says which moment an event is.
+type EventKind uint8
 
+// The moments an Event names.
 const (
-	evInst      eventKind = iota // the time of instruction id
-	evSpanStart                  // the first step of computation id
-	evSpanEnd                    // the step after computation id's last
-	evEnd                        // the end of the program (EndTime)
+	EventInst      EventKind = iota // the time of instruction ID
+	EventSpanStart                  // the first step of computation ID
+	EventSpanEnd                    // the step after computation ID's last
+	EventEnd                        // the end of the program (EndTime)
 )
 
-// event is one moment of the flattened schedule, named independently of
-// any schedule.
-type event struct {
-	kind eventKind
-	id   int32 // instruction ID (evInst) or computation ID (evSpan*)
+// Event is one moment of the flattened schedule, named independently of
+// any schedule; Timeline.At gives its time under one.
+type Event struct {
+	Kind EventKind
+	ID   int32 // instruction ID (EventInst; -1: outside the flattened schedule) or computation ID (EventSpan*)
 }
 
-// valueEvents are the events that decide one value's range: it starts at
-// start and ends at the latest of ends (every candidate layout considers,
-// the definition's end, positions, uses and asynchronous extensions).
-// EndPosition is the latest of the positions: defEnd (the definition's
-// end, which Positions[0] stands for) and then pos, each replacing the
-// one before only when strictly later.
-type valueEvents struct {
-	start  event
-	defEnd []event // the definition's end: its time or computation end, asynchronous dones
-	pos    []event // Positions[1:], in order (posTime)
-	ends   []event // uses and asynchronous extensions; with defEnd and pos, every end candidate
-	toEnd  bool    // a donated-nowhere entry parameter: lives to the end
+// ValueEvents are the Events that decide one value's range: it starts at
+// Start and ends at the latest of the end candidates (every candidate
+// Layout considers: DefEnd, Pos and Ends). EndPosition is the latest of
+// the positions: DefEnd (the definition's end, which Positions[0] stands
+// for) and then Pos, each replacing the one before only when strictly
+// later.
+type ValueEvents struct {
+	Start  Event
+	DefEnd []Event // the definition's end: its time or computation end, asynchronous dones
+	Pos    []Event // Positions[1:], in order (posTime)
+	Ends   []Event // uses and asynchronous extensions
+	ToEnd  bool    // a donated-nowhere entry parameter: lives to the end
 }
 
-// eventModel holds the events of every scheduled value of an analysis.
-type eventModel struct {
+// Events holds the Events of every scheduled value of an analysis
+// (Analysis.Events).
+type Events struct {
 	a *Analysis
-	// vals by value ID; scheduled reports which values layout gives a
+	// Vals by value ID; Scheduled reports which values Layout gives a
 	// range (those in the flattened schedule).
-	vals      []valueEvents
-	scheduled []bool
-	// byInst[id] lists the values with an event at instruction id
-	// (evInst); bySpan[id] those with an event at a boundary of
+	Vals      []ValueEvents
+	Scheduled []bool
+	// ByInst[id] lists the values (IDs) with an event at instruction id
+	// (EventInst); BySpan[id] those with an event at a boundary of
 	// computation id. Each value is listed once per place.
-	byInst [][]int32
-	bySpan [][]int32
+	ByInst [][]int32
+	BySpan [][]int32
 }
 
 // flattenedComputations returns, by computation ID, whether layout walks
@@ -100,13 +102,14 @@ func (a *Analysis) flattenedComputations() (flat []bool, asyncCtx []*hlo.Computa
 	return flat, asyncCtx
 }
 
-// newEventModel reads the events of every value of a, following layout
-// step by step.
-func newEventModel(a *Analysis) *eventModel {
+// Events reads the Events of every value of a, following Layout step by
+// step. They do not depend on the schedule: one Events serves every
+// order of the analysed module.
+func (a *Analysis) Events() *Events {
 	flat, asyncCtx := a.flattenedComputations()
-	em := &eventModel{a: a, vals: make([]valueEvents, len(a.Values)), scheduled: make([]bool, len(a.Values))}
+	em := &Events{a: a, Vals: make([]ValueEvents, len(a.Values)), Scheduled: make([]bool, len(a.Values))}
 	entry := a.Module.Entry
-	inst := func(in *hlo.Instruction) event { return event{evInst, int32(in.ID)} }
+	inst := func(in *hlo.Instruction) Event { return Event{EventInst, int32(in.ID)} }
 	flatInst := func(in *hlo.Instruction) bool { return in != nil && in.Parent != nil && flat[in.Parent.ID] }
 	aliasedParam := map[[2]int64]bool{}
 	for _, al := range a.Module.InputOutputAlias {
@@ -116,12 +119,12 @@ func newEventModel(a *Analysis) *eventModel {
 			}
 		}
 	}
-	posEvent := func(p Position) (event, bool) {
+	posEvent := func(p Position) (Event, bool) {
 		if !flatInst(p.Inst) {
-			return event{}, false // layout's posTime is -1: never the latest
+			return Event{}, false // layout's posTime is -1: never the latest
 		}
 		if p.Inst.IsRoot() {
-			return event{evSpanEnd, int32(p.Inst.Parent.ID)}, true
+			return Event{EventSpanEnd, int32(p.Inst.Parent.ID)}, true
 		}
 		return inst(p.Inst), true
 	}
@@ -131,35 +134,35 @@ func newEventModel(a *Analysis) *eventModel {
 			continue
 		}
 		c := def.Parent
-		ve := &em.vals[v.ID]
-		em.scheduled[v.ID] = true
-		ve.start = inst(def)
+		ve := &em.Vals[v.ID]
+		em.Scheduled[v.ID] = true
+		ve.Start = inst(def)
 		if def.Opcode == hlo.OpParameter {
-			ve.start = event{evSpanStart, int32(c.ID)}
+			ve.Start = Event{EventSpanStart, int32(c.ID)}
 		}
 		if def.IsRoot() {
-			ve.defEnd = append(ve.defEnd, event{evSpanEnd, int32(c.ID)})
+			ve.DefEnd = append(ve.DefEnd, Event{EventSpanEnd, int32(c.ID)})
 		} else {
-			ve.defEnd = append(ve.defEnd, inst(def))
+			ve.DefEnd = append(ve.DefEnd, inst(def))
 		}
 		if ctx := asyncCtx[c.ID]; ctx != nil {
 			for _, site := range a.callers[ctx.ID] {
 				if done := asyncChainDone(site); done != nil && flatInst(done) {
-					ve.defEnd = append(ve.defEnd, inst(done))
+					ve.DefEnd = append(ve.DefEnd, inst(done))
 				} else {
-					ve.defEnd = append(ve.defEnd, event{evSpanEnd, int32(c.ID)})
+					ve.DefEnd = append(ve.DefEnd, Event{EventSpanEnd, int32(c.ID)})
 				}
 			}
 		}
 		for _, p := range v.Positions[1:] {
 			e, ok := posEvent(p)
 			if !ok {
-				e = event{evInst, -1}
+				e = Event{EventInst, -1}
 			}
-			ve.pos = append(ve.pos, e)
+			ve.Pos = append(ve.Pos, e)
 		}
 		if def.Opcode == hlo.OpParameter && c == entry && !aliasedParam[[2]int64{def.ParameterNumber, int64(v.ord)}] {
-			ve.toEnd = true
+			ve.ToEnd = true
 			continue
 		}
 		for _, u := range v.Uses {
@@ -175,7 +178,7 @@ func newEventModel(a *Analysis) *eventModel {
 				}
 			}
 			if flatInst(used) {
-				ve.ends = append(ve.ends, inst(used))
+				ve.Ends = append(ve.Ends, inst(used))
 			}
 		}
 	}
@@ -189,8 +192,8 @@ func newEventModel(a *Analysis) *eventModel {
 			n := x.Shape.NumSubshapes()
 			for ord := 0; ord < n; ord++ {
 				v := a.slots[x.FirstValue+ord]
-				if v != nil && !v.Shape.IsTuple() && em.scheduled[v.ID] && (!definedOnly || v.Inst == x) {
-					em.vals[v.ID].ends = append(em.vals[v.ID].ends, td)
+				if v != nil && !v.Shape.IsTuple() && em.Scheduled[v.ID] && (!definedOnly || v.Inst == x) {
+					em.Vals[v.ID].Ends = append(em.Vals[v.ID].Ends, td)
 				}
 			}
 		}
@@ -204,19 +207,19 @@ func newEventModel(a *Analysis) *eventModel {
 }
 
 // index fills byInst and bySpan.
-func (em *eventModel) index() {
-	em.byInst = make([][]int32, em.a.Module.NumInstructions())
-	em.bySpan = make([][]int32, len(em.a.Module.Computations))
-	add := func(id int32, e event) {
+func (em *Events) index() {
+	em.ByInst = make([][]int32, em.a.Module.NumInstructions())
+	em.BySpan = make([][]int32, len(em.a.Module.Computations))
+	add := func(id int32, e Event) {
 		var list *[]int32
-		switch e.kind {
-		case evInst:
-			if e.id < 0 || int(e.id) >= len(em.byInst) {
+		switch e.Kind {
+		case EventInst:
+			if e.ID < 0 || int(e.ID) >= len(em.ByInst) {
 				return
 			}
-			list = &em.byInst[e.id]
-		case evSpanStart, evSpanEnd:
-			list = &em.bySpan[e.id]
+			list = &em.ByInst[e.ID]
+		case EventSpanStart, EventSpanEnd:
+			list = &em.BySpan[e.ID]
 		default:
 			return
 		}
@@ -224,13 +227,13 @@ func (em *eventModel) index() {
 			*list = append(*list, id)
 		}
 	}
-	for id := range em.vals {
-		if !em.scheduled[id] {
+	for id := range em.Vals {
+		if !em.Scheduled[id] {
 			continue
 		}
-		ve := &em.vals[id]
-		add(int32(id), ve.start)
-		for _, es := range [][]event{ve.defEnd, ve.pos, ve.ends} {
+		ve := &em.Vals[id]
+		add(int32(id), ve.Start)
+		for _, es := range [][]Event{ve.DefEnd, ve.Pos, ve.Ends} {
 			for _, e := range es {
 				add(int32(id), e)
 			}
@@ -238,57 +241,58 @@ func (em *eventModel) index() {
 	}
 }
 
-// at returns the time of e in timeline tl (-1 for an instruction outside
+// At returns the time of e in timeline tl (-1 for an instruction outside
 // it).
-func (tl *timeline) at(e event) int {
-	switch e.kind {
-	case evInst:
-		if e.id < 0 || int(e.id) >= len(tl.times) {
+func (tl *Timeline) At(e Event) int {
+	switch e.Kind {
+	case EventInst:
+		if e.ID < 0 || int(e.ID) >= len(tl.Times) {
 			return -1
 		}
-		return tl.times[e.id]
-	case evSpanStart:
-		return tl.spans[e.id].Start
-	case evSpanEnd:
-		return tl.spans[e.id].End
+		return tl.Times[e.ID]
+	case EventSpanStart:
+		return tl.Spans[e.ID].Start
+	case EventSpanEnd:
+		return tl.Spans[e.ID].End
 	}
-	return len(tl.seq)
+	return len(tl.Seq)
 }
 
-// resolveOne is resolve for value id: its range before chaining and its
-// end position's index in Positions.
-func (em *eventModel) resolveOne(tl *timeline, id int) (Range, int) {
-	ve := &em.vals[id]
-	start := tl.at(ve.start)
+// Resolve returns the range of value id under timeline tl, before the
+// chaining of its buffer's values (SortByRange, then chained as Layout
+// chains them), and its end position's index in Positions.
+func (em *Events) Resolve(tl *Timeline, id int) (Range, int) {
+	ve := &em.Vals[id]
+	start := tl.At(ve.Start)
 	last := -1
-	for _, e := range ve.defEnd {
-		last = max(last, tl.at(e))
+	for _, e := range ve.DefEnd {
+		last = max(last, tl.At(e))
 	}
 	ep := 0
-	for i, e := range ve.pos {
-		if t := tl.at(e); t > last {
+	for i, e := range ve.Pos {
+		if t := tl.At(e); t > last {
 			last, ep = t, i+1
 		}
 	}
-	if ve.toEnd {
-		last = len(tl.seq)
+	if ve.ToEnd {
+		last = len(tl.Seq)
 	}
-	for _, e := range ve.ends {
-		last = max(last, tl.at(e))
+	for _, e := range ve.Ends {
+		last = max(last, tl.At(e))
 	}
 	return Range{start, last}, ep
 }
 
-// resolve computes, from the events alone, every value's range before
+// resolve computes, from the Events alone, every value's range before
 // the chaining of a buffer's values (NormalizeAliasedBuffers) and its end
 // position's index in Positions, under timeline tl. Tests hold it equal
 // to layout.
-func (em *eventModel) resolve(tl *timeline) (ranges []Range, endPos []int) {
-	ranges = make([]Range, len(em.vals))
-	endPos = make([]int, len(em.vals))
-	for id := range em.vals {
-		if em.scheduled[id] {
-			ranges[id], endPos[id] = em.resolveOne(tl, id)
+func (em *Events) resolve(tl *Timeline) (ranges []Range, endPos []int) {
+	ranges = make([]Range, len(em.Vals))
+	endPos = make([]int, len(em.Vals))
+	for id := range em.Vals {
+		if em.Scheduled[id] {
+			ranges[id], endPos[id] = em.Resolve(tl, id)
 		}
 	}
 	return ranges, endPos
@@ -311,7 +315,7 @@ func normalizeRanges(a *Analysis, ranges []Range, scheduled []bool) []Range {
 				vs = append(vs, v)
 			}
 		}
-		sortByRange(vs, out)
+		SortByRange(vs, out)
 		for i := 0; i+1 < len(vs); i++ {
 			r1, r2 := &out[vs[i].ID], &out[vs[i+1].ID]
 			r2.End = max(r1.End, r2.End)
@@ -321,8 +325,9 @@ func normalizeRanges(a *Analysis, ranges []Range, scheduled []bool) []Range {
 	return out
 }
 
-// sortByRange sorts values by the start, end and ID of their ranges.
-func sortByRange(vs []*Value, ranges []Range) {
+// SortByRange sorts values by the start, end and ID of their ranges
+// (by value ID), the order in which Layout chains a buffer's values.
+func SortByRange(vs []*Value, ranges []Range) {
 	slices.SortFunc(vs, func(x, y *Value) int {
 		rx, ry := ranges[x.ID], ranges[y.ID]
 		if rx.Start != ry.Start {

@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,10 +61,24 @@ func randomOrder(c *hlo.Computation, rng *rand.Rand) []*hlo.Instruction {
 // randomSchedule orders every sequential computation of a at random.
 func randomSchedule(a *Analysis, rng *rand.Rand) *Schedule {
 	s := NewSchedule("random")
-	for _, c := range sequentialComputations(a.Module, a.Kinds) {
-		s.Set(c, randomOrder(c, rng))
+	for _, c := range a.Module.Computations {
+		if a.Kinds[c.ID] == Sequential {
+			s.Set(c, randomOrder(c, rng))
+		}
 	}
 	return s
+}
+
+// distinct returns the instructions of ins without repeats, first
+// occurrences in order.
+func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
+	var out []*hlo.Instruction
+	for _, in := range ins {
+		if !slices.Contains(out, in) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // TestEventsMatchLayout: the events of every value, resolved against a
@@ -83,31 +98,31 @@ func TestEventsMatchLayout(t *testing.T) {
 		require.NoError(t, err)
 		a, err := Analyze(m, Options{})
 		require.NoError(t, err)
-		em := newEventModel(a)
+		em := a.Events()
 		rng := rand.New(rand.NewPCG(seed, 7))
 		for k := 0; k < 3; k++ {
 			s := randomSchedule(a, rng)
 			require.NoError(t, s.Validate(a.Module, a.Kinds))
-			tl := a.layout(s)
+			tl := a.Layout(s)
 			checkEvents(t, a, em, tl, seed)
 		}
 	}
 }
 
-func checkEvents(t *testing.T, a *Analysis, em *eventModel, tl *timeline, seed uint64) {
+func checkEvents(t *testing.T, a *Analysis, em *Events, tl *Timeline, seed uint64) {
 	t.Helper()
 	ranges, endPos := em.resolve(tl)
 	for _, v := range a.Values {
-		require.Equal(t, tl.scheduled[v.ID], em.scheduled[v.ID], "seed %d: %s scheduled", seed, v.Name())
-		if !tl.scheduled[v.ID] {
+		require.Equal(t, tl.Scheduled[v.ID], em.Scheduled[v.ID], "seed %d: %s scheduled", seed, v.Name())
+		if !tl.Scheduled[v.ID] {
 			continue
 		}
-		require.Equal(t, tl.endPos[v.ID], v.Positions[endPos[v.ID]], "seed %d: end position of %s", seed, v.Name())
+		require.Equal(t, tl.EndPos[v.ID], v.Positions[endPos[v.ID]], "seed %d: end position of %s", seed, v.Name())
 	}
-	norm := normalizeRanges(a, ranges, em.scheduled)
+	norm := normalizeRanges(a, ranges, em.Scheduled)
 	for _, v := range a.Values {
-		if tl.scheduled[v.ID] {
-			require.Equal(t, tl.ranges[v.ID], norm[v.ID], "seed %d: range of %s", seed, v.Name())
+		if tl.Scheduled[v.ID] {
+			require.Equal(t, tl.Ranges[v.ID], norm[v.ID], "seed %d: range of %s", seed, v.Name())
 		}
 	}
 }
@@ -119,13 +134,13 @@ func TestEventsMatchLayoutOnCorpus(t *testing.T) {
 		if testing.Short() && m.NumInstructions() > 3000 {
 			return
 		}
-		a, err := prepare(m, SchedKeep)
+		a, err := prepare(m)
 		if err != nil {
 			return // the pipeline's own tests cover these
 		}
-		em := newEventModel(a)
-		checkEvents(t, a, em, a.layout(a.Schedule), 0)
+		em := a.Events()
+		checkEvents(t, a, em, a.Layout(a.Schedule), 0)
 		rng := rand.New(rand.NewPCG(uint64(m.NumInstructions()), 1))
-		checkEvents(t, a, em, a.layout(randomSchedule(a, rng)), 1)
+		checkEvents(t, a, em, a.Layout(randomSchedule(a, rng)), 1)
 	})
 }

@@ -209,7 +209,7 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 			j.Key("own_order")
 			j.Bool(true)
 		}
-		if a.Schedule.Name == SchedOptimal {
+		if a.Schedule.Name == "optimal" { // schedule.Optimal
 			j.Key("proven_optimal")
 			j.Bool(r.Proven)
 			if !r.Proven {

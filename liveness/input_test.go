@@ -98,11 +98,11 @@ func TestAnalyzeBoundsValues(t *testing.T) {
 		return mods[0]
 	}
 
-	_, err := prepare(parse(nest(6000)), "")
+	_, err := prepare(parse(nest(6000)))
 	require.ErrorContains(t, err, "subshape positions", "depth 6000: want the MaxValues refusal")
 
 	m := parse(nest(50))
-	a, err := prepare(m, "")
+	a, err := prepare(m)
 	require.NoError(t, err)
 	// 50 get-tuple-elements and 50 tuples rebuild the root around one copy.
 	require.Equal(t, 1+50+1+50, m.NumInstructions(), "instructions after copy insertion")

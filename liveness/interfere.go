@@ -25,20 +25,20 @@ func (i *Interference) Error() string {
 		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.Over.Range.Start)
 }
 
-// readsNothing reports a use that reads no bytes at the user's step: a
+// ReadsNothing reports a use that reads no bytes at the user's step: a
 // tuple or get-tuple-element forwarding the value, or one that hands it to
 // a called computation.
-func readsNothing(u Use) bool {
+func (u Use) ReadsNothing() bool {
 	return u.HandsOn() || u.Inst.Opcode == hlo.OpTuple || u.Inst.Opcode == hlo.OpGetTupleElement
 }
 
-// interference returns the reads of a value after a later value of its
+// Interference returns the reads of a value after a later value of its
 // buffer was defined under the current schedule; a value live out of the
 // program is read by the entry's root, after every step. XLA's HloLiveRange cuts
 // each value's range where the next value of its buffer starts, which is
 // safe only when no such read exists; a module through XLA's copy
 // insertion has none.
-func (a *Analysis) interference() []*Interference {
+func (a *Analysis) Interference() []*Interference {
 	var found []*Interference
 	var defs []*Value
 	for _, b := range a.Buffers {
@@ -69,7 +69,7 @@ func (a *Analysis) interference() []*Interference {
 				// The entry's root tuple forwards the value out of the
 				// program: the caller reads it after the last step.
 				out := v.LiveOut && u.Inst == a.Module.Entry.Root
-				if readsNothing(u) && !out {
+				if u.ReadsNothing() && !out {
 					continue
 				}
 				if !v.Shape.IsArray() {
@@ -99,7 +99,7 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 	changed := false
 	var names *hlo.NameUniquer
 	for round := 0; ; round++ {
-		found := a.interference()
+		found := a.Interference()
 		if len(found) == 0 {
 			return a, changed, nil
 		}

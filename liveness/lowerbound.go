@@ -13,12 +13,13 @@ import (
 //   - LowerBound: no plan of the analysed buffers under this schedule can
 //     take fewer bytes, whatever in-place reuse the planner makes. It is
 //     what `hlomem liveness --format=json` calls lower_bound.
-//   - livePeak: the largest total of buffers whose hulls (first value's
+//   - LivePeak: the largest total of buffers whose hulls (first value's
 //     start to last value's end, both inclusive) share a step. An output
 //     and the operand it reuses in place are both counted, and so are two
 //     buffers that could take turns in one slot, so it can exceed what a
-//     planner achieves: it is not a bound, only the figure Best minimises
-//     (Candidate.LivePeak).
+//     planner achieves: it is not a bound, only the figure XLA's
+//     DefaultMemoryScheduler minimises (schedule.HeuristicBest,
+//     schedule.Candidate.LivePeak).
 //   - XLAPeak: XLA's HloLiveRange::ComputePeakMemoryMoment, printed in the
 //     live-range dump as "Live ranges at T (peak)". Its sizes are whole
 //     defining shapes and aliasing is ignored: a report, neither a bound nor
@@ -60,7 +61,7 @@ type Bound struct {
 // As in XLA's buffer assignment (and hlomem's), a constant, an entry
 // parameter that is not donated (input_output_alias) and a buffer of a
 // thread-local computation keep an allocation of their own for the whole
-// run (ownsMemory): they count at every step and take part in no takeover.
+// run (OwnsMemory): they count at every step and take part in no takeover.
 // A buffer counts once however many of its values are live.
 // Every plan
 // hlomem makes (assign, whatever the packer) takes at least
@@ -154,7 +155,7 @@ func (a *Analysis) occupancy(include func(*Buffer) bool) (between, live []int64,
 		if include != nil && !include(b) {
 			continue
 		}
-		if a.ownsMemory(b) {
+		if a.OwnsMemory(b) {
 			own = append(own, b)
 			fixed += b.Size
 			continue
@@ -394,12 +395,12 @@ func (a *Analysis) LowerBoundWith(include func(*Buffer) bool, share ShareFunc) B
 	return best
 }
 
-// ownsMemory reports whether b keeps an allocation of its own that no
+// OwnsMemory reports whether b keeps an allocation of its own that no
 // other buffer shares at any time, as XLA's buffer assignment gives one to
 // every buffer of a thread-local computation and, in sequential ones, to a
 // constant and to an entry parameter that is not donated. A buffer's kind
 // is its first value's computation's, as in assign.
-func (a *Analysis) ownsMemory(b *Buffer) bool {
+func (a *Analysis) OwnsMemory(b *Buffer) bool {
 	if len(b.Values) == 0 {
 		return false
 	}
@@ -445,15 +446,16 @@ func sortBySize(bs []*Buffer) {
 	})
 }
 
-// livePeak is the largest total of the buffers include accepts whose hulls
-// (first value's start to last value's end, both inclusive) contain one
-// step, with the first such step and the buffers there. It is not a lower
-// bound (see the top of this file); Best minimises it.
-func (a *Analysis) livePeak(include func(*Buffer) bool) Bound {
-	return a.hullPeak(include, func(b *Buffer) (Range, bool) { return b.Range() })
+// LivePeak is the largest total of the buffers whose hulls (first
+// value's start to last value's end, both inclusive) contain one step,
+// with the first such step and the buffers there. It is not a lower bound
+// (see the top of this file); XLA's DefaultMemoryScheduler
+// (schedule.HeuristicBest) minimises it.
+func (a *Analysis) LivePeak() Bound {
+	return a.hullPeak(nil, func(b *Buffer) (Range, bool) { return b.Range() })
 }
 
-// hullPeak computes livePeak with the given buffer hulls.
+// hullPeak computes LivePeak with the given buffer hulls.
 func (a *Analysis) hullPeak(include func(*Buffer) bool, rangeOf func(*Buffer) (Range, bool)) Bound {
 	bufs := make([]*Buffer, 0, len(a.Buffers))
 	ranges := make([]Range, 0, len(a.Buffers))
@@ -497,16 +499,18 @@ func (a *Analysis) hullPeak(include func(*Buffer) bool, rangeOf func(*Buffer) (R
 	return best
 }
 
-// livePeak is the live peak of all buffers under timeline tl.
-func (tl *timeline) livePeak(a *Analysis) int64 {
+// LivePeak is the live peak of all buffers under timeline tl: the
+// largest total of buffers live at one step, each over its whole hull
+// (what XLA's DefaultMemoryScheduler minimises; not a bound of a plan).
+func (tl *Timeline) LivePeak(a *Analysis) int64 {
 	return a.hullPeak(nil, func(b *Buffer) (Range, bool) {
 		var r Range
 		ok := false
 		for _, v := range b.Values {
-			if !tl.scheduled[v.ID] {
+			if !tl.Scheduled[v.ID] {
 				continue
 			}
-			vr := tl.ranges[v.ID]
+			vr := tl.Ranges[v.ID]
 			if !ok {
 				r, ok = vr, true
 				continue

@@ -13,7 +13,7 @@ import (
 func bruteLowerBound(a *Analysis, share ShareFunc) int64 {
 	var best, own int64
 	for _, b := range a.Buffers {
-		if a.ownsMemory(b) {
+		if a.OwnsMemory(b) {
 			own += b.Size
 		}
 	}
@@ -29,7 +29,7 @@ func bruteLowerBound(a *Analysis, share ShareFunc) int64 {
 		var between, during int64
 		cross := map[*Buffer]bool{}
 		for _, b := range a.Buffers {
-			if a.ownsMemory(b) {
+			if a.OwnsMemory(b) {
 				continue
 			}
 			in, live := false, false
@@ -52,7 +52,7 @@ func bruteLowerBound(a *Analysis, share ShareFunc) int64 {
 		give, take := map[*Buffer]int64{}, map[*Buffer]int64{}
 		for _, x := range ending[t] {
 			for _, y := range starting[t] {
-				if a.ownsMemory(x.Buffer) || a.ownsMemory(y.Buffer) ||
+				if a.OwnsMemory(x.Buffer) || a.OwnsMemory(y.Buffer) ||
 					x.Buffer == y.Buffer || cross[x.Buffer] || cross[y.Buffer] || y.Inst.Opcode == hlo.OpCopy {
 					continue
 				}
@@ -97,7 +97,7 @@ func checkLowerBound(t *testing.T, a *Analysis) {
 	var sum int64
 	for _, b := range lb.Live {
 		sum += b.Size
-		live := a.ownsMemory(b)
+		live := a.OwnsMemory(b)
 		for _, v := range b.Values {
 			live = live || v.Scheduled && v.Range.Contains(lb.Time)
 		}
@@ -131,7 +131,7 @@ ENTRY e {
 	// p lives throughout and one of a..d holds memory at any time.
 	require.EqualValues(t, 2*1024, lb.Bytes)
 	require.Len(t, lb.Live, 2)
-	require.EqualValues(t, 3*1024, a.livePeak(nil).Bytes)
+	require.EqualValues(t, 3*1024, a.LivePeak().Bytes)
 	checkLowerBound(t, a)
 }
 

@@ -190,3 +190,15 @@ func valueOrder(m *hlo.Module) []*hlo.Computation {
 	}
 	return out
 }
+
+// PostOrder returns XLA's post-order schedule of every computation
+// (InstructionPostOrder), named "postorder" as the scheduler of that name
+// (schedule.PostOrder). The analysis lays a module out in it when the
+// module's text is not an order (LayoutModuleOrder).
+func PostOrder(m *hlo.Module) *Schedule {
+	s := NewSchedule("postorder")
+	for _, c := range m.Computations {
+		s.Set(c, InstructionPostOrder(c))
+	}
+	return s
+}

@@ -4,7 +4,9 @@ package liveness
 // pipeline (package compile) to sequence: the analysis with or without
 // live ranges, copy insertion, laying an analysis out in the module's own
 // order, and repairing the interference a schedule leaves. None of them
-// calls another's caller: which runs when is the pipeline's to say.
+// calls another's caller: which runs when is the pipeline's to say. The
+// schedulers, and schedule.Apply, which lays an analysis out under one and
+// repairs what its order needs, are package schedule's.
 
 import (
 	"context"
@@ -73,68 +75,4 @@ func RepairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		ctx = context.Background()
 	}
 	return repairInterference(ctx, m, a)
-}
-
-// ApplyScheduler lays a (an analysis of a.Module without live ranges, or
-// with any) out under the named scheduler (Schedulers; "" keeps a
-// scheduled module's own order and searches otherwise): the module's own
-// order (keep), a heuristic, XLA's choice among them (heuristic), or the
-// search (best, search, optimal, with opts). The copies the order needs
-// are added (interference repair, which may change the module); when the
-// search kept an order that needed copies of its own, it searches again
-// once they are in. It returns the analysis laid out (of the module as it
-// is now, a.Search set by the searching schedulers) and whether copies
-// were added.
-func ApplyScheduler(ctx context.Context, a *Analysis, scheduler string, opts SearchOptions) (*Analysis, bool, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	m := a.Module
-	if scheduler == "" {
-		scheduler = SchedBest
-		if m.IsScheduled {
-			scheduler = SchedKeep
-		}
-	}
-	search := func(a *Analysis) (*SearchResult, error) {
-		if scheduler == SchedOptimal {
-			return Optimal(ctx, a, opts)
-		}
-		return Search(ctx, a, opts) // installs the schedule it picks
-	}
-	var err error
-	var searched *SearchResult
-	switch scheduler {
-	case SchedKeep:
-		err = a.layoutDefault()
-	case SchedBest, SchedSearch, SchedOptimal:
-		searched, err = search(a)
-	case SchedHeuristic:
-		_, _, err = HeuristicBest(a)
-	default:
-		var s *Schedule
-		if s, err = ScheduleByName(a, scheduler); err == nil {
-			err = a.Reschedule(s)
-		}
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	a, changed, err := repairInterference(ctx, m, a)
-	if err != nil {
-		return nil, changed, err
-	}
-	if changed && searched != nil && searched.NeedsCopies {
-		// The search kept a heuristic's order that needed copies of its
-		// own; with them in place it needs none: search on from there (the
-		// order is among the new search's candidates).
-		if searched, err = search(a); err != nil {
-			return nil, changed, err
-		}
-		if a, _, err = repairInterference(ctx, m, a); err != nil {
-			return nil, changed, err
-		}
-	}
-	a.Search = searched
-	return a, changed, nil
 }

@@ -7,21 +7,15 @@ import (
 )
 
 // prepare readies m for buffer assignment from this package's steps, as
-// the pipeline (package compile) runs them: the call graph flattened,
-// copies inserted into a module XLA has not scheduled, the scheduler's
-// order laid out ("" keeps a scheduled module's own and searches
-// otherwise).
-func prepare(m *hlo.Module, scheduler string) (*Analysis, error) {
-	return prepareWith(m, scheduler, SearchOptions{})
-}
-
-// prepareWith is prepare with the search's options.
-func prepareWith(m *hlo.Module, scheduler string, opts SearchOptions) (*Analysis, error) {
+// the pipeline (package compile) runs them, in the module's own order:
+// the call graph flattened, copies inserted into a module XLA has not
+// scheduled, the analysis laid out in the module's order (post-order
+// where the text is not one) and the interference that order leaves
+// repaired. The schedulers are package schedule's, which imports this
+// one: the tests that need one are there.
+func prepare(m *hlo.Module) (*Analysis, error) {
 	if m == nil {
 		return nil, newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
-	}
-	if err := CheckScheduler(scheduler); err != nil {
-		return nil, err
 	}
 	ctx := context.Background()
 	if _, err := hlo.FlattenCallGraphContext(ctx, m); err != nil {
@@ -37,6 +31,9 @@ func prepareWith(m *hlo.Module, scheduler string, opts SearchOptions) (*Analysis
 	if err != nil {
 		return nil, err
 	}
-	a, _, err = ApplyScheduler(ctx, a, scheduler, opts)
+	if err := a.LayoutModuleOrder(); err != nil {
+		return nil, err
+	}
+	a, _, err = RepairInterference(ctx, m, a)
 	return a, err
 }

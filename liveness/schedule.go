@@ -33,6 +33,13 @@ func ModuleOrder(m *hlo.Module) *Schedule {
 // Set sets the sequence of c.
 func (s *Schedule) Set(c *hlo.Computation, seq []*hlo.Instruction) { s.seqs[c] = seq }
 
+// Lookup returns the sequence set for c, and false when none was (then
+// Sequence gives c's text order).
+func (s *Schedule) Lookup(c *hlo.Computation) ([]*hlo.Instruction, bool) {
+	seq, ok := s.seqs[c]
+	return seq, ok
+}
+
 // Sequence returns the sequence of c (its text order when none was set;
 // nil for a nil computation).
 func (s *Schedule) Sequence(c *hlo.Computation) []*hlo.Instruction {

@@ -35,6 +35,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // DefaultTop is Options.Top when it is 0.
@@ -478,14 +479,14 @@ func newBuffer(as *assign.Assignment, lb *liveness.Buffer) *Buffer {
 // otherwise; "best" is search).
 func scheduleName(m *hlo.Module, asked string) string {
 	switch {
-	case asked != "" && asked != liveness.SchedBest:
+	case asked != "" && asked != schedule.Best:
 		return asked
-	case asked == liveness.SchedBest:
-		return liveness.SchedSearch // best is search
+	case asked == schedule.Best:
+		return schedule.Search // best is search
 	case m.IsScheduled:
-		return liveness.SchedKeep
+		return schedule.Keep
 	}
-	return liveness.SchedSearch
+	return schedule.Search
 }
 
 // percent is 100·x/y, 0 when y is 0.

@@ -11,7 +11,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // Lever is one alternative to the plan a report shows: another schedule,
@@ -27,8 +27,8 @@ func (l Lever) String() string { return l.Kind + "=" + l.Value }
 
 // The schedulers and packers WhatIfs tries.
 var (
-	WhatIfSchedules = []string{liveness.SchedKeep, liveness.SchedPostOrder, liveness.SchedDFS, liveness.SchedList,
-		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal}
+	WhatIfSchedules = []string{schedule.Keep, schedule.PostOrder, schedule.DFS, schedule.List,
+		schedule.Heuristic, schedule.Search, schedule.Optimal}
 	WhatIfPackers = []string{"xla", "portfolio", "auto"}
 )
 
@@ -40,7 +40,7 @@ const WhatIfOptimalLimit = 500
 // optimal what-if when the options set none: a tenth of the scheduler's
 // own default, a few seconds at most, so a report stays quick. The
 // lever's bound is then the best order found, proven or not.
-const WhatIfOptimalBudget = liveness.DefaultOptimalBudget / 10
+const WhatIfOptimalBudget = schedule.DefaultOptimalBudget / 10
 
 // WhatIfs returns the usual alternatives to a plan with opts: every
 // scheduler of WhatIfSchedules (keep only for a module XLA scheduled,
@@ -50,12 +50,12 @@ const WhatIfOptimalBudget = liveness.DefaultOptimalBudget / 10
 func WhatIfs(m *hlo.Module) []Lever {
 	var out []Lever
 	for _, s := range WhatIfSchedules {
-		if s == liveness.SchedKeep && (m == nil || !m.IsScheduled) {
+		if s == schedule.Keep && (m == nil || !m.IsScheduled) {
 			continue
 		}
 		// The exact search of every computation is for modules small
 		// enough for it to finish in seconds.
-		if s == liveness.SchedOptimal && (m == nil || m.NumInstructions() > WhatIfOptimalLimit) {
+		if s == schedule.Optimal && (m == nil || m.NumInstructions() > WhatIfOptimalLimit) {
 			continue
 		}
 		out = append(out, Lever{"schedule", s})
@@ -92,7 +92,7 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	switch l.Kind {
 	case "schedule":
 		c.Scheduler = l.Value
-		if l.Value == liveness.SchedOptimal && c.Search.Budget == 0 {
+		if l.Value == schedule.Optimal && c.Search.Budget == 0 {
 			c.Search.Budget = WhatIfOptimalBudget
 		}
 	case "fusion":

@@ -13,7 +13,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // TestWhatIfScheduledNeverAboveOwn: on every module XLA scheduled in the
@@ -28,7 +28,7 @@ import (
 func TestWhatIfScheduledNeverAboveOwn(t *testing.T) {
 	files := corpus.Glob(t, "paired*/*/*after_optimizations.txt")
 	files = append(files, corpus.Glob(t, "hlo/*/*.hlo")...)
-	levers := []Lever{{"schedule", liveness.SchedKeep}, {"schedule", liveness.SchedSearch}, {"schedule", liveness.SchedOptimal}}
+	levers := []Lever{{"schedule", schedule.Keep}, {"schedule", schedule.Search}, {"schedule", schedule.Optimal}}
 	start := time.Now()
 	n, below := 0, 0
 	for i, f := range files {
@@ -76,8 +76,8 @@ func TestCommand(t *testing.T) {
 	cmd := Command("", m, compile.Options{})
 	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=gpu", "--algo=auto", "--schedule=keep", "FILE"}, cmd)
 	m.IsScheduled = false
-	require.Equal(t, "--schedule=search", Command("", m, compile.Options{Scheduler: liveness.SchedBest})[5])
-	copts := compile.Options{Target: assign.CPU, Scheduler: liveness.SchedOptimal, Search: liveness.SearchOptions{Budget: 5000}, Fuse: true, PlanCost: true,
+	require.Equal(t, "--schedule=search", Command("", m, compile.Options{Scheduler: schedule.Best})[5])
+	copts := compile.Options{Target: assign.CPU, Scheduler: schedule.Optimal, Search: schedule.Options{Budget: 5000}, Fuse: true, PlanCost: true,
 		Assign: assign.Options{Algorithm: "xla", Budget: time.Second, Align: 256, Gap: -1}}
 	cmd = Command("-dir/my model's.hlo", m, copts)
 	require.Equal(t, []string{"hlomem", "assign", "--format=json", "--target=cpu", "--algo=xla", "--budget=1s", "--align=256", "--gap=0",
@@ -93,8 +93,8 @@ func TestCommand(t *testing.T) {
 // plan at once), and its command says --fuse.
 func TestWhatIfFusedBase(t *testing.T) {
 	m := parseFile(t, transformerHLO)
-	opts := Options{Compile: compile.Options{Assign: assign.Options{Budget: 50 * time.Millisecond}, Search: liveness.SearchOptions{Budget: 2000}, Fuse: true, PlanCost: true}}
-	opts.WhatIf = []Lever{{"schedule", liveness.SchedDFS}, {"schedule", liveness.SchedList}, {"fusion", "on"}, {"packer", "xla"}, {"packer", "portfolio"}}
+	opts := Options{Compile: compile.Options{Assign: assign.Options{Budget: 50 * time.Millisecond}, Search: schedule.Options{Budget: 2000}, Fuse: true, PlanCost: true}}
+	opts.WhatIf = []Lever{{"schedule", schedule.DFS}, {"schedule", schedule.List}, {"fusion", "on"}, {"packer", "xla"}, {"packer", "portfolio"}}
 	ws := whatIfs(context.Background(), m, opts, func(string) {})
 	for _, w := range ws {
 		require.Empty(t, w.Err, w.Lever.String())

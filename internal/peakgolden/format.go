@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // formatTag opens every golden file; the version changes when the meaning
@@ -239,8 +239,8 @@ func parseLine(row string) (Line, error) {
 
 func knownSchedule(s string) bool {
 	switch s {
-	case liveness.SchedKeep, liveness.SchedList, liveness.SchedDFS, liveness.SchedPostOrder,
-		liveness.SchedHeuristic, liveness.SchedSearch, liveness.SchedOptimal:
+	case schedule.Keep, schedule.List, schedule.DFS, schedule.PostOrder,
+		schedule.Heuristic, schedule.Search, schedule.Optimal:
 		return true
 	}
 	return false

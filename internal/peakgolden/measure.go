@@ -17,6 +17,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // TopBuffers is how many of the largest buffers live at the peak a Line
@@ -39,7 +40,7 @@ type Options struct {
 	// means DefaultAlgorithm. The time-budgeted "auto" and "exact" are
 	// refused: a golden figure must not depend on the machine's load.
 	Algorithm string
-	// Schedule is the scheduler (liveness.PrepareOptions.Scheduler): ""
+	// Schedule is the scheduler (schedule.Names): ""
 	// keeps a scheduled module's order and picks the best otherwise.
 	Schedule string
 }
@@ -74,7 +75,7 @@ func (o Options) resolved() (Options, error) {
 		}
 		return o, fmt.Errorf("unknown algorithm %q (want one of %s)", o.Algorithm, strings.Join(names, ", "))
 	}
-	if err := liveness.CheckScheduler(o.Schedule); err != nil {
+	if err := schedule.Check(o.Schedule); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -316,7 +317,7 @@ func measure(ctx context.Context, m *hlo.Module, source string, opts Options) (l
 // scheduleName names the schedule as --schedule does.
 func scheduleName(s *liveness.Schedule) string {
 	if s == nil || s.Name == "module order" {
-		return liveness.SchedKeep
+		return schedule.Keep
 	}
 	return s.Name
 }

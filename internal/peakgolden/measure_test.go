@@ -95,7 +95,7 @@ func TestMeasureRefuses(t *testing.T) {
 		require.ErrorContains(t, err, `algorithm "`+algo+`" searches within a time budget`)
 	}
 	_, err := Measure(context.Background(), []string{a}, Options{Schedule: "fastest"})
-	require.EqualError(t, err, `liveness: unknown scheduler "fastest" (want keep, postorder, dfs, list, heuristic, best, search or optimal)`)
+	require.EqualError(t, err, `schedule: unknown scheduler "fastest" (want keep, postorder, dfs, list, heuristic, best, search or optimal)`)
 	_, err = Measure(context.Background(), []string{a}, Options{Algorithm: "magic"})
 	require.ErrorContains(t, err, `unknown algorithm "magic"`)
 

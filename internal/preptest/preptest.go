@@ -13,6 +13,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // Prepare readies m for buffer assignment under the named scheduler (""
@@ -25,7 +26,7 @@ func Prepare(m *hlo.Module, scheduler string) (*liveness.Analysis, error) {
 // Options are With's.
 type Options struct {
 	Scheduler string
-	Search    liveness.SearchOptions
+	Search    schedule.Options
 	// Before, when set, runs after the call graph is flattened and before
 	// copies are inserted (a layout, a test's own rewrite), as compile's
 	// target-layout and optimization passes do; it says whether it changed
@@ -35,7 +36,7 @@ type Options struct {
 
 // With is Prepare with options.
 func With(ctx context.Context, m *hlo.Module, opts Options) (*liveness.Analysis, error) {
-	if err := liveness.CheckScheduler(opts.Scheduler); err != nil {
+	if err := schedule.Check(opts.Scheduler); err != nil {
 		return nil, err
 	}
 	if _, err := hlo.FlattenCallGraphContext(ctx, m); err != nil {
@@ -61,6 +62,6 @@ func With(ctx context.Context, m *hlo.Module, opts Options) (*liveness.Analysis,
 	if err != nil {
 		return nil, err
 	}
-	a, _, err = liveness.ApplyScheduler(ctx, a, opts.Scheduler, opts.Search)
+	a, _, err = schedule.Apply(ctx, a, opts.Scheduler, opts.Search)
 	return a, err
 }

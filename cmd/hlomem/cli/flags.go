@@ -8,7 +8,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/pack"
-	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // Flag values are checked right after the flags are parsed, before any
@@ -57,10 +57,10 @@ func checkAlgo(cmd, name string) error {
 
 // checkSchedule checks --schedule ("" is the default).
 func checkSchedule(cmd, name string) error {
-	if liveness.CheckScheduler(name) == nil {
+	if schedule.Check(name) == nil {
 		return nil
 	}
-	return flagError(cmd, "unknown --schedule %q (want %s)", name, orList(liveness.Schedulers))
+	return flagError(cmd, "unknown --schedule %q (want %s)", name, orList(schedule.Names))
 }
 
 // targetFlag documents --target, shared by several commands.

@@ -8,6 +8,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 func init() {
@@ -44,13 +45,13 @@ type scheduleFlags struct {
 func addScheduleFlags(fs *flag.FlagSet, doc string) scheduleFlags {
 	return scheduleFlags{
 		name:   fs.String("schedule", "", doc+scheduleFlag),
-		budget: fs.Int64("schedule-budget", 0, fmt.Sprintf("expansions (sets of scheduled instructions) the best, search and optimal schedulers may search per module; 0 means their defaults (%d, %d for optimal), negative the best heuristic only", liveness.DefaultSearchBudget, liveness.DefaultOptimalBudget)),
+		budget: fs.Int64("schedule-budget", 0, fmt.Sprintf("expansions (sets of scheduled instructions) the best, search and optimal schedulers may search per module; 0 means their defaults (%d, %d for optimal), negative the best heuristic only", schedule.DefaultSearchBudget, schedule.DefaultOptimalBudget)),
 	}
 }
 
 // search returns the search options of the flags.
-func (f scheduleFlags) search() liveness.SearchOptions {
-	return liveness.SearchOptions{Budget: *f.budget}
+func (f scheduleFlags) search() schedule.Options {
+	return schedule.Options{Budget: *f.budget}
 }
 
 func runLiveness(e *env, args []string) error {

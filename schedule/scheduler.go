@@ -1,24 +1,25 @@
-package liveness
+package schedule
 
 // Memory-minimising schedulers, after XLA's hlo_memory_scheduler.cc. Each
 // orders every sequential computation on its own; all respect operands and
 // control predecessors.
 //
 //   - PostOrder: XLA's MakeInstructionPostOrder, a depth-first post-order
-//     from each instruction without users, first operand first.
-//   - DFS: a post-order that visits first the operands with more extra
+//     from each instruction without users, first operand first
+//     (liveness.PostOrder, which the analysis itself falls back on).
+//   - DFSOrder: a post-order that visits first the operands with more extra
 //     users (users beyond the first, summed over the operand's subgraph),
 //     then those with larger subgraph sizes, then by name
 //     (DFSMemoryScheduler).
-//   - List: greedy over the ready instructions by the bytes the choice
+//   - ListOrder: greedy over the ready instructions by the bytes the choice
 //     frees minus the bytes it defines, then by user count; effective
 //     scalars first (ListMemoryScheduler). Parameters and constants never
 //     free anything.
 //   - HeuristicBest: all three (and the module's own order), keeping the
 //     one with the smallest live peak (XLA's DefaultMemoryScheduler; ties
 //     go to list, then DFS). The name "heuristic"; "best" named it before
-//     it became Search (search.go), which starts from these heuristics
-//     scored by the lower bound and searches below them.
+//     it became the search (RunSearch, search.go), which starts from these
+//     heuristics scored by the lower bound and searches below them.
 //
 // Values are the unit of memory: an instruction defines the values it
 // defines, and frees a value when it is the last unscheduled instruction of
@@ -28,213 +29,20 @@ package liveness
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
-// Scheduler names accepted by ScheduleByName.
-const (
-	SchedKeep      = "keep"
-	SchedPostOrder = "postorder"
-	SchedDFS       = "dfs"
-	SchedList      = "list"
-	SchedBest      = "best"
-	SchedSearch    = "search"
-	SchedOptimal   = "optimal"
-	// SchedHeuristic is XLA's DefaultMemoryScheduler (HeuristicBest),
-	// which best named before it became Search.
-	SchedHeuristic = "heuristic"
-)
-
-// SchedulerNames lists XLA's heuristics in the order HeuristicBest tries
-// them.
-var SchedulerNames = []string{SchedList, SchedDFS, SchedPostOrder}
-
-// Schedulers lists every name ScheduleByName and PrepareOptions.Scheduler
-// accept.
-var Schedulers = []string{SchedKeep, SchedPostOrder, SchedDFS, SchedList, SchedHeuristic, SchedBest, SchedSearch, SchedOptimal}
-
-// CheckScheduler returns nil for a name ScheduleByName accepts, or "" (the
-// preparation's default), and otherwise an error of kind
-// ErrUnknownScheduler that lists the names, so that a caller can refuse a
-// typo before it reads and prepares a module.
-func CheckScheduler(name string) error {
-	if name == "" || slices.Contains(Schedulers, name) {
-		return nil
-	}
-	return unknownScheduler(nil, name)
-}
-
-// unknownScheduler is the error of an unknown scheduler name.
-func unknownScheduler(m *hlo.Module, name string) error {
-	return newError(ErrUnknownScheduler, m, hlo.Pos{}, fmt.Sprintf("liveness: unknown scheduler %q (want %s)", name, orList(Schedulers)), nil)
-}
-
-// orList writes names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// ScheduleByName returns the schedule the named scheduler makes for the
-// analysed module ("keep" is the module's own order; "best" and "search"
-// are Search, "optimal" Optimal, with their default options).
-func ScheduleByName(a *Analysis, name string) (*Schedule, error) {
-	return scheduleByName(context.Background(), a, name, SearchOptions{})
-}
-
-func scheduleByName(ctx context.Context, a *Analysis, name string, opts SearchOptions) (*Schedule, error) {
-	switch name {
-	case SchedKeep:
-		return ModuleOrder(a.Module), nil
-	case SchedPostOrder:
-		return PostOrder(a.Module), nil
-	case SchedDFS:
-		return DFS(a), nil
-	case SchedList:
-		return List(a), nil
-	case SchedBest, SchedSearch:
-		r, err := Search(ctx, a, opts)
-		if err != nil {
-			return nil, err
-		}
-		return r.Schedule, nil
-	case SchedOptimal:
-		r, err := Optimal(ctx, a, opts)
-		if err != nil {
-			return nil, err
-		}
-		return r.Schedule, nil
-	case SchedHeuristic:
-		s, _, err := HeuristicBest(a)
-		return s, err
-	}
-	return nil, unknownScheduler(a.Module, name)
-}
-
-func sequentialComputations(m *hlo.Module, kinds []CompKind) []*hlo.Computation {
+func sequentialComputations(m *hlo.Module, kinds []liveness.CompKind) []*hlo.Computation {
 	var out []*hlo.Computation
 	for _, c := range m.Computations {
-		if kinds == nil || kinds[c.ID] == Sequential {
+		if kinds == nil || kinds[c.ID] == liveness.Sequential {
 			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// PostOrder returns XLA's post-order schedule of every computation
-// (InstructionPostOrder).
-func PostOrder(m *hlo.Module) *Schedule {
-	s := NewSchedule(SchedPostOrder)
-	for _, c := range m.Computations {
-		s.Set(c, InstructionPostOrder(c))
-	}
-	return s
-}
-
-// postOrder returns c's instructions in depth-first post-order, starting
-// from the root and then from every instruction nothing depends on, in text
-// order. order, when not nil, sorts each instruction's operands first.
-func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
-	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	marks := newInstMarks(c)
-	type frame struct {
-		in   *hlo.Instruction
-		deps []*hlo.Instruction
-		next int
-	}
-	// Each instruction's dependencies are cut from one arena, sized for
-	// all of them: no allocation per instruction.
-	edges := 0
-	for _, in := range c.Instructions {
-		edges += len(in.Operands) + len(in.ControlPredecessors())
-	}
-	arena := make([]*hlo.Instruction, 0, edges)
-	deps := func(in *hlo.Instruction) []*hlo.Instruction {
-		if len(arena)+len(in.Operands)+len(in.ControlPredecessors()) > cap(arena) {
-			arena = make([]*hlo.Instruction, 0, len(in.Operands)+len(in.ControlPredecessors())) // not c's: unverified input
-		}
-		start := len(arena)
-		arena = append(arena, in.ControlPredecessors()...)
-		ops := start + len(arena[start:])
-		arena = appendDistinct(arena, in.Operands)
-		if order != nil {
-			order(arena[ops:])
-		}
-		return arena[start:len(arena):len(arena)]
-	}
-	visit := func(start *hlo.Instruction) {
-		if marks.get(start) != 0 {
-			return
-		}
-		stack := []frame{{in: start, deps: deps(start)}}
-		marks.set(start, 1)
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if f.next < len(f.deps) {
-				d := f.deps[f.next]
-				f.next++
-				if marks.get(d) == 0 {
-					marks.set(d, 1)
-					stack = append(stack, frame{in: d, deps: deps(d)})
-				}
-				continue
-			}
-			marks.set(f.in, 2)
-			out = append(out, f.in)
-			stack = stack[:len(stack)-1]
-		}
-	}
-	if c.Root != nil {
-		visit(c.Root)
-	}
-	for _, in := range c.Instructions {
-		if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 {
-			visit(in)
-		}
-	}
-	for _, in := range c.Instructions {
-		visit(in)
-	}
-	return out
-}
-
-// distinct returns the instructions of ins without repeats, first
-// occurrences in order, in a new slice.
-func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
-	return appendDistinct(make([]*hlo.Instruction, 0, len(ins)), ins)
-}
-
-// appendDistinct appends to out the instructions of ins without repeats,
-// first occurrences in order.
-func appendDistinct(out, ins []*hlo.Instruction) []*hlo.Instruction {
-	start := len(out)
-	if len(ins) <= 16 {
-	next:
-		for _, in := range ins {
-			for _, o := range out[start:] {
-				if o == in {
-					continue next
-				}
-			}
-			out = append(out, in)
-		}
-		return out
-	}
-	seen := make(map[*hlo.Instruction]bool, len(ins))
-	for _, in := range ins {
-		if !seen[in] {
-			seen[in] = true
-			out = append(out, in)
 		}
 	}
 	return out
@@ -247,8 +55,8 @@ func appendDistinct(out, ins []*hlo.Instruction) []*hlo.Instruction {
 // allocations.
 type memModel struct {
 	ix     hlo.InstructionIndex
-	vals   []*Value // the values the computation defines or reads
-	def    []int32  // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
+	vals   []*liveness.Value // the values the computation defines or reads
+	def    []int32           // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
 	defAt  []int32
 	use    []int32 // the distinct values instruction i reads: use[useAt[i]:useAt[i+1]]
 	useAt  []int32
@@ -265,7 +73,7 @@ func (mm *memModel) uses(i int) []int32    { return mm.use[mm.useAt[i]:mm.useAt[
 // each pay for every value of the module.
 type localValues []int32
 
-func newLocalValues(a *Analysis) localValues {
+func newLocalValues(a *liveness.Analysis) localValues {
 	l := make(localValues, len(a.Values))
 	for i := range l {
 		l[i] = -1
@@ -280,12 +88,12 @@ func (l localValues) release(mm *memModel) {
 	}
 }
 
-func newMemModel(a *Analysis, c *hlo.Computation, local localValues) *memModel {
+func newMemModel(a *liveness.Analysis, c *hlo.Computation, local localValues) *memModel {
 	n := len(c.Instructions)
 	mm := &memModel{ix: hlo.NewInstructionIndex(c), defAt: make([]int32, n+1), useAt: make([]int32, n+1)}
 	defer local.release(mm)
 	var stamp []int32 // per value: the last instruction (+1) that saw it
-	id := func(v *Value) int32 {
+	id := func(v *liveness.Value) int32 {
 		lv := local[v.ID]
 		if lv < 0 {
 			lv = int32(len(mm.vals))
@@ -301,7 +109,7 @@ func newMemModel(a *Analysis, c *hlo.Computation, local localValues) *memModel {
 		mm.defAt[i] = int32(len(mm.def))
 		k := in.Shape.NumSubshapes()
 		for o := 0; o < k; o++ {
-			v := a.slots[in.FirstValue+o]
+			v := a.SubshapeValues(in)[o]
 			if v == nil {
 				continue
 			}
@@ -325,7 +133,7 @@ func newMemModel(a *Analysis, c *hlo.Computation, local localValues) *memModel {
 		for _, o := range in.Operands {
 			k := o.Shape.NumSubshapes()
 			for j := 0; j < k; j++ {
-				v := a.slots[o.FirstValue+j]
+				v := a.SubshapeValues(o)[j]
 				if v == nil {
 					continue
 				}
@@ -355,9 +163,10 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// DFS returns XLA's DFS memory schedule of every sequential computation.
-func DFS(a *Analysis) *Schedule {
-	s := NewSchedule(SchedDFS)
+// DFSOrder returns XLA's DFS memory schedule of every sequential
+// computation (the scheduler DFS names).
+func DFSOrder(a *liveness.Analysis) *liveness.Schedule {
+	s := liveness.NewSchedule(DFS)
 	local := newLocalValues(a)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		mm := newMemModel(a, c, local)
@@ -405,9 +214,10 @@ func DFS(a *Analysis) *Schedule {
 	return s
 }
 
-// List returns XLA's list memory schedule of every sequential computation.
-func List(a *Analysis) *Schedule {
-	s := NewSchedule(SchedList)
+// ListOrder returns XLA's list memory schedule of every sequential
+// computation (the scheduler List names).
+func ListOrder(a *liveness.Analysis) *liveness.Schedule {
+	s := liveness.NewSchedule(List)
 	local := newLocalValues(a)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		s.Set(c, listSchedule(a, c, local))
@@ -462,7 +272,7 @@ func effectiveScalar(s hlo.Shape) bool {
 	return true
 }
 
-func listSchedule(a *Analysis, c *hlo.Computation, local localValues) []*hlo.Instruction {
+func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) []*hlo.Instruction {
 	mm := newMemModel(a, c, local)
 	n := len(c.Instructions)
 	remaining := append([]int32(nil), mm.users...)
@@ -574,20 +384,20 @@ func listSchedule(a *Analysis, c *hlo.Computation, local localValues) []*hlo.Ins
 // Candidate is one scheduler's result as Best saw it.
 type Candidate struct {
 	Name     string
-	Schedule *Schedule
+	Schedule *liveness.Schedule
 	// LivePeak is the largest total of buffers live at one step under
 	// this schedule, each buffer over its whole hull and an output counted
 	// apart from the operand it may reuse: the figure HeuristicBest
 	// minimises. It is not a lower bound of a plan (Analysis.LowerBound
 	// is).
 	LivePeak int64
-	// LowerBound is Analysis.LowerBound under this schedule (before any
-	// copies it may need), the figure Search and Optimal minimise; set by
-	// them, not by HeuristicBest.
+	// LowerBound is liveness.Analysis.LowerBound under this schedule
+	// (before any copies it may need), the figure RunSearch and RunOptimal
+	// minimise; set by them, not by HeuristicBest.
 	LowerBound int64
 	// NeedsCopies reports that the order reads a value after its buffer's
-	// next value is written (interfere.go); AfterCopies is then the
-	// module's LowerBound once the copies that repair it are in (-1 when
+	// next value is written (liveness.Analysis.Interference); AfterCopies
+	// is then the module's LowerBound once the copies that repair it are in (-1 when
 	// they do not settle, or when it was not worth computing: the order's
 	// bound before the copies was no better than that of an order needing
 	// none, and it is not XLA's choice), and LowerBound otherwise. Set by
@@ -596,25 +406,14 @@ type Candidate struct {
 	AfterCopies int64
 }
 
-// Best returns the schedule "best" names: Search's, with its default
-// options, and the heuristics' candidates it started from. It leaves a
-// analysed under the chosen schedule.
-func Best(a *Analysis) (*Schedule, []Candidate, error) {
-	r, err := Search(context.Background(), a, SearchOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return r.Schedule, r.Candidates, nil
-}
-
 // HeuristicBest runs the list, DFS and post-order schedulers, and
 // considers the module's own order too when it is a valid schedule, and
 // returns the schedule whose live peak (Candidate.LivePeak) is smallest,
 // with every candidate's. Ties go to list, then DFS, then post-order, as
 // in XLA's DefaultMemoryScheduler (which "best" named before it became
 // Search). It leaves a analysed under the chosen schedule.
-func HeuristicBest(a *Analysis) (*Schedule, []Candidate, error) {
-	names := append(append([]string(nil), SchedulerNames...), SchedKeep)
+func HeuristicBest(a *liveness.Analysis) (*liveness.Schedule, []Candidate, error) {
+	names := append(append([]string(nil), Heuristics...), Keep)
 	cands := make([]Candidate, len(names))
 	ok := make([]bool, len(names))
 	errs := make([]error, len(names))
@@ -624,23 +423,23 @@ func HeuristicBest(a *Analysis) (*Schedule, []Candidate, error) {
 	// earlier name), which bounds memory on large modules.
 	var mu sync.Mutex
 	best := -1
-	var bestTL *timeline
+	var bestTL *liveness.Timeline
 	run := func(i int) {
 		name := names[i]
-		s, err := scheduleByName(context.Background(), a, name, SearchOptions{})
+		s, err := ByName(context.Background(), a, name, Options{})
 		if err != nil {
 			errs[i] = err
 			return
 		}
 		if err := s.Validate(a.Module, a.Kinds); err != nil {
-			if name == SchedKeep {
+			if name == Keep {
 				return // text with forward references: not a candidate
 			}
 			errs[i] = err
 			return
 		}
-		tl := a.layout(s)
-		c := Candidate{Name: name, Schedule: s, LivePeak: tl.livePeak(a)}
+		tl := a.Layout(s)
+		c := Candidate{Name: name, Schedule: s, LivePeak: tl.LivePeak(a)}
 		mu.Lock()
 		defer mu.Unlock()
 		cands[i], ok[i] = c, true
@@ -673,6 +472,6 @@ func HeuristicBest(a *Analysis) (*Schedule, []Candidate, error) {
 			out = append(out, cands[i])
 		}
 	}
-	a.install(cands[best].Schedule, bestTL)
+	a.Install(cands[best].Schedule, bestTL)
 	return cands[best].Schedule, out, nil
 }

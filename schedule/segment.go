@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // The segment model: the lower bound, step by step, of one stretch of a
 // computation's order as its instructions are put in another order.
@@ -6,11 +6,11 @@ package liveness
 // A segment is a window [lo, hi) of one sequential computation c's
 // sequence under an incumbent schedule. Each instruction of the window is
 // a block: the instruction itself, preceded by the computations it calls
-// (flattened, in their incumbent orders), exactly as layout lays them out.
+// (flattened, in their incumbent orders), exactly as liveness.Analysis.Layout lays them out.
 // Reordering the blocks changes nothing outside the window's stretch of
 // time [T0, T1): the same instructions run before and after it. Inside, a
 // block's own steps keep their offsets. So every event of every value
-// (events.go) falls before the window (PRE), after it (POST), or at a fixed
+// (liveness.Events) falls before the window (PRE), after it (POST), or at a fixed
 // offset of one block, and the lower bound at a step of a block depends
 // on the set of blocks run before it, S, and on nothing else:
 //
@@ -47,13 +47,13 @@ package liveness
 // (what XLA's copy insertion guarantees): the values of one buffer are
 // defined in their incumbent order, and every read of a value comes before
 // the next value of its buffer is defined. An order that broke them would
-// need more copies (interfere.go); the search never proposes one. A
+// need more copies (liveness.Analysis.Interference); the search never proposes one. A
 // window that is not a whole computation also keeps the order of the
 // positions of each value that ends after it, whose end position decides
 // a takeover the window's model does not see.
 //
 // Cost: building a segment reads the events of the values the window
-// touches (eventModel.byInst); a window's constant part K is read off the
+// touches (liveness.Events.ByInst); a window's constant part K is read off the
 // incumbent's figures (newWindow), so neither grows with the module.
 // Evaluating a block touches the values with an event in it.
 
@@ -61,6 +61,7 @@ import (
 	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // loc is where an event falls relative to a segment: a block and an
@@ -76,7 +77,7 @@ const (
 
 // segValue is one value whose buffer has an event in the window.
 type segValue struct {
-	v      *Value
+	v      *liveness.Value
 	buf    int32
 	rank   int32 // place among its buffer's values in start order
 	start  loc
@@ -104,7 +105,7 @@ type giver struct {
 
 // segBuffer is one buffer with a value that has an event in the window.
 type segBuffer struct {
-	b    *Buffer
+	b    *liveness.Buffer
 	size int64
 	vals []int32 // its segValues, by rank
 }
@@ -114,17 +115,20 @@ type segment struct {
 	// work counts the values cost has visited: the exact search charges
 	// it to its budget (exact.go, workPerExpansion).
 	work   int64
-	a      *Analysis
+	a      *liveness.Analysis
 	c      *hlo.Computation
-	tl     *timeline
-	sched  *Schedule
+	tl     *liveness.Timeline
+	sched  *liveness.Schedule
 	lo, hi int
 	blocks []*hlo.Instruction // the window's instructions in incumbent order
 	T0, T1 int
 	blen   []int32 // steps of each block
 	base   []int32 // each block's first step in the incumbent, relative to T0
-	preds  [][]int32
-	succs  [][]int32
+	// blockOf gives the block of each step of [T0, T1) while the model is
+	// built (where), nil afterwards.
+	blockOf []int32
+	preds   [][]int32
+	succs   [][]int32
 
 	vals     []segValue
 	bufs     []segBuffer
@@ -181,18 +185,17 @@ type segScratch struct {
 	cross             [][2]int32
 	crossAt           []int32 // per buffer: first index into cross, +1
 	crossN            []int32
-	order             []int32
-	extra, takers     []int32
+	order             []int32 // chainOrder's
+	takers            []int32 // values starting in the block
 	give, take        []int64 // per buffer
 	gave, took        []int32
-	ivs               [][2]int32
 }
 
 // newSegment builds the model of the window [lo, hi) of c's sequence in
 // schedule sched, laid out as tl, whose bound at each step
 // (LowerBoundCurve's Bytes) is steps, with em the events of a. It reports false when the window cannot be searched: the
 // incumbent breaks an aliasing constraint (it needs copies of its own).
-func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+func newSegment(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
 	return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
 }
 
@@ -200,91 +203,137 @@ func newSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, step
 // time that does not grow with the module: K is read off steps (the
 // incumbent's figure at the window's first step, less what the model
 // finds there above K), and OutsideMax is not computed (-1).
-func newWindow(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
+func newWindow(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int) (*segment, bool) {
 	return buildSegment(a, em, tl, sched, steps, c, lo, hi, true)
 }
 
-func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, steps []int64, c *hlo.Computation, lo, hi int, fast bool) (*segment, bool) {
+// buildSegment is newSegment (fast false) and newWindow (fast true).
+func buildSegment(a *liveness.Analysis, em *liveness.Events, tl *liveness.Timeline, sched *liveness.Schedule, steps []int64, c *hlo.Computation, lo, hi int, fast bool) (*segment, bool) {
 	seq := sched.Sequence(c)
 	s := &segment{a: a, c: c, tl: tl, sched: sched, lo: lo, hi: hi, blocks: seq[lo:hi]}
-	m := hi - lo
-	if lo == 0 {
-		s.T0 = tl.spans[c.ID].Start
-	} else {
-		s.T0 = tl.time(seq[lo-1]) + 1
+	s.layBlocks()
+	// considered holds every buffer a value with an event in the window
+	// belongs to (those owning memory aside), kept or not.
+	relevant, considered := s.relevantBuffers(em)
+	s.addValues(em, relevant)
+	s.indexBlocks()
+	if !fast {
+		s.constantPart(steps, considered)
 	}
-	s.T1 = tl.time(seq[hi-1]) + 1
+	s.innerComputations()
+	s.findGivers()
+	s.blockOf = nil
+	if !s.buildOrder() {
+		return nil, false
+	}
+	s.trackEndPositions()
+	s.reset()
+	if fast {
+		// The model's figures less K are the same at every step; the
+		// incumbent's figure at each step gives K.
+		s.OutsideMax = -1
+		dyn := make([]int64, s.T1-s.T0)
+		s.evaluate(identity(len(s.blocks)), dyn)
+		k := steps[s.T0] - dyn[0]
+		for u := range dyn {
+			if steps[s.T0+u]-dyn[u] != k {
+				return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
+			}
+		}
+		s.K += k
+	}
+	return s, true
+}
+
+// layBlocks sets the window's stretch of time [T0, T1) and each block's
+// steps in it (base, blen, and blockOf for where).
+func (s *segment) layBlocks() {
+	tl, seq := s.tl, s.sched.Sequence(s.c)
+	m := s.hi - s.lo
+	if s.lo == 0 {
+		s.T0 = tl.Spans[s.c.ID].Start
+	} else {
+		s.T0 = tl.Time(seq[s.lo-1]) + 1
+	}
+	s.T1 = tl.Time(seq[s.hi-1]) + 1
 	s.blen = make([]int32, m)
 	s.base = make([]int32, m)
-	blockOf := make([]int32, s.T1-s.T0)
+	s.blockOf = make([]int32, s.T1-s.T0)
 	prev := s.T0
 	for b, in := range s.blocks {
-		t := tl.time(in)
+		t := tl.Time(in)
 		s.base[b] = int32(prev - s.T0)
 		s.blen[b] = int32(t + 1 - prev)
 		for u := prev; u <= t; u++ {
-			blockOf[u-s.T0] = int32(b)
+			s.blockOf[u-s.T0] = int32(b)
 		}
 		prev = t + 1
 	}
-	where := func(e event) loc {
-		if e.kind == evSpanStart && int(e.id) == c.ID {
-			if lo == 0 {
-				return loc{locSegStart, 0}
-			}
-			return loc{locPre, 0}
-		}
-		t := tl.at(e)
-		if e.kind == evSpanEnd && t == s.T0 {
-			// A computation flattened right before the window ends at
-			// its first step, whichever block runs there.
+}
+
+// where returns where event e falls relative to the window under the
+// incumbent (layBlocks must have run).
+func (s *segment) where(e liveness.Event) loc {
+	if e.Kind == liveness.EventSpanStart && int(e.ID) == s.c.ID {
+		if s.lo == 0 {
 			return loc{locSegStart, 0}
 		}
-		switch {
-		case t < 0:
-			return loc{locNever, 0}
-		case t < s.T0:
-			return loc{locPre, int32(t)}
-		case t >= s.T1:
-			return loc{locPost, 0}
-		}
-		b := blockOf[t-s.T0]
-		return loc{b, int32(t-s.T0) - s.base[b]}
+		return loc{locPre, 0}
 	}
+	t := s.tl.At(e)
+	if e.Kind == liveness.EventSpanEnd && t == s.T0 {
+		// A computation flattened right before the window ends at
+		// its first step, whichever block runs there.
+		return loc{locSegStart, 0}
+	}
+	switch {
+	case t < 0:
+		return loc{locNever, 0}
+	case t < s.T0:
+		return loc{locPre, int32(t)}
+	case t >= s.T1:
+		return loc{locPost, 0}
+	}
+	b := s.blockOf[t-s.T0]
+	return loc{b, int32(t-s.T0) - s.base[b]}
+}
 
-	// The relevant values: those with an event in the window, and the
-	// other values of their buffers.
-	bufIdx := map[int]int32{}
-	var relevant []*Buffer
+// relevantBuffers returns, by ID, the buffers the model follows: those
+// with a value that has an event in the window (the buffer's other values
+// come with it), less those that own memory and those live and crossing
+// at every step whatever the order, whose sizes go to K. considered holds
+// every buffer looked at, those dropped for K included.
+func (s *segment) relevantBuffers(em *liveness.Events) (relevant []*liveness.Buffer, considered map[int]bool) {
+	a, tl, c := s.a, s.tl, s.c
+	considered = map[int]bool{}
 	consider := func(ids []int32) {
 		for _, id := range ids {
-			v := a.Values[id]
-			b := v.Buffer
-			if _, ok := bufIdx[b.ID]; ok || a.ownsMemory(b) {
+			b := a.Values[id].Buffer
+			if considered[b.ID] || a.OwnsMemory(b) {
 				continue
 			}
-			bufIdx[b.ID] = int32(len(relevant))
+			considered[b.ID] = true
 			relevant = append(relevant, b)
 		}
 	}
 	for u := s.T0; u < s.T1; u++ {
-		in := tl.seq[u]
-		consider(em.byInst[in.ID])
+		in := tl.Seq[u]
+		consider(em.ByInst[in.ID])
 		if in.Parent != c {
-			consider(em.bySpan[in.Parent.ID])
+			consider(em.BySpan[in.Parent.ID])
 		}
 	}
-	if lo == 0 {
-		consider(em.bySpan[c.ID])
+	if s.lo == 0 {
+		consider(em.BySpan[c.ID])
 	}
 	if s.T0 > 0 {
 		// A computation ending right before the window ends at its first
 		// step (where's locSegStart).
-		if d := tl.seq[s.T0-1].Parent; tl.spans[d.ID].End == s.T0 {
-			consider(em.bySpan[d.ID])
+		if d := tl.Seq[s.T0-1].Parent; tl.Spans[d.ID].End == s.T0 {
+			consider(em.BySpan[d.ID])
 		}
 	}
-	slices.SortFunc(relevant, func(x, y *Buffer) int { return x.ID - y.ID })
+	slices.SortFunc(relevant, func(x, y *liveness.Buffer) int { return x.ID - y.ID })
 	// A buffer none of whose values starts in the window, with a value
 	// live from before it to after it, is live and crossing at every step
 	// whatever the order (its chained ranges cover the window): it only
@@ -293,20 +342,20 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 	for _, b := range relevant {
 		startsIn, spans := false, false
 		for _, v := range b.Values {
-			if !em.scheduled[v.ID] {
+			if !em.Scheduled[v.ID] {
 				continue
 			}
-			ve := &em.vals[v.ID]
-			st := where(ve.start)
+			ve := &em.Vals[v.ID]
+			st := s.where(ve.Start)
 			if st.block != locPre && st.block != locPost {
 				startsIn = true
 				break
 			}
 			if st.block == locPre && !spans {
-				spans = ve.toEnd
-				for _, es := range [][]event{ve.defEnd, ve.pos, ve.ends} {
+				spans = ve.ToEnd
+				for _, es := range [][]liveness.Event{ve.DefEnd, ve.Pos, ve.Ends} {
 					for _, e := range es {
-						spans = spans || where(e).block == locPost
+						spans = spans || s.where(e).block == locPost
 					}
 				}
 			}
@@ -317,53 +366,28 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 		}
 		kept = append(kept, b)
 	}
-	relevant = kept
+	return kept, considered
+}
+
+// addValues sets bufs and vals: for each relevant buffer its scheduled
+// values in the order of their ranges (rank), each with where it starts
+// and where it may end; and at, the values at each instruction (their
+// definition and positions).
+func (s *segment) addValues(em *liveness.Events, relevant []*liveness.Buffer) {
 	s.at = map[int32][]int32{}
 	for i, b := range relevant {
-		bufIdx[b.ID] = int32(i)
 		sb := segBuffer{b: b, size: b.Size}
-		var vs []*Value
+		var vs []*liveness.Value
 		for _, v := range b.Values {
-			if em.scheduled[v.ID] {
+			if em.Scheduled[v.ID] {
 				vs = append(vs, v)
 			}
 		}
-		sortByRange(vs, tl.ranges)
+		liveness.SortByRange(vs, s.tl.Ranges)
 		for r, v := range vs {
-			ve := &em.vals[v.ID]
-			sv := segValue{v: v, buf: int32(i), rank: int32(r), start: where(ve.start), post: ve.toEnd}
-			addCand := func(l loc) {
-				switch {
-				case l.block == locPost:
-					sv.post = true
-				case l.block == locSegStart:
-					sv.segEnd = true
-				case l.block >= 0:
-					for k := range sv.cands {
-						if sv.cands[k].block == l.block {
-							sv.cands[k].off = max(sv.cands[k].off, l.off)
-							return
-						}
-					}
-					sv.cands = append(sv.cands, l)
-				}
-			}
-			for _, e := range ve.defEnd {
-				l := where(e)
-				sv.defEnd = append(sv.defEnd, l)
-				addCand(l)
-			}
-			for _, e := range ve.pos {
-				l := where(e)
-				sv.pos = append(sv.pos, l)
-				addCand(l)
-			}
-			for _, e := range ve.ends {
-				addCand(where(e))
-			}
 			id := int32(len(s.vals))
 			sb.vals = append(sb.vals, id)
-			s.vals = append(s.vals, sv)
+			s.vals = append(s.vals, s.newSegValue(&em.Vals[v.ID], v, int32(i), int32(r)))
 			s.at[int32(v.Inst.ID)] = appendOnce(s.at[int32(v.Inst.ID)], id)
 			for _, p := range v.Positions[1:] {
 				s.at[int32(p.Inst.ID)] = appendOnce(s.at[int32(p.Inst.ID)], id)
@@ -371,8 +395,51 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 		}
 		s.bufs = append(s.bufs, sb)
 	}
+}
 
-	// Which blocks each value touches.
+// newSegValue places value v's events (ve) relative to the window: its
+// start, the definition's end and positions, and its end candidates, one
+// per block at the latest offset.
+func (s *segment) newSegValue(ve *liveness.ValueEvents, v *liveness.Value, buf, rank int32) segValue {
+	sv := segValue{v: v, buf: buf, rank: rank, start: s.where(ve.Start), post: ve.ToEnd}
+	addCand := func(l loc) {
+		switch {
+		case l.block == locPost:
+			sv.post = true
+		case l.block == locSegStart:
+			sv.segEnd = true
+		case l.block >= 0:
+			for k := range sv.cands {
+				if sv.cands[k].block == l.block {
+					sv.cands[k].off = max(sv.cands[k].off, l.off)
+					return
+				}
+			}
+			sv.cands = append(sv.cands, l)
+		}
+	}
+	for _, e := range ve.DefEnd {
+		l := s.where(e)
+		sv.defEnd = append(sv.defEnd, l)
+		addCand(l)
+	}
+	for _, e := range ve.Pos {
+		l := s.where(e)
+		sv.pos = append(sv.pos, l)
+		addCand(l)
+	}
+	for _, e := range ve.Ends {
+		addCand(s.where(e))
+	}
+	return sv
+}
+
+// indexBlocks sets, per block, the values starting in it (startIn), those
+// with an end candidate in it (endIn) and the buffers either or a
+// position touches (involved), and the values that start or may end at
+// the window's first step (segStart, segEnd).
+func (s *segment) indexBlocks() {
+	m := len(s.blocks)
 	s.involved = make([][]int32, m)
 	s.startIn = make([][]int32, m)
 	s.endIn = make([][]int32, m)
@@ -403,50 +470,54 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 			}
 		}
 	}
+}
 
-	// The constant part, and the incumbent's bound outside the window.
+// constantPart adds to K the buffers that own memory and those, not
+// considered by the model, live across the whole window under the
+// incumbent, and sets OutsideMax, the incumbent's largest figure (steps)
+// outside the window. Both read the whole module: newWindow does without.
+func (s *segment) constantPart(steps []int64, considered map[int]bool) {
+	a, tl := s.a, s.tl
 	for _, b := range a.Buffers {
-		if fast {
-			break
-		}
-		if a.ownsMemory(b) {
+		if a.OwnsMemory(b) {
 			s.K += b.Size
 			continue
 		}
-		if _, ok := bufIdx[b.ID]; ok {
+		if considered[b.ID] {
 			continue
 		}
 		for _, v := range b.Values {
-			if tl.scheduled[v.ID] && tl.ranges[v.ID].Start < s.T0 && tl.ranges[v.ID].End >= s.T1 {
+			if tl.Scheduled[v.ID] && tl.Ranges[v.ID].Start < s.T0 && tl.Ranges[v.ID].End >= s.T1 {
 				s.K += b.Size
 				break
 			}
 		}
 	}
 	for t, x := range steps {
-		if fast {
-			s.OutsideMax = -1
-			break
-		}
 		if t < s.T0 || t >= s.T1 {
 			s.OutsideMax = max(s.OutsideMax, x)
 		}
 	}
+}
 
-	// The computations each block runs, whose spans move with it.
-	s.inner = make([][]int32, m)
-	for b := range m {
+// innerComputations sets, per block, the computations it runs (their
+// IDs), whose spans move with it.
+func (s *segment) innerComputations() {
+	s.inner = make([][]int32, len(s.blocks))
+	for b := range s.blocks {
 		for u := s.T0 + int(s.base[b]); u < s.T0+int(s.base[b])+int(s.blen[b]); u++ {
-			if d := tl.seq[u].Parent; d != c {
+			if d := s.tl.Seq[u].Parent; d != s.c {
 				if l := s.inner[b]; len(l) == 0 || l[len(l)-1] != int32(d.ID) {
 					s.inner[b] = appendOnce(l, int32(d.ID))
 				}
 			}
 		}
 	}
+}
 
-	// What each value that starts in a block may take over: the values
-	// its instruction's operands hold (a copy takes over nothing).
+// findGivers sets what each value that starts in a block may take over:
+// the values its instruction's operands hold (a copy takes over nothing).
+func (s *segment) findGivers() {
 	s.givers = make([][]giver, len(s.vals))
 	for id := range s.vals {
 		sv := &s.vals[id]
@@ -460,25 +531,6 @@ func buildSegment(a *Analysis, em *eventModel, tl *timeline, sched *Schedule, st
 			}
 		}
 	}
-	if !s.buildOrder() {
-		return nil, false
-	}
-	s.trackEndPositions()
-	s.reset()
-	if fast {
-		// The model's figures less K are the same at every step; the
-		// incumbent's figure at each step gives K.
-		dyn := make([]int64, s.T1-s.T0)
-		s.evaluate(identity(len(s.blocks)), dyn)
-		k := steps[s.T0] - dyn[0]
-		for u := range dyn {
-			if steps[s.T0+u]-dyn[u] != k {
-				return buildSegment(a, em, tl, sched, steps, c, lo, hi, false)
-			}
-		}
-		s.K += k
-	}
-	return s, true
 }
 
 func appendOnce(l []int32, x int32) []int32 {
@@ -493,12 +545,12 @@ func appendOnce(l []int32, x int32) []int32 {
 // blockAt returns the block of the window that instruction in runs in
 // (the block of the instruction of c whose callees hold it), or -1.
 func (s *segment) blockAt(in *hlo.Instruction) int32 {
-	t := s.tl.time(in)
+	t := s.tl.Time(in)
 	if t < s.T0 || t >= s.T1 {
 		return -1
 	}
 	// Blocks are in time order: binary search on their last steps.
-	k, _ := slices.BinarySearchFunc(s.blocks, t, func(x *hlo.Instruction, t int) int { return s.tl.time(x) - t })
+	k, _ := slices.BinarySearchFunc(s.blocks, t, func(x *hlo.Instruction, t int) int { return s.tl.Time(x) - t })
 	return int32(k)
 }
 
@@ -588,10 +640,10 @@ func (s *segment) buildOrder() bool {
 			if !v.Shape.IsArray() {
 				continue
 			}
-			start := s.tl.ranges[v.ID].Start
-			var next *Value
+			start := s.tl.Ranges[v.ID].Start
+			var next *liveness.Value
 			for _, d := range defs {
-				if w := s.vals[d].v; s.tl.ranges[w.ID].Start > start {
+				if w := s.vals[d].v; s.tl.Ranges[w.ID].Start > start {
 					next = w
 					break
 				}
@@ -604,7 +656,7 @@ func (s *segment) buildOrder() bool {
 				continue
 			}
 			for _, u := range v.Uses {
-				if readsNothing(u) {
+				if u.ReadsNothing() {
 					continue
 				}
 				edge(s.blockAt(u.Inst), to)
@@ -871,8 +923,13 @@ func (s *segment) local(l loc, b int32) int32 {
 }
 
 // cost returns the bound at the worst step of block b run after S: the
-// largest, over b's steps, of LowerBound's figure (StepBound.Bytes). With
-// steps, it also writes each step's figure there.
+// largest, over b's steps, of LowerBound's figure
+// (liveness.StepBound.Bytes). With steps, it also writes each step's
+// figure there.
+//
+// Only the buffers with an event in b (and, for the first block, those
+// with one at the window's first step) are visited (visitBuffer); the
+// others open across b add their bytes to every step (untouched).
 func (s *segment) cost(b int32, steps []int64) int64 {
 	sc := &s.sc
 	L := s.blen[b]
@@ -881,225 +938,25 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 	clear(betw)
 	clear(saved)
 	sc.stamp++
-	stamp := sc.stamp
+	sc.cross = sc.cross[:0]
+	sc.takers = sc.takers[:0]
 	untouched := s.openBytes
-	bufsHere := s.involved[b]
-	extra := sc.extra[:0]
+	for _, buf := range s.involved[b] {
+		untouched -= s.visitBuffer(buf, b)
+	}
 	if s.nS == 0 {
 		for _, id := range s.segStart {
-			extra = append(extra, s.vals[id].buf)
+			untouched -= s.visitBuffer(s.vals[id].buf, b)
 		}
 		for _, id := range s.segEnd {
-			extra = append(extra, s.vals[id].buf)
+			untouched -= s.visitBuffer(s.vals[id].buf, b)
 		}
 	}
-	sc.extra = extra
-	sc.cross = sc.cross[:0]
-	takers := sc.takers[:0]
-	visit := func(buf int32) {
-		if sc.mark[buf] == stamp {
-			return
-		}
-		sc.mark[buf] = stamp
-		sb := &s.bufs[buf]
-		s.work += int64(len(sb.vals))
-		if s.openCnt[buf] > 0 {
-			untouched -= sb.size
-		}
-		// Local starts and ends.
-		for _, id := range sb.vals {
-			sv := &s.vals[id]
-			st := s.local(sv.start, b)
-			e := int32(-1)
-			if sv.segEnd && s.nS == 0 {
-				e = 0
-			}
-			if sv.post {
-				e = L
-			} else {
-				for _, c := range sv.cands {
-					if c.block == b {
-						e = max(e, c.off)
-					} else if !s.inS[c.block] {
-						e = L
-						break
-					}
-				}
-			}
-			sc.sl[id], sc.el[id] = st, e
-		}
-		// Chain in start order: ranks, with equal in-block starts by end.
-		ord := append(sc.order[:0], sb.vals...)
-		if len(ord) > 1 {
-			slices.SortStableFunc(ord, func(x, y int32) int {
-				sx, sy := sc.sl[x], sc.sl[y]
-				if sx != sy {
-					return int(sx - sy)
-				}
-				if sx >= 0 && sx < L {
-					if ex, ey := sc.el[x], sc.el[y]; ex != ey {
-						return int(ex - ey)
-					}
-					return s.vals[x].v.ID - s.vals[y].v.ID
-				}
-				return int(s.vals[x].rank - s.vals[y].rank)
-			})
-		}
-		mx := int32(-3)
-		for i, id := range ord {
-			mx = max(mx, sc.el[id])
-			en := mx
-			if i+1 < len(ord) {
-				en = min(en, sc.sl[ord[i+1]])
-			}
-			sc.en[id] = en
-		}
-		sc.order = ord
-		// Live and between: unions of the values' spans.
-		if len(sb.vals) == 1 {
-			id := sb.vals[0]
-			st, e := sc.sl[id], sc.el[id]
-			if st <= e {
-				if a, z := max(st, 0), min(e, L-1); a <= z {
-					live[a] += sb.size
-					if z+1 < L {
-						live[z+1] -= sb.size
-					}
-				}
-				if a, z := max(st+1, 0), min(e, L-1); a <= z {
-					betw[a] += sb.size
-					if z+1 < L {
-						betw[z+1] -= sb.size
-					}
-				}
-			}
-		}
-		addUnion := func(arr []int64, lo func(id int32) int32) {
-			ivs := sc.ivs[:0]
-			for _, id := range sb.vals {
-				a, z := max(lo(id), 0), min(sc.el[id], L-1)
-				if sc.sl[id] > sc.el[id] || a > z {
-					continue
-				}
-				ivs = append(ivs, [2]int32{a, z})
-			}
-			slices.SortFunc(ivs, func(x, y [2]int32) int { return int(x[0] - y[0]) })
-			cur := [2]int32{-1, -2}
-			flush := func() {
-				if cur[0] >= 0 {
-					arr[cur[0]] += sb.size
-					if cur[1]+1 < L {
-						arr[cur[1]+1] -= sb.size
-					}
-				}
-			}
-			for _, iv := range ivs {
-				if iv[0] <= cur[1]+1 && cur[0] >= 0 {
-					cur[1] = max(cur[1], iv[1])
-					continue
-				}
-				flush()
-				cur = iv
-			}
-			flush()
-			sc.ivs = ivs
-		}
-		if len(sb.vals) > 1 {
-			addUnion(live, func(id int32) int32 { return sc.sl[id] })
-			addUnion(betw, func(id int32) int32 { return sc.sl[id] + 1 })
-		}
-		// Crossing: a chained value strictly across the step.
-		sc.crossAt[buf] = int32(len(sc.cross)) + 1
-		n := int32(0)
-		for _, id := range sb.vals {
-			if a, z := sc.sl[id]+1, sc.en[id]-1; a <= z && z >= 0 && a < L {
-				sc.cross = append(sc.cross, [2]int32{a, z})
-				n++
-			}
-			if st := sc.sl[id]; st >= 0 && st < L {
-				takers = append(takers, id)
-			}
-		}
-		sc.crossN[buf] = n
-	}
-	for _, buf := range bufsHere {
-		visit(buf)
-	}
-	for _, buf := range extra {
-		visit(buf)
-	}
-	sc.takers = takers
 	for k := int32(1); k < L; k++ {
 		live[k] += live[k-1]
 		betw[k] += betw[k-1]
 	}
-	crossing := func(buf, k int32) bool {
-		if sc.mark[buf] != stamp {
-			return false
-		}
-		at := sc.crossAt[buf] - 1
-		for _, iv := range sc.cross[at : at+sc.crossN[buf]] {
-			if iv[0] <= k && k <= iv[1] {
-				return true
-			}
-		}
-		return false
-	}
-	// Takeovers, step by step.
-	if len(takers) > 0 {
-		slices.SortFunc(takers, func(x, y int32) int { return int(sc.sl[x] - sc.sl[y]) })
-		for i := 0; i < len(takers); {
-			k := sc.sl[takers[i]]
-			j := i
-			for j < len(takers) && sc.sl[takers[j]] == k {
-				j++
-			}
-			for _, buf := range sc.gave {
-				sc.give[buf] = 0
-			}
-			for _, buf := range sc.took {
-				sc.take[buf] = 0
-			}
-			sc.gave, sc.took = sc.gave[:0], sc.took[:0]
-			for _, y := range takers[i:j] {
-				yb := s.vals[y].buf
-				givers := s.givers[y]
-				if len(givers) == 0 || crossing(yb, k) {
-					continue
-				}
-				for _, g := range givers {
-					x, op := g.x, g.op
-					{
-						xb := s.vals[x].buf
-						if xb == yb || sc.mark[xb] != stamp || sc.en[x] != k || crossing(xb, k) {
-							continue
-						}
-						if !s.mayGive(x, op, b) {
-							continue
-						}
-						sz := min(s.bufs[xb].size, s.bufs[yb].size)
-						if sc.give[xb] == 0 {
-							sc.gave = append(sc.gave, xb)
-						}
-						if sc.take[yb] == 0 {
-							sc.took = append(sc.took, yb)
-						}
-						sc.give[xb] = max(sc.give[xb], sz)
-						sc.take[yb] = max(sc.take[yb], sz)
-					}
-				}
-			}
-			var g, t int64
-			for _, buf := range sc.gave {
-				g += sc.give[buf]
-			}
-			for _, buf := range sc.took {
-				t += sc.take[buf]
-			}
-			saved[k] = min(g, t)
-			i = j
-		}
-	}
+	s.takeovers(b, saved)
 	first := s.nS == 0 && s.T0 == 0
 	worst := int64(0)
 	for k := int32(0); k < L; k++ {
@@ -1114,6 +971,276 @@ func (s *segment) cost(b int32, steps []int64) int64 {
 		worst = max(worst, x)
 	}
 	return worst
+}
+
+// visitBuffer adds buffer buf's part of block b's figures, once per
+// evaluation: its values' local starts and ends (localSpans), chained in
+// start order (chainOrder, chainEnds), the steps where it is live and
+// live across from the step before (sc.live and sc.betw, as differences),
+// the steps its chained values cross (sc.cross) and its values that start
+// in b (sc.takers). It returns the bytes the buffer took out of those
+// open across b (its size when it is open after S, 0 otherwise or when
+// already visited).
+func (s *segment) visitBuffer(buf, b int32) int64 {
+	sc := &s.sc
+	if sc.mark[buf] == sc.stamp {
+		return 0
+	}
+	sc.mark[buf] = sc.stamp
+	sb := &s.bufs[buf]
+	s.work += int64(len(sb.vals))
+	L := s.blen[b]
+	s.localSpans(sb, b)
+	ord := s.chainOrder(sb, L)
+	s.chainEnds(ord)
+	live, betw := sc.live[:L], sc.betw[:L]
+	if len(sb.vals) == 1 {
+		id := sb.vals[0]
+		if st, e := sc.sl[id], sc.el[id]; st <= e {
+			addSpan(live, max(st, 0), min(e, L-1), sb.size)
+			addSpan(betw, max(st+1, 0), min(e, L-1), sb.size)
+		}
+	} else {
+		s.addUnion(live, ord, 0, sb.size, L)
+		s.addUnion(betw, ord, 1, sb.size, L)
+	}
+	// Crossing: a chained value strictly across the step.
+	sc.crossAt[buf] = int32(len(sc.cross)) + 1
+	n := int32(0)
+	for _, id := range sb.vals {
+		if a, z := sc.sl[id]+1, sc.en[id]-1; a <= z && z >= 0 && a < L {
+			sc.cross = append(sc.cross, [2]int32{a, z})
+			n++
+		}
+		if st := sc.sl[id]; st >= 0 && st < L {
+			sc.takers = append(sc.takers, id)
+		}
+	}
+	sc.crossN[buf] = n
+	if s.openCnt[buf] > 0 {
+		return sb.size
+	}
+	return 0
+}
+
+// localSpans sets the local start (sc.sl) and end (sc.el) of each value
+// of sb relative to block b run after S, as local places them: -1 before
+// b, an offset in b, b's length after it (-2: never).
+func (s *segment) localSpans(sb *segBuffer, b int32) {
+	sc := &s.sc
+	L := s.blen[b]
+	for _, id := range sb.vals {
+		sv := &s.vals[id]
+		st := s.local(sv.start, b)
+		e := int32(-1)
+		if sv.segEnd && s.nS == 0 {
+			e = 0
+		}
+		if sv.post {
+			e = L
+		} else {
+			for _, c := range sv.cands {
+				if c.block == b {
+					e = max(e, c.off)
+				} else if !s.inS[c.block] {
+					e = L
+					break
+				}
+			}
+		}
+		sc.sl[id], sc.el[id] = st, e
+	}
+}
+
+// chainOrder returns sb's values in the order their ranges chain: by
+// local start, values starting at the same offset of b by end and then
+// ID, the others by rank. sb.vals is in rank order and local starts
+// outside b take only three values (-2 never, -1 before b, L after it),
+// so a stable partition orders all but the values starting in b, which
+// are few and sorted on their own: no sort of the buffer's values on
+// every call. The slice is scratch (sc.order).
+func (s *segment) chainOrder(sb *segBuffer, L int32) []int32 {
+	sc := &s.sc
+	ord := sc.order[:0]
+	if len(sb.vals) == 1 {
+		sc.order = append(ord, sb.vals[0])
+		return sc.order
+	}
+	var never, before, in int
+	for _, id := range sb.vals {
+		switch sl := sc.sl[id]; {
+		case sl < -1:
+			never++
+		case sl < 0:
+			before++
+		case sl < L:
+			in++
+		}
+	}
+	ord = slices.Grow(ord, len(sb.vals))[:len(sb.vals)]
+	nx, bx, ix, ax := 0, never, never+before, never+before+in
+	for _, id := range sb.vals {
+		switch sl := sc.sl[id]; {
+		case sl < -1:
+			ord[nx] = id
+			nx++
+		case sl < 0:
+			ord[bx] = id
+			bx++
+		case sl < L:
+			ord[ix] = id
+			ix++
+		default:
+			ord[ax] = id
+			ax++
+		}
+	}
+	if in > 1 {
+		slices.SortFunc(ord[never+before:never+before+in], func(x, y int32) int {
+			if sx, sy := sc.sl[x], sc.sl[y]; sx != sy {
+				return int(sx - sy)
+			}
+			if ex, ey := sc.el[x], sc.el[y]; ex != ey {
+				return int(ex - ey)
+			}
+			return s.vals[x].v.ID - s.vals[y].v.ID
+		})
+	}
+	sc.order = ord
+	return ord
+}
+
+// chainEnds sets each value's chained end (sc.en) along ord, as Layout
+// chains a buffer's values: a value ends where the next begins, and the
+// next carries the later end on.
+func (s *segment) chainEnds(ord []int32) {
+	sc := &s.sc
+	mx := int32(-3)
+	for i, id := range ord {
+		mx = max(mx, sc.el[id])
+		en := mx
+		if i+1 < len(ord) {
+			en = min(en, sc.sl[ord[i+1]])
+		}
+		sc.en[id] = en
+	}
+}
+
+// addSpan adds size to arr (differences, prefix-summed later) over the
+// steps [a, z] of a block, when not empty.
+func addSpan(arr []int64, a, z int32, size int64) {
+	if a > z {
+		return
+	}
+	arr[a] += size
+	if z+1 < int32(len(arr)) {
+		arr[z+1] -= size
+	}
+}
+
+// addUnion adds size to arr over the union of the spans [local start +
+// shift, local end] of the values ord lists, clipped to the block's L
+// steps. ord is in local start order (chainOrder), so the spans come
+// sorted and merge as they come.
+func (s *segment) addUnion(arr []int64, ord []int32, shift int32, size int64, L int32) {
+	sc := &s.sc
+	cur := [2]int32{-1, -2}
+	for _, id := range ord {
+		a, z := max(sc.sl[id]+shift, 0), min(sc.el[id], L-1)
+		if sc.sl[id] > sc.el[id] || a > z {
+			continue
+		}
+		if a <= cur[1]+1 && cur[0] >= 0 {
+			cur[1] = max(cur[1], z)
+			continue
+		}
+		if cur[0] >= 0 {
+			addSpan(arr, cur[0], cur[1], size)
+		}
+		cur = [2]int32{a, z}
+	}
+	if cur[0] >= 0 {
+		addSpan(arr, cur[0], cur[1], size)
+	}
+}
+
+// crossing reports whether a chained value of buffer buf, visited in
+// this evaluation, is strictly across step k of the block.
+func (s *segment) crossing(buf, k int32) bool {
+	sc := &s.sc
+	if sc.mark[buf] != sc.stamp {
+		return false
+	}
+	at := sc.crossAt[buf] - 1
+	for _, iv := range sc.cross[at : at+sc.crossN[buf]] {
+		if iv[0] <= k && k <= iv[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// takeovers sets saved[k], for each step k of block b where a value
+// starts (sc.takers), to LowerBound's Saved there: the bytes the values
+// starting at k may take over from the values ending at k that their
+// instruction reads (mayGive), neither buffer crossing k, each buffer
+// counted once at its largest.
+func (s *segment) takeovers(b int32, saved []int64) {
+	sc := &s.sc
+	takers := sc.takers
+	if len(takers) == 0 {
+		return
+	}
+	slices.SortFunc(takers, func(x, y int32) int { return int(sc.sl[x] - sc.sl[y]) })
+	for i := 0; i < len(takers); {
+		k := sc.sl[takers[i]]
+		j := i
+		for j < len(takers) && sc.sl[takers[j]] == k {
+			j++
+		}
+		for _, buf := range sc.gave {
+			sc.give[buf] = 0
+		}
+		for _, buf := range sc.took {
+			sc.take[buf] = 0
+		}
+		sc.gave, sc.took = sc.gave[:0], sc.took[:0]
+		for _, y := range takers[i:j] {
+			yb := s.vals[y].buf
+			givers := s.givers[y]
+			if len(givers) == 0 || s.crossing(yb, k) {
+				continue
+			}
+			for _, g := range givers {
+				x, op := g.x, g.op
+				xb := s.vals[x].buf
+				if xb == yb || sc.mark[xb] != sc.stamp || sc.en[x] != k || s.crossing(xb, k) {
+					continue
+				}
+				if !s.mayGive(x, op, b) {
+					continue
+				}
+				sz := min(s.bufs[xb].size, s.bufs[yb].size)
+				if sc.give[xb] == 0 {
+					sc.gave = append(sc.gave, xb)
+				}
+				if sc.take[yb] == 0 {
+					sc.took = append(sc.took, yb)
+				}
+				sc.give[xb] = max(sc.give[xb], sz)
+				sc.take[yb] = max(sc.take[yb], sz)
+			}
+		}
+		var g, t int64
+		for _, buf := range sc.gave {
+			g += sc.give[buf]
+		}
+		for _, buf := range sc.took {
+			t += sc.take[buf]
+		}
+		saved[k] = min(g, t)
+		i = j
+	}
 }
 
 // mayGive reports whether value x, ending at a step of block b, may be

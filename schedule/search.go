@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // Search and Optimal: schedules below XLA's heuristics.
 //
@@ -16,11 +16,11 @@ package liveness
 //     schedule the analysis is laid out under, if any) are each laid out
 //     and scored by the module's LowerBound, the objective throughout; the
 //     best that needs no further copies is the incumbent (for a module
-//     XLA scheduled, its own order unless one is lower: below). An order that
-//     needs copies of its own (interfere.go) is scored after them, on a
-//     clone, when it is XLA's choice or could win; when it wins, or when
-//     every order needs copies, it is returned (NeedsCopies) and the
-//     pipeline adds its copies and searches again from it;
+//     XLA scheduled, its own order unless one is lower: below). An order
+//     that needs copies of its own (liveness.Analysis.Interference) is
+//     scored after them, on a clone, when it is XLA's choice or could
+//     win; when it wins, or when every order needs copies, it is returned
+//     (NeedsCopies) and Apply adds its copies and searches again from it;
 //   - Search: while the budget lasts, the module's worst step is found and
 //     a window of its computation's order around it (16, 32, ... 256
 //     instructions, then the caller's order around the call) is searched
@@ -52,7 +52,7 @@ package liveness
 //     shown is the plan's total, which alignment, the packer and the
 //     target's in-place rules move on their own: on jit_scan heuristic
 //     orders tie the module's bound and their plan takes 225 MiB more.
-//     Given SearchOptions.Cost (the plan's total, assign.TotalCost, as the
+//     Given Options.Cost (the plan's total, assign.TotalCost, as the
 //     CLI's assign, run and report pass it), an order found replaces the
 //     module's own only if its cost is no higher (a tie goes to the lower
 //     bound). The result is then never above the module's own order, in
@@ -101,11 +101,12 @@ import (
 	"time"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
-// SearchOptions configures Search and Optimal. The zero value is the
-// default of each.
-type SearchOptions struct {
+// Options configures RunSearch and RunOptimal (Apply and ByName pass it
+// on). The zero value is the default of each.
+type Options struct {
 	// Budget bounds the work of the whole module in expansions (sets of
 	// scheduled instructions the exact search expands; see exact.go). 0
 	// means DefaultSearchBudget for Search and DefaultOptimalBudget for
@@ -122,10 +123,10 @@ type SearchOptions struct {
 	// it only if its Cost is no higher, and Optimal's order replaces its
 	// first phase's (Search's) only if its Cost is no higher (see the top
 	// of the file). nil compares lower bounds only.
-	Cost func(*Analysis) (int64, error)
+	Cost func(*liveness.Analysis) (int64, error)
 }
 
-// Defaults of SearchOptions.
+// Defaults of Options.
 const (
 	DefaultSearchBudget   = 200_000
 	DefaultOptimalBudget  = 2_000_000
@@ -139,39 +140,30 @@ const (
 
 // SearchResult is what Search and Optimal found.
 type SearchResult struct {
-	Schedule *Schedule
-	// LowerBound is the module's LowerBound under Schedule; Start is the
-	// incumbent's (the best heuristic's, by the same figure), Heuristic
-	// its name; XLABest is that of HeuristicBest's schedule (after the
-	// copies it may need).
-	LowerBound, Start, XLABest int64
-	Heuristic                  string
-	// Proven reports that no order of the module's computations (keeping
-	// the order of each buffer's values, so that no further copies are
-	// needed) has a smaller LowerBound. Why says why not, when not.
-	Proven bool
-	Why    string
-	// Expansions is the work done; Stopped reports that the budget or the
-	// timeout ended the search.
-	Expansions int64
-	Stopped    bool
+	Schedule *liveness.Schedule
+	// SearchReport is what the analysis laid out under Schedule carries
+	// (liveness.Analysis.Search, through Apply): LowerBound, the module's
+	// LowerBound under Schedule; Start, Heuristic and XLABest, the
+	// incumbent's and XLA's choice's; Proven and Why (Optimal); the work
+	// done; and OwnOrder, that Schedule is the module's own order (a
+	// module XLA scheduled), which no order found beat: none had a lower
+	// bound, or, with Options.Cost, none that did cost no more.
+	liveness.SearchReport
 	// NeedsCopies reports that Schedule is a heuristic's order that needs
-	// copies of its own (interfere.go): either its bound with them,
-	// LowerBound, beat every order that needs none, or every heuristic's
-	// order needs copies and it is XLA's choice (LowerBound is then its
-	// bound before them). The pipeline adds them and searches again.
+	// copies of its own (liveness.Analysis.Interference): either its
+	// bound with them, LowerBound, beat every order that needs none, or
+	// every heuristic's order needs copies and it is XLA's choice
+	// (LowerBound is then its bound before them). Apply adds them and
+	// searches again.
 	NeedsCopies bool
 	// Candidates are the heuristics' schedules, scored.
 	Candidates []Candidate
-	// OwnOrder reports that Schedule is the module's own order (a module
-	// XLA scheduled), which no order found beat: none had a lower bound,
-	// or, with SearchOptions.Cost, none that did cost no more.
-	OwnOrder bool
 }
 
-// Search returns the scalable search's schedule (see the top of the file)
-// and leaves a analysed under it.
-func Search(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+// RunSearch returns the scalable search's schedule (see the top of the
+// file) and leaves a analysed under it. It is the scheduler Search (and
+// Best) names.
+func RunSearch(ctx context.Context, a *liveness.Analysis, opts Options) (*SearchResult, error) {
 	if opts.Budget == 0 {
 		opts.Budget = DefaultSearchBudget
 	}
@@ -181,9 +173,10 @@ func Search(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult
 	return runSearch(ctx, a, opts, false)
 }
 
-// Optimal returns the exact search's schedule (see the top of the file),
-// proven optimal when Proven is set, and leaves a analysed under it.
-func Optimal(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResult, error) {
+// RunOptimal returns the exact search's schedule (see the top of the
+// file), proven optimal when Proven is set, and leaves a analysed under
+// it. It is the scheduler Optimal names.
+func RunOptimal(ctx context.Context, a *liveness.Analysis, opts Options) (*SearchResult, error) {
 	if opts.Budget == 0 {
 		opts.Budget = DefaultOptimalBudget
 	}
@@ -196,10 +189,10 @@ func Optimal(ctx context.Context, a *Analysis, opts SearchOptions) (*SearchResul
 // searcher is the state of one Search or Optimal run.
 type searcher struct {
 	ctx      context.Context
-	a        *Analysis
-	em       *eventModel
-	sched    *Schedule
-	tl       *timeline
+	a        *liveness.Analysis
+	em       *liveness.Events
+	sched    *liveness.Schedule
+	tl       *liveness.Timeline
 	steps    []int64 // LowerBoundCurve's figure at every step
 	peak     int64
 	budget   int64 // left
@@ -212,13 +205,13 @@ type searcher struct {
 	byID       []*hlo.Instruction
 }
 
-func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool) (*SearchResult, error) {
-	name := SchedSearch
+func runSearch(ctx context.Context, a *liveness.Analysis, opts Options, exact bool) (*SearchResult, error) {
+	name := Search
 	if exact {
-		name = SchedOptimal
+		name = Optimal
 	}
 	res := &SearchResult{}
-	inc, fallback, fallbackLB, err := a.warmStart(res)
+	inc, fallback, fallbackLB, err := warmStart(a, res)
 	if err != nil {
 		return nil, err
 	}
@@ -226,11 +219,11 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 		// A heuristic order that needs copies of its own does better,
 		// once they are in: return it (the pipeline adds the copies and
 		// may search again from there).
-		out := NewSchedule(name)
+		out := liveness.NewSchedule(name)
 		for _, c := range a.Module.Computations {
 			out.Set(c, fallback.Sequence(c))
 		}
-		a.install(out, a.layout(out))
+		a.Install(out, a.Layout(out))
 		res.Schedule, res.LowerBound, res.Why, res.NeedsCopies = out, fallbackLB, why, true
 		if fallbackLB < 0 {
 			res.LowerBound = a.LowerBound(nil).Bytes // before its copies
@@ -249,13 +242,13 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 		}
 		return useFallback("every heuristic order needs further copies")
 	}
-	st := &searcher{ctx: ctx, a: a, em: newEventModel(a), budget: opts.Budget}
+	st := &searcher{ctx: ctx, a: a, em: a.Events(), budget: opts.Budget}
 	if opts.Timeout > 0 {
 		st.deadline = time.Now().Add(opts.Timeout)
 	}
 	st.setSchedule(inc)
 	proof := proofState{ok: exact}
-	var searched *Schedule // Optimal's first phase: Search's order
+	var searched *liveness.Schedule // Optimal's first phase: Search's order
 	if opts.Budget > 0 {
 		if exact {
 			// Search first, with its own default budget (so Optimal is
@@ -277,14 +270,14 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	} else {
 		proof.fail("no budget")
 	}
-	out := NewSchedule(name)
+	out := liveness.NewSchedule(name)
 	for _, c := range a.Module.Computations {
-		if seq, ok := st.sched.seqs[c]; ok {
+		if seq, ok := st.sched.Lookup(c); ok {
 			out.Set(c, seq)
 		}
 	}
-	tl := a.layout(out)
-	a.install(out, tl)
+	tl := a.Layout(out)
+	a.Install(out, tl)
 	lb := a.LowerBound(nil).Bytes
 	if lb >= res.Start {
 		// No better than the incumbent (the windows may have lowered
@@ -296,7 +289,7 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 		}
 		out = inc
 		out.Name = name
-		a.install(out, a.layout(out))
+		a.Install(out, a.Layout(out))
 		lb = res.Start
 	}
 	res.Schedule, res.LowerBound = out, lb
@@ -308,18 +301,18 @@ func runSearch(ctx context.Context, a *Analysis, opts SearchOptions, exact bool)
 	// and the orders found, and between Optimal's order and its first
 	// phase's (Search's).
 	own := ownCandidate(a, res.Candidates)
-	var ownS *Schedule
+	var ownS *liveness.Schedule
 	ownLB := int64(-1)
 	if own >= 0 {
 		ownS, ownLB = res.Candidates[own].Schedule, res.Candidates[own].LowerBound
 	}
-	if opts.Cost != nil && (own >= 0 && lb < ownLB || searched != nil && !a.sameOrder(searched, out)) {
-		s, err := a.cheapest(opts.Cost, ownS, []*Schedule{out, searched}, name)
+	if opts.Cost != nil && (own >= 0 && lb < ownLB || searched != nil && !sameOrder(a, searched, out)) {
+		s, err := cheapest(a, opts.Cost, ownS, []*liveness.Schedule{out, searched}, name)
 		if err != nil {
 			return nil, err
 		}
 		if s != out {
-			proof.fail("the plan of another order costs less (SearchOptions.Cost)")
+			proof.fail("the plan of another order costs less (Options.Cost)")
 		}
 		res.Schedule, res.LowerBound = s, a.LowerBound(nil).Bytes
 	}
@@ -352,7 +345,7 @@ func (p *proofState) fail(why string) {
 // are in place (fallback, nil when it is the first), filling res's Start,
 // Heuristic, XLABest and Candidates. It leaves a analysed under
 // HeuristicBest's schedule.
-func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallbackLB int64, err error) {
+func warmStart(a *liveness.Analysis, res *SearchResult) (inc, fallback *liveness.Schedule, fallbackLB int64, err error) {
 	current := a.Schedule
 	xla, cands, err := HeuristicBest(a)
 	if err != nil {
@@ -364,9 +357,9 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 	res.Start, fallbackLB = -1, -1
 	for i := range cands {
 		c := &cands[i]
-		a.install(c.Schedule, a.layout(c.Schedule))
+		a.Install(c.Schedule, a.Layout(c.Schedule))
 		c.LowerBound = a.LowerBound(nil).Bytes
-		c.NeedsCopies = len(a.interference()) > 0
+		c.NeedsCopies = len(a.Interference()) > 0
 		c.AfterCopies = c.LowerBound
 	}
 	// A module XLA scheduled starts from its own order, which another
@@ -404,7 +397,7 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 		if c.Schedule != xla && (own >= 0 || c.LowerBound >= res.Start) {
 			continue
 		}
-		if lb, err := a.boundAfterCopies(c.Schedule); err == nil {
+		if lb, err := boundAfterCopies(a, c.Schedule); err == nil {
 			c.AfterCopies = lb // else its copies do not settle: not a candidate
 		}
 		if own < 0 && c.AfterCopies >= 0 && (fallback == nil || c.AfterCopies < fallbackLB) {
@@ -417,9 +410,9 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 		}
 	}
 	res.Candidates = cands
-	a.install(xla, a.layout(xla))
+	a.Install(xla, a.Layout(xla))
 	if inc != nil {
-		s := NewSchedule(inc.Name)
+		s := liveness.NewSchedule(inc.Name)
 		for _, c := range a.Module.Computations {
 			s.Set(c, inc.Sequence(c))
 		}
@@ -433,19 +426,19 @@ func (a *Analysis) warmStart(res *SearchResult) (inc, fallback *Schedule, fallba
 // (nil ones skipped; with own, only those whose bound is below its); a
 // cost tie goes to the lower bound, then to own and the earlier found. It
 // leaves a analysed under the order returned.
-func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, found []*Schedule, name string) (*Schedule, error) {
-	var best *Schedule
+func cheapest(a *liveness.Analysis, cost func(*liveness.Analysis) (int64, error), own *liveness.Schedule, found []*liveness.Schedule, name string) (*liveness.Schedule, error) {
+	var best *liveness.Schedule
 	var bestLB, bestCost int64
 	ownLB := int64(-1)
-	consider := func(s *Schedule) error {
-		a.install(s, a.layout(s))
+	consider := func(s *liveness.Schedule) error {
+		a.Install(s, a.Layout(s))
 		lb := a.LowerBound(nil).Bytes
 		if ownLB >= 0 && lb >= ownLB {
 			return nil
 		}
 		c, err := cost(a)
 		if err != nil {
-			return fmt.Errorf("liveness: the cost of the %s order: %w", s.Name, err)
+			return fmt.Errorf("schedule: the cost of the %s order: %w", s.Name, err)
 		}
 		if best == nil || c < bestCost || c == bestCost && lb < bestLB {
 			best, bestLB, bestCost = s, lb, c
@@ -453,7 +446,7 @@ func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, 
 		return nil
 	}
 	if own != nil {
-		s := NewSchedule(name)
+		s := liveness.NewSchedule(name)
 		for _, c := range a.Module.Computations {
 			s.Set(c, own.Sequence(c))
 		}
@@ -463,7 +456,7 @@ func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, 
 		ownLB = bestLB
 	}
 	for i, s := range found {
-		if s == nil || slices.ContainsFunc(found[:i], func(t *Schedule) bool { return t != nil && a.sameOrder(s, t) }) {
+		if s == nil || slices.ContainsFunc(found[:i], func(t *liveness.Schedule) bool { return t != nil && sameOrder(a, s, t) }) {
 			continue
 		}
 		if err := consider(s); err != nil {
@@ -471,7 +464,7 @@ func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, 
 		}
 	}
 	if a.Schedule != best {
-		a.install(best, a.layout(best))
+		a.Install(best, a.Layout(best))
 	}
 	best.Name = name
 	return best, nil
@@ -479,7 +472,7 @@ func (a *Analysis) cheapest(cost func(*Analysis) (int64, error), own *Schedule, 
 
 // sameOrder reports whether s and t order every computation of a's
 // module alike.
-func (a *Analysis) sameOrder(s, t *Schedule) bool {
+func sameOrder(a *liveness.Analysis, s, t *liveness.Schedule) bool {
 	for _, c := range a.Module.Computations {
 		if !slices.Equal(s.Sequence(c), t.Sequence(c)) {
 			return false
@@ -491,12 +484,12 @@ func (a *Analysis) sameOrder(s, t *Schedule) bool {
 // ownCandidate returns the index among cands of the module's own order
 // when the module has one (XLA scheduled it: is_scheduled) and it needs
 // no further copies, and -1 otherwise.
-func ownCandidate(a *Analysis, cands []Candidate) int {
+func ownCandidate(a *liveness.Analysis, cands []Candidate) int {
 	if !a.Module.IsScheduled {
 		return -1
 	}
 	for i, c := range cands {
-		if c.Name == SchedKeep && !c.NeedsCopies {
+		if c.Name == Keep && !c.NeedsCopies {
 			return i
 		}
 	}
@@ -504,9 +497,9 @@ func ownCandidate(a *Analysis, cands []Candidate) int {
 }
 
 // boundAfterCopies returns the lower bound of a's module under s once
-// the copies s needs are in place (repairInterference), computed on a
+// the copies s needs are in place (liveness.RepairInterference), computed on a
 // copy of the module.
-func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
+func boundAfterCopies(a *liveness.Analysis, s *liveness.Schedule) (int64, error) {
 	m2 := a.Module.Clone()
 	byID := make([]*hlo.Instruction, m2.NumInstructions())
 	for _, c := range m2.Computations {
@@ -516,7 +509,7 @@ func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
 			}
 		}
 	}
-	s2 := NewSchedule(s.Name)
+	s2 := liveness.NewSchedule(s.Name)
 	for i, c := range a.Module.Computations {
 		seq := s.Sequence(c)
 		seq2 := make([]*hlo.Instruction, len(seq))
@@ -525,14 +518,14 @@ func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
 		}
 		s2.Set(m2.Computations[i], seq2)
 	}
-	a2, err := analyzeModule(context.Background(), m2, Options{}, checkNone, false)
+	a2, err := liveness.AnalyzeUnscheduled(context.Background(), m2, liveness.CheckNone)
 	if err != nil {
 		return 0, err
 	}
 	if err := a2.Reschedule(s2); err != nil {
 		return 0, err
 	}
-	a2, _, err = repairInterference(context.Background(), m2, a2)
+	a2, _, err = liveness.RepairInterference(context.Background(), m2, a2)
 	if err != nil {
 		return 0, err
 	}
@@ -540,10 +533,10 @@ func (a *Analysis) boundAfterCopies(s *Schedule) (int64, error) {
 }
 
 // setSchedule makes s the searcher's schedule and lays it out.
-func (st *searcher) setSchedule(s *Schedule) {
+func (st *searcher) setSchedule(s *liveness.Schedule) {
 	st.sched = s
-	st.tl = st.a.layout(s)
-	st.a.install(s, st.tl)
+	st.tl = st.a.Layout(s)
+	st.a.Install(s, st.tl)
 	curve := st.a.LowerBoundCurve(nil, nil)
 	st.steps = make([]int64, len(curve))
 	for t, c := range curve {
@@ -578,42 +571,42 @@ func (st *searcher) applyWindow(s *segment, order []int32, steps []int64) {
 		}
 	}
 	tl := st.tl
-	old := slices.Clone(tl.seq[s.T0:s.T1])
+	old := slices.Clone(tl.Seq[s.T0:s.T1])
 	pos := s.T0
 	for _, b := range order {
 		from := int(s.base[b])
 		delta := pos - (s.T0 + from)
-		copy(tl.seq[pos:], old[from:from+int(s.blen[b])])
+		copy(tl.Seq[pos:], old[from:from+int(s.blen[b])])
 		for _, d := range s.inner[b] {
-			tl.spans[d].Start += delta
-			tl.spans[d].End += delta
+			tl.Spans[d].Start += delta
+			tl.Spans[d].End += delta
 		}
 		pos += int(s.blen[b])
 	}
 	for u := s.T0; u < s.T1; u++ {
-		tl.times[tl.seq[u].ID] = u
+		tl.Times[tl.Seq[u].ID] = u
 	}
 	// The values with an event in the window, then their buffers'
-	// chains, as layout makes them.
+	// chains, as Layout makes them.
 	for id := range s.vals {
 		v := s.vals[id].v
-		r, ep := st.em.resolveOne(tl, v.ID)
-		tl.ranges[v.ID], tl.endPos[v.ID] = r, v.Positions[ep]
+		r, ep := st.em.Resolve(tl, v.ID)
+		tl.Ranges[v.ID], tl.EndPos[v.ID] = r, v.Positions[ep]
 	}
-	var vs []*Value
+	var vs []*liveness.Value
 	for _, sb := range s.bufs {
 		if len(sb.b.Values) < 2 {
 			continue
 		}
 		vs = vs[:0]
 		for _, v := range sb.b.Values {
-			if tl.scheduled[v.ID] {
+			if tl.Scheduled[v.ID] {
 				vs = append(vs, v)
 			}
 		}
-		sortByRange(vs, tl.ranges)
+		liveness.SortByRange(vs, tl.Ranges)
 		for i := 0; i+1 < len(vs); i++ {
-			r1, r2 := &tl.ranges[vs[i].ID], &tl.ranges[vs[i+1].ID]
+			r1, r2 := &tl.Ranges[vs[i].ID], &tl.Ranges[vs[i+1].ID]
 			r2.End = max(r1.End, r2.End)
 			r1.End = min(r1.End, r2.Start)
 		}
@@ -623,10 +616,10 @@ func (st *searcher) applyWindow(s *segment, order []int32, steps []int64) {
 }
 
 // with returns the schedule with c's sequence replaced.
-func (st *searcher) with(c *hlo.Computation, seq []*hlo.Instruction) *Schedule {
-	s := NewSchedule(st.sched.Name)
+func (st *searcher) with(c *hlo.Computation, seq []*hlo.Instruction) *liveness.Schedule {
+	s := liveness.NewSchedule(st.sched.Name)
 	for _, d := range st.a.Module.Computations {
-		if x, ok := st.sched.seqs[d]; ok {
+		if x, ok := st.sched.Lookup(d); ok {
 			s.Set(d, x)
 		}
 	}
@@ -671,8 +664,8 @@ func (st *searcher) wholeComputations(proof *proofState) {
 	a := st.a
 	entry := a.Module.Entry
 	var comps []*hlo.Computation
-	for _, c := range ComputationPostOrder(a.Module) {
-		if a.Kinds[c.ID] == Sequential && st.tl.spans[c.ID].Start >= 0 && len(st.sched.Sequence(c)) > 0 {
+	for _, c := range liveness.ComputationPostOrder(a.Module) {
+		if a.Kinds[c.ID] == liveness.Sequential && st.tl.Spans[c.ID].Start >= 0 && len(st.sched.Sequence(c)) > 0 {
 			comps = append(comps, c)
 		}
 	}
@@ -730,7 +723,7 @@ func (st *searcher) wholeComputations(proof *proofState) {
 		if c != entry && proof.ok {
 			// The callee's own figure must be LowerBound's for its
 			// stretch, or the relaxation decided something.
-			sp := st.tl.spans[c.ID]
+			sp := st.tl.Spans[c.ID]
 			var worst int64
 			for t := sp.Start; t < sp.End; t++ {
 				worst = max(worst, st.steps[t])
@@ -753,7 +746,7 @@ func (st *searcher) wholeComputations(proof *proofState) {
 // each optimum.
 func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult, proof *proofState) string {
 	a := st.a
-	sites := a.callers[d.ID]
+	sites := a.Callers(d)
 	if len(sites) != 1 {
 		return fmt.Sprintf("computation %s has %d call sites", d.Name, len(sites))
 	}
@@ -764,7 +757,7 @@ func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult,
 		return fmt.Sprintf("computation %s: its caller %s has no order model", d.Name, c.Name)
 	}
 	bi := cs.blockIndex[call.ID]
-	span := st.tl.spans[d.ID]
+	span := st.tl.Spans[d.ID]
 	// owner climbs from computation e to the instruction of c whose
 	// block holds it, and says whether the climb passed through d.
 	owner := func(e *hlo.Computation, in *hlo.Instruction) (*hlo.Instruction, bool) {
@@ -776,7 +769,7 @@ func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult,
 			if e == c {
 				return in, inside
 			}
-			callers := a.callers[e.ID]
+			callers := a.Callers(e)
 			if len(callers) != 1 {
 				return nil, inside
 			}
@@ -786,26 +779,26 @@ func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult,
 	}
 	var varying []int32
 	for id := range s.vals {
-		ve := &st.em.vals[s.vals[id].v.ID]
-		variable, always := false, ve.toEnd
-		for _, es := range [][]event{{ve.start}, ve.defEnd, ve.pos, ve.ends} {
+		ve := &st.em.Vals[s.vals[id].v.ID]
+		variable, always := false, ve.ToEnd
+		for _, es := range [][]liveness.Event{{ve.Start}, ve.DefEnd, ve.Pos, ve.Ends} {
 			for _, e := range es {
 				var o *hlo.Instruction
 				var inside bool
-				switch e.kind {
-				case evInst:
-					if e.id < 0 {
+				switch e.Kind {
+				case liveness.EventInst:
+					if e.ID < 0 {
 						continue
 					}
-					x := st.instByID(int(e.id))
+					x := st.instByID(int(e.ID))
 					if x == nil {
 						continue
 					}
 					o, inside = owner(x.Parent, x)
-				case evSpanStart, evSpanEnd:
-					comp := a.Module.Computations[e.id]
+				case liveness.EventSpanStart, liveness.EventSpanEnd:
+					comp := a.Module.Computations[e.ID]
 					if comp == c {
-						always = always || e.kind == evSpanEnd
+						always = always || e.Kind == liveness.EventSpanEnd
 						continue
 					}
 					o, inside = owner(comp, nil)
@@ -816,7 +809,7 @@ func (st *searcher) contextRobust(d *hlo.Computation, s *segment, r exactResult,
 				if inside {
 					continue
 				}
-				t := st.tl.at(e)
+				t := st.tl.At(e)
 				switch {
 				case o == nil || o == call:
 					always = always || t >= span.End
@@ -936,7 +929,7 @@ func (st *searcher) windows() {
 		// The first step at the peak that some window can lower.
 		improved := false
 		for t, x := range st.steps {
-			if x != st.peak || t >= len(st.tl.seq) {
+			if x != st.peak || t >= len(st.tl.Seq) {
 				continue
 			}
 			if st.lowerStep(t) {
@@ -957,11 +950,11 @@ func (st *searcher) windows() {
 // the peak, and takes the first it finds.
 func (st *searcher) lowerStep(t int) bool {
 	a := st.a
-	in := st.tl.seq[t]
+	in := st.tl.Seq[t]
 	for c := in.Parent; c != nil; {
 		seq := st.sched.Sequence(c)
 		// The instruction of c whose block holds step t.
-		idx, _ := slices.BinarySearchFunc(seq, t, func(x *hlo.Instruction, t int) int { return st.tl.time(x) - t })
+		idx, _ := slices.BinarySearchFunc(seq, t, func(x *hlo.Instruction, t int) int { return st.tl.Time(x) - t })
 		if idx >= len(seq) {
 			break
 		}
@@ -1004,12 +997,12 @@ func (st *searcher) lowerStep(t int) bool {
 			}
 		}
 		// The computation's caller, around the call.
-		callers := a.callers[c.ID]
+		callers := a.Callers(c)
 		if len(callers) != 1 {
 			break
 		}
 		in = callers[0]
-		t = st.tl.time(in)
+		t = st.tl.Time(in)
 		c = in.Parent
 	}
 	return false

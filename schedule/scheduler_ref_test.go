@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // The schedulers as first written, with maps keyed by instruction and
 // value: the reference the faster ones must match order for order.
@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 func refPostOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
@@ -78,19 +79,19 @@ func refPostOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Ins
 
 // refMemModel is the per-computation view the size-aware schedulers use.
 type refMemModel struct {
-	defines map[*hlo.Instruction][]*Value // values an instruction defines
-	uses    map[*hlo.Instruction][]*Value // distinct values it reads
-	users   map[*Value]int                // distinct users within the computation
-	pinned  map[*Value]bool               // never freed here: parameters, constants, values leaving the computation
+	defines map[*hlo.Instruction][]*liveness.Value // values an instruction defines
+	uses    map[*hlo.Instruction][]*liveness.Value // distinct values it reads
+	users   map[*liveness.Value]int                // distinct users within the computation
+	pinned  map[*liveness.Value]bool               // never freed here: parameters, constants, values leaving the computation
 }
 
-func refNewMemModel(a *Analysis, c *hlo.Computation) *refMemModel {
-	mm := &refMemModel{defines: map[*hlo.Instruction][]*Value{}, uses: map[*hlo.Instruction][]*Value{}, users: map[*Value]int{}, pinned: map[*Value]bool{}}
+func refNewMemModel(a *liveness.Analysis, c *hlo.Computation) *refMemModel {
+	mm := &refMemModel{defines: map[*hlo.Instruction][]*liveness.Value{}, uses: map[*hlo.Instruction][]*liveness.Value{}, users: map[*liveness.Value]int{}, pinned: map[*liveness.Value]bool{}}
 	for _, in := range c.Instructions {
 		n := in.Shape.NumSubshapes()
-		seen := map[*Value]bool{}
+		seen := map[*liveness.Value]bool{}
 		for o := 0; o < n; o++ {
-			v := a.slots[in.FirstValue+o]
+			v := a.SubshapeValues(in)[o]
 			if v == nil {
 				continue
 			}
@@ -107,11 +108,11 @@ func refNewMemModel(a *Analysis, c *hlo.Computation) *refMemModel {
 		}
 	}
 	for _, in := range c.Instructions {
-		seen := map[*Value]bool{}
+		seen := map[*liveness.Value]bool{}
 		for _, o := range in.Operands {
 			n := o.Shape.NumSubshapes()
 			for k := 0; k < n; k++ {
-				v := a.slots[o.FirstValue+k]
+				v := a.SubshapeValues(o)[k]
 				if v == nil || seen[v] {
 					continue
 				}
@@ -133,8 +134,8 @@ func refNewMemModel(a *Analysis, c *hlo.Computation) *refMemModel {
 	return mm
 }
 
-func refDFS(a *Analysis) *Schedule {
-	s := NewSchedule(SchedDFS)
+func refDFS(a *liveness.Analysis) *liveness.Schedule {
+	s := liveness.NewSchedule(DFS)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		mm := refNewMemModel(a, c)
 		extra := map[*hlo.Instruction]int64{}
@@ -170,17 +171,17 @@ func refDFS(a *Analysis) *Schedule {
 	return s
 }
 
-func refList(a *Analysis) *Schedule {
-	s := NewSchedule(SchedList)
+func refList(a *liveness.Analysis) *liveness.Schedule {
+	s := liveness.NewSchedule(List)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		s.Set(c, refListSchedule(a, c))
 	}
 	return s
 }
 
-func refListSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
+func refListSchedule(a *liveness.Analysis, c *hlo.Computation) []*hlo.Instruction {
 	mm := refNewMemModel(a, c)
-	remaining := make(map[*Value]int, len(mm.users))
+	remaining := make(map[*liveness.Value]int, len(mm.users))
 	for v, n := range mm.users {
 		remaining[v] = n
 	}
@@ -228,7 +229,7 @@ func refListSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 	}
 	heap.Init(&h)
 	// lastUser returns the one unscheduled user of v in c, if ready.
-	usersOf := map[*Value][]*hlo.Instruction{}
+	usersOf := map[*liveness.Value][]*hlo.Instruction{}
 	for _, in := range c.Instructions {
 		for _, v := range mm.uses[in] {
 			usersOf[v] = append(usersOf[v], in)
@@ -285,15 +286,15 @@ func refListSchedule(a *Analysis, c *hlo.Computation) []*hlo.Instruction {
 // corpus module (Mixtral included) and on random modules.
 func TestSchedulersMatchReference(t *testing.T) {
 	check := func(name string, m *hlo.Module) {
-		a, err := Analyze(m, Options{})
+		a, err := liveness.Analyze(m, liveness.Options{})
 		require.NoError(t, err, name)
 		for _, c := range sequentialComputations(m, a.Kinds) {
 			require.Equal(t, names(refPostOrder(c, nil)), names(postOrder(c, nil)), "%s: post-order of %s", name, c.Name)
 		}
 		for _, p := range []struct {
 			what     string
-			new, ref func(*Analysis) *Schedule
-		}{{"dfs", DFS, refDFS}, {"list", List, refList}} {
+			new, ref func(*liveness.Analysis) *liveness.Schedule
+		}{{"dfs", DFSOrder, refDFS}, {"list", ListOrder, refList}} {
 			got, want := p.new(a), p.ref(a)
 			for _, c := range sequentialComputations(m, a.Kinds) {
 				require.Equal(t, names(want.Sequence(c)), names(got.Sequence(c)), "%s: %s of %s", name, p.what, c.Name)

@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // searchCorpusFull, when set in the environment, runs Optimal with its
@@ -32,7 +33,7 @@ type corpusRow struct {
 	err        string
 }
 
-var corpusColumns = [7]string{SchedKeep, SchedList, SchedDFS, SchedPostOrder, SchedHeuristic, SchedSearch, SchedOptimal}
+var corpusColumns = [7]string{Keep, List, DFS, PostOrder, Heuristic, Search, Optimal}
 
 // TestSearchCorpus prepares every unscheduled module of the corpus
 // (hlo/xla and the torch-xla graphs of hlo/neuron) under the text order,
@@ -64,12 +65,12 @@ func TestSearchCorpus(t *testing.T) {
 		}
 	}
 	full := os.Getenv(searchCorpusFull) != ""
-	optOpts := SearchOptions{Budget: 150_000}
+	optOpts := Options{Budget: 150_000}
 	if full {
-		optOpts = SearchOptions{}
+		optOpts = Options{}
 	}
 	if testing.Short() {
-		optOpts = SearchOptions{Budget: 50_000}
+		optOpts = Options{Budget: 50_000}
 	}
 	rows := make([]corpusRow, len(jobs))
 	var wg sync.WaitGroup
@@ -150,7 +151,7 @@ func ratio(x, y int64) float64 {
 
 // searchCorpusRow prepares module k of file under every scheduler of
 // corpusColumns, each on a fresh parse.
-func searchCorpusRow(file string, k int, optOpts SearchOptions) corpusRow {
+func searchCorpusRow(file string, k int, optOpts Options) corpusRow {
 	r := corpusRow{name: fmt.Sprintf("%s#%d", filepath.Base(file), k)}
 	for i, name := range corpusColumns {
 		mods, err := hlo.ParseFile(file)
@@ -159,8 +160,8 @@ func searchCorpusRow(file string, k int, optOpts SearchOptions) corpusRow {
 			return r
 		}
 		m := mods[k]
-		var search SearchOptions
-		if name == SchedOptimal {
+		var search Options
+		if name == Optimal {
 			search = optOpts
 		}
 		start := time.Now()
@@ -176,13 +177,13 @@ func searchCorpusRow(file string, k int, optOpts SearchOptions) corpusRow {
 		}
 		r.bounds[i] = a.LowerBound(nil).Bytes
 		switch name {
-		case SchedSearch:
+		case Search:
 			r.searchTime = took
-		case SchedOptimal:
+		case Optimal:
 			r.optTime = took
 			r.proven, r.why = a.Search.Proven, a.Search.Why
 			for _, c := range m.Computations {
-				if a.Kinds[c.ID] == Sequential {
+				if a.Kinds[c.ID] == liveness.Sequential {
 					r.maxComp = max(r.maxComp, len(c.Instructions))
 				}
 			}

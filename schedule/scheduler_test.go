@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 import (
 	"context"
@@ -7,16 +7,17 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
 // checkSchedule verifies independently of Schedule.Validate that every
 // sequential computation's sequence is a permutation of its instructions
 // with operands and control predecessors first.
-func checkSchedule(t *testing.T, a *Analysis, s *Schedule) {
+func checkSchedule(t *testing.T, a *liveness.Analysis, s *liveness.Schedule) {
 	t.Helper()
 	for _, c := range a.Module.Computations {
-		if a.Kinds[c.ID] != Sequential {
+		if a.Kinds[c.ID] != liveness.Sequential {
 			continue
 		}
 		seq := s.Sequence(c)
@@ -41,7 +42,7 @@ func checkSchedule(t *testing.T, a *Analysis, s *Schedule) {
 }
 
 // bruteBound recomputes the lower bound time step by time step.
-func bruteBound(a *Analysis) (int64, map[int]bool) {
+func bruteBound(a *liveness.Analysis) (int64, map[int]bool) {
 	best, bestT := int64(0), -1
 	for t := 0; t <= a.EndTime(); t++ {
 		var sum int64
@@ -72,14 +73,14 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 		src := randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%60)})
 		m, err := hlo.ParseModule("rand.hlo", src)
 		require.NoError(t, err)
-		a, err := Analyze(m, Options{})
+		a, err := liveness.Analyze(m, liveness.Options{})
 		require.NoError(t, err, "seed %d", seed)
-		for _, name := range []string{SchedKeep, SchedPostOrder, SchedDFS, SchedList} {
-			s, err := ScheduleByName(a, name)
+		for _, name := range []string{Keep, PostOrder, DFS, List} {
+			s, err := ByName(context.Background(), a, name, Options{})
 			require.NoError(t, err)
 			checkSchedule(t, a, s)
 			require.NoError(t, a.Reschedule(s))
-			lb := a.livePeak(nil)
+			lb := a.LivePeak()
 			want, live := bruteBound(a)
 			require.Equal(t, want, lb.Bytes, "seed %d %s", seed, name)
 			got := map[int]bool{}
@@ -93,21 +94,21 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 		require.NoError(t, err)
 		checkSchedule(t, a, x)
 		for _, c := range xc {
-			require.LessOrEqual(t, a.livePeak(nil).Bytes, c.LivePeak, "XLA's best is no worse than %s by its own figure", c.Name)
+			require.LessOrEqual(t, a.LivePeak().Bytes, c.LivePeak, "XLA's best is no worse than %s by its own figure", c.Name)
 		}
 		// The search, on the module with its copies.
 		m, err = hlo.ParseModule("rand.hlo", src)
 		require.NoError(t, err)
-		a, _, err = AnalyzeInsertingCopies(m)
+		a, _, err = liveness.AnalyzeInsertingCopies(m)
 		require.NoError(t, err, "seed %d", seed)
-		r, err := Search(context.Background(), a, SearchOptions{})
+		r, err := RunSearch(context.Background(), a, Options{})
 		require.NoError(t, err)
 		checkSchedule(t, a, r.Schedule)
 		if r.NeedsCopies {
 			continue // the pipeline adds them and searches on (TestPrepareMatchesSteps)
 		}
 		require.Equal(t, r.LowerBound, a.LowerBound(nil).Bytes, "seed %d: the search's figure is LowerBound's", seed)
-		require.Empty(t, a.interference(), "seed %d: the search's order needs no copies", seed)
+		require.Empty(t, a.Interference(), "seed %d: the search's order needs no copies", seed)
 		if r.XLABest >= 0 {
 			require.LessOrEqual(t, r.LowerBound, r.XLABest, "seed %d: best is no worse than XLA's best", seed)
 		}
@@ -128,10 +129,10 @@ func TestSchedulersOnCorpus(t *testing.T) {
 		}
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
-		a, err := Analyze(m, Options{})
+		a, err := liveness.Analyze(m, liveness.Options{})
 		require.NoError(t, err, "%s", filepath.Base(f))
-		for _, name := range []string{SchedPostOrder, SchedDFS, SchedList} {
-			s, err := ScheduleByName(a, name)
+		for _, name := range []string{PostOrder, DFS, List} {
+			s, err := ByName(context.Background(), a, name, Options{})
 			require.NoError(t, err)
 			checkSchedule(t, a, s)
 		}
@@ -161,12 +162,12 @@ add {
 }`)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
-	a, err := Analyze(m, Options{})
+	a, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
-	keep := a.livePeak(nil).Bytes
-	s, _, err := Best(a)
+	keep := a.LivePeak().Bytes
+	s, err := ByName(context.Background(), a, Best, Options{})
 	require.NoError(t, err)
-	best := a.livePeak(nil).Bytes
+	best := a.LivePeak().Bytes
 	require.Less(t, best, keep, "interleaved text order keeps both chains live")
 	// p, one chain's two temporaries, the constant and the first result.
 	require.EqualValues(t, 16+2*4096+4+4, best)

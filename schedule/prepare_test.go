@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // TestRepairDonatedInvariantLeaf: a donated parameter that a while carries
@@ -18,14 +19,14 @@ import (
 // Simplify removes the frontend's copy of the parameter and leaves exactly
 // this in the llama31 fp8 corpus modules.
 func TestRepairDonatedInvariantLeaf(t *testing.T) {
-	for _, sched := range []string{"", SchedList, SchedDFS, SchedPostOrder} {
+	for _, sched := range []string{"", List, DFS, PostOrder} {
 		ms, err := hlo.ParseFile(filepath.Join("testdata", "donated_invariant.hlo"))
 		require.NoError(t, err)
 		a, err := prepare(ms[0], sched)
 		require.NoError(t, err, sched)
-		require.Empty(t, a.interference(), sched)
+		require.Empty(t, a.Interference(), sched)
 		// The copy feeds the loop state: p1 is read only at its copy.
-		var p1 *Value
+		var p1 *liveness.Value
 		for _, v := range a.Values {
 			if v.Inst.Name == "p1" {
 				p1 = v
@@ -77,7 +78,7 @@ ENTRY main {
 	require.NoError(t, err)
 	a, err := prepare(m, "")
 	require.NoError(t, err)
-	require.Empty(t, a.interference())
+	require.Empty(t, a.Interference())
 	out := a.ValueAt(m.Entry.Root, hlo.ShapeIndex{1})
 	require.Equal(t, hlo.OpCopy, out.Inst.Opcode, "the root returns a copy of p0")
 	require.Equal(t, "p0", out.Inst.Operands[0].Name)
@@ -128,7 +129,7 @@ ENTRY main {
 	require.NoError(t, err)
 	a, err := prepare(m, "")
 	require.NoError(t, err)
-	require.Empty(t, a.interference())
+	require.Empty(t, a.Interference())
 	require.NoError(t, hlo.Verify(m))
 	c := m.Entry.Instruction("c")
 	bc := c.Operands[0]
@@ -174,7 +175,7 @@ ENTRY main {
 }
 `)
 	require.NoError(t, err)
-	changed, err := InsertCopies(m)
+	changed, err := liveness.InsertCopies(m)
 	require.NoError(t, err)
 	require.True(t, changed)
 	init := m.Entry.Instruction("w").Operands[0]
@@ -182,7 +183,7 @@ ENTRY main {
 	require.Equal(t, "a", init.Operands[2].Name, "the invariant leaf keeps a")
 	a, err := prepare(m, "")
 	require.NoError(t, err)
-	require.Empty(t, a.interference())
+	require.Empty(t, a.Interference())
 }
 
 // TestRepairInvariantStateOfInnerLoop: an outer loop's state element,
@@ -250,7 +251,7 @@ ENTRY main {
 	require.NoError(t, err)
 	a, err := prepare(m, "")
 	require.NoError(t, err)
-	require.Empty(t, a.interference())
+	require.Empty(t, a.Interference())
 	require.NoError(t, hlo.Verify(m))
 	// The inner loop's state holds a copy of x, made in the outer body.
 	it := m.Computation("outer_body").Instruction("it")

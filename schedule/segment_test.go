@@ -1,13 +1,15 @@
-package liveness
+package schedule
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // randomBlockOrder returns a random order of the segment's blocks that
@@ -44,17 +46,17 @@ func randomBlockOrder(s *segment, rng *rand.Rand) []int32 {
 // schedule), evaluates random orders with the model and compares each
 // step of the window with LowerBoundCurve after laying the order out.
 // It returns how many orders were compared.
-func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, windows func(n int) [][2]int, name string) int {
+func checkSegmentModel(t *testing.T, a *liveness.Analysis, rng *rand.Rand, orders int, windows func(n int) [][2]int, name string) int {
 	t.Helper()
 	inc := a.Schedule
-	em := newEventModel(a)
-	tl := a.layout(inc)
-	a.install(inc, tl)
+	em := a.Events()
+	tl := a.Layout(inc)
+	a.Install(inc, tl)
 	curve := a.LowerBoundCurve(nil, nil)
 	compared := 0
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		n := len(inc.Sequence(c))
-		if tl.spans[c.ID].Start < 0 || n == 0 {
+		if tl.Spans[c.ID].Start < 0 || n == 0 {
 			continue
 		}
 		for _, w := range windows(n) {
@@ -75,15 +77,15 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 				steps := make([]int64, s.T1-s.T0)
 				relaxed := s.relaxed
 				got := s.evaluate(order, steps)
-				sched := NewSchedule("model")
+				sched := liveness.NewSchedule("model")
 				for _, d := range sequentialComputations(a.Module, a.Kinds) {
 					sched.Set(d, inc.Sequence(d))
 				}
 				sched.Set(c, s.sequence(order))
 				require.NoError(t, sched.Validate(a.Module, a.Kinds))
-				tl2 := a.layout(sched)
-				a.install(sched, tl2)
-				require.Empty(t, a.interference(), "%s: %s window %v: the order needs copies", name, c.Name, w)
+				tl2 := a.Layout(sched)
+				a.Install(sched, tl2)
+				require.Empty(t, a.Interference(), "%s: %s window %v: the order needs copies", name, c.Name, w)
 				want := a.LowerBoundCurve(nil, nil)
 				var worst int64
 				if testing.Verbose() {
@@ -117,7 +119,7 @@ func checkSegmentModel(t *testing.T, a *Analysis, rng *rand.Rand, orders int, wi
 				if s.relaxed == relaxed {
 					require.Equal(t, worst, got)
 				}
-				a.install(inc, tl)
+				a.Install(inc, tl)
 				compared++
 				if s.relaxed != relaxed {
 					relaxedOrders++
@@ -157,7 +159,7 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 	for seed := uint64(0); seed < uint64(n); seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
 		require.NoError(t, err)
-		a, err := prepare(m, SchedPostOrder)
+		a, err := prepare(m, PostOrder)
 		if err != nil {
 			continue // the pipeline cannot repair that order: not this test's subject
 		}
@@ -192,10 +194,86 @@ func TestSegmentModelOnCorpus(t *testing.T) {
 }
 
 // stepBytes returns each step's figure of a LowerBoundCurve.
-func stepBytes(curve []StepBound) []int64 {
+func stepBytes(curve []liveness.StepBound) []int64 {
 	out := make([]int64, len(curve))
 	for t, c := range curve {
 		out[t] = c.Bytes()
 	}
 	return out
+}
+
+// chainOrderBySort is chainOrder as it was written first: every value of
+// the buffer sorted, stably, by local start, the values starting in b by
+// end and ID, the others by rank.
+func chainOrderBySort(s *segment, sb *segBuffer, L int32) []int32 {
+	sc := &s.sc
+	ord := slices.Clone(sb.vals)
+	slices.SortStableFunc(ord, func(x, y int32) int {
+		sx, sy := sc.sl[x], sc.sl[y]
+		if sx != sy {
+			return int(sx - sy)
+		}
+		if sx >= 0 && sx < L {
+			if ex, ey := sc.el[x], sc.el[y]; ex != ey {
+				return int(ex - ey)
+			}
+			return s.vals[x].v.ID - s.vals[y].v.ID
+		}
+		return int(s.vals[x].rank - s.vals[y].rank)
+	})
+	return ord
+}
+
+// TestChainOrderMatchesSort: chainOrder, which partitions a buffer's
+// values instead of sorting them, orders them as the sort did, for every
+// buffer of every block after every prefix of random orders of windows
+// of random modules.
+func TestChainOrderMatchesSort(t *testing.T) {
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	checked := 0
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
+		require.NoError(t, err)
+		a, err := prepare(m, PostOrder)
+		if err != nil {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(seed, 5))
+		em := a.Events()
+		tl := a.Layout(a.Schedule)
+		steps := stepBytes(a.LowerBoundCurve(nil, nil))
+		for _, c := range sequentialComputations(a.Module, a.Kinds) {
+			nc := len(a.Schedule.Sequence(c))
+			if tl.Spans[c.ID].Start < 0 || nc == 0 {
+				continue
+			}
+			for _, w := range someWindows(nc) {
+				s, ok := newSegment(a, em, tl, a.Schedule, steps, c, w[0], w[1])
+				if !ok {
+					continue
+				}
+				order := randomBlockOrder(s, rng)
+				for i, next := range order {
+					for _, b := range order[i:] {
+						L := s.blen[b]
+						for _, buf := range s.involved[b] {
+							sb := &s.bufs[buf]
+							s.localSpans(sb, b)
+							require.Equal(t, chainOrderBySort(s, sb, L), slices.Clone(s.chainOrder(sb, L)), "seed %d: %s window %v block %d buffer %d", seed, c.Name, w, b, buf)
+							checked++
+						}
+					}
+					s.apply(next)
+				}
+				for i := len(order) - 1; i >= 0; i-- {
+					s.undo(order[i])
+				}
+			}
+		}
+	}
+	require.Positive(t, checked)
+	t.Logf("%d chain orders compared", checked)
 }

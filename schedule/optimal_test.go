@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // randomDAG returns the text of a module whose entry is a random DAG of n
@@ -191,7 +192,7 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 		m, err := hlo.ParseModule("dag.hlo", src)
 		require.NoError(t, err, src)
 		require.NoError(t, hlo.Verify(m), src)
-		a, _, err := AnalyzeInsertingCopies(m)
+		a, _, err := liveness.AnalyzeInsertingCopies(m)
 		require.NoError(t, err, src)
 		entry := m.Entry
 		if len(entry.Instructions) > 13 {
@@ -201,10 +202,10 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 		best := int64(-1)
 		var bestOrder []*hlo.Instruction
 		all := forEachOrder(entry, 2_000_000, func(order []*hlo.Instruction) {
-			s := NewSchedule("brute")
+			s := liveness.NewSchedule("brute")
 			s.Set(entry, order)
 			require.NoError(t, a.Reschedule(s))
-			if len(a.interference()) > 0 {
+			if len(a.Interference()) > 0 {
 				return // needs copies of its own: outside the space
 			}
 			if lb := a.LowerBound(nil).Bytes; best < 0 || lb < best {
@@ -216,7 +217,7 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 		if best < 0 {
 			continue // every order needs copies
 		}
-		r, err := Optimal(context.Background(), a, SearchOptions{})
+		r, err := RunOptimal(context.Background(), a, Options{})
 		require.NoError(t, err, src)
 		require.NoError(t, hlo.Verify(m))
 		require.NoError(t, r.Schedule.Validate(m, a.Kinds))
@@ -228,12 +229,12 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 			needs++
 			continue
 		}
-		require.Empty(t, a.interference(), "seed %d: optimal's order needs copies", seed)
+		require.Empty(t, a.Interference(), "seed %d: optimal's order needs copies", seed)
 		require.Equal(t, best, r.LowerBound, "seed %d: optimal %d, brute force %d (order %v)\n%s", seed, r.LowerBound, best, names(bestOrder), src)
 		require.Equal(t, best, a.LowerBound(nil).Bytes)
 		require.True(t, r.Proven, "seed %d: not proven: %s\n%s", seed, r.Why, src)
 
-		rs, err := Search(context.Background(), a, SearchOptions{})
+		rs, err := RunSearch(context.Background(), a, Options{})
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, rs.LowerBound, best, "seed %d", seed)
 		require.LessOrEqual(t, rs.LowerBound, rs.Start, "seed %d", seed)
@@ -258,11 +259,11 @@ func TestOptimalNeverBeaten(t *testing.T) {
 		src := randomDAG(seed, 14+int(seed%16))
 		m, err := hlo.ParseModule("dag.hlo", src)
 		require.NoError(t, err)
-		a, _, err := AnalyzeInsertingCopies(m)
+		a, _, err := liveness.AnalyzeInsertingCopies(m)
 		require.NoError(t, err)
-		rs, err := Search(context.Background(), a, SearchOptions{})
+		rs, err := RunSearch(context.Background(), a, Options{})
 		require.NoError(t, err)
-		r, err := Optimal(context.Background(), a, SearchOptions{})
+		r, err := RunOptimal(context.Background(), a, Options{})
 		require.NoError(t, err)
 		require.NoError(t, r.Schedule.Validate(m, a.Kinds))
 		if r.NeedsCopies || rs.NeedsCopies {
@@ -274,15 +275,15 @@ func TestOptimalNeverBeaten(t *testing.T) {
 		}
 		proven++
 		opt := r.LowerBound
-		again, err := Search(context.Background(), a, SearchOptions{}) // starts from optimal's order
+		again, err := RunSearch(context.Background(), a, Options{}) // starts from optimal's order
 		require.NoError(t, err)
 		require.Equal(t, opt, again.LowerBound, "seed %d: search beat a proven optimum\n%s", seed, src)
 		rng := rand.New(rand.NewPCG(seed, 11))
 		for k := 0; k < 200; k++ {
-			s := NewSchedule("random")
+			s := liveness.NewSchedule("random")
 			s.Set(m.Entry, randomOrder(m.Entry, rng))
 			require.NoError(t, a.Reschedule(s))
-			if len(a.interference()) > 0 {
+			if len(a.Interference()) > 0 {
 				continue
 			}
 			require.GreaterOrEqual(t, a.LowerBound(nil).Bytes, opt, "seed %d: a random order beat a proven optimum\n%s", seed, src)
@@ -308,9 +309,9 @@ func TestOptimalNeverBeatenWithCalls(t *testing.T) {
 		require.NoError(t, err)
 		_, err = hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
-		a, _, err := AnalyzeInsertingCopies(m)
+		a, _, err := liveness.AnalyzeInsertingCopies(m)
 		require.NoError(t, err)
-		r, err := Optimal(context.Background(), a, SearchOptions{})
+		r, err := RunOptimal(context.Background(), a, Options{})
 		require.NoError(t, err)
 		require.NoError(t, hlo.Verify(m))
 		require.NoError(t, r.Schedule.Validate(m, a.Kinds))
@@ -323,7 +324,7 @@ func TestOptimalNeverBeatenWithCalls(t *testing.T) {
 		for k := 0; k < 300; k++ {
 			s := randomSchedule(a, rng)
 			require.NoError(t, a.Reschedule(s))
-			if len(a.interference()) > 0 {
+			if len(a.Interference()) > 0 {
 				continue
 			}
 			require.GreaterOrEqual(t, a.LowerBound(nil).Bytes, opt, "seed %d: a random order beat a proven optimum\n%s", seed, src)
@@ -351,21 +352,21 @@ func TestExactRulesKeepTheOptimum(t *testing.T) {
 			require.NoError(t, err)
 			_, err = hlo.FlattenCallGraph(m)
 			require.NoError(t, err)
-			a, _, err := AnalyzeInsertingCopies(m)
+			a, _, err := liveness.AnalyzeInsertingCopies(m)
 			require.NoError(t, err)
 			res := &SearchResult{}
-			inc, _, _, err := a.warmStart(res)
+			inc, _, _, err := warmStart(a, res)
 			require.NoError(t, err)
 			if inc == nil {
 				continue
 			}
-			tl := a.layout(inc)
-			a.install(inc, tl)
+			tl := a.Layout(inc)
+			a.Install(inc, tl)
 			steps := stepBytes(a.LowerBoundCurve(nil, nil))
-			em := newEventModel(a)
+			em := a.Events()
 			for _, c := range sequentialComputations(m, a.Kinds) {
 				n := len(inc.Sequence(c))
-				if n == 0 || n > 30 || tl.spans[c.ID].Start < 0 {
+				if n == 0 || n > 30 || tl.Spans[c.ID].Start < 0 {
 					continue
 				}
 				s, ok := newSegment(a, em, tl, inc, steps, c, 0, n)

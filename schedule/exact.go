@@ -1,4 +1,4 @@
-package liveness
+package schedule
 
 // The exact search over the orders of one segment (segment.go): which
 // order of its blocks gives the smallest worst step.
@@ -214,73 +214,13 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 			return theta + 1, false
 		}
 	}
-	floor := d.opts.Floor
-	// The children, cheapest step first. A free child is the only one
-	// (see freeChild). A source is never a child of its own: it runs
-	// right before its first successor, as part of that successor's move
-	// (see segment.source).
-	kids := make([]child, 0, len(ready))
 	// An expansion whose children's steps visit many values (buffers of
 	// thousands of values, as a long loop's state can have) is charged
 	// as several, so that the budget bounds the work and a result stays
 	// independent of the machine's speed (the deadline is rarely what
 	// stops a search).
 	defer func(w0 int64) { d.res.Expansions += (s.work - w0) / workPerExpansion }(s.work)
-	var waiting []int32 // blocks that wait only for ready sources
-	for _, b := range ready {
-		if !d.opts.plain && s.source(b) {
-			for _, u := range s.succs[b] {
-				if !s.inS[u] && !slices.Contains(waiting, u) && d.onlySources(u) {
-					waiting = append(waiting, u)
-				}
-			}
-			continue
-		}
-		if !d.opts.plain && s.inert(b) {
-			// Its step holds what is open across it, which every next step
-			// holds too (segment.inert): no more than any other child.
-			kids = append(kids[:0], child{b: b, cost: max(s.cost(b, nil), floor)})
-			waiting = nil
-			break
-		}
-		c := max(s.cost(b, nil), floor)
-		s.apply(b)
-		kids = append(kids, child{b: b, cost: c, open: s.openBytes})
-		s.undo(b)
-	}
-	for _, u := range waiting {
-		var macro []int32
-		for _, p := range d.srcPreds[u] {
-			if !s.inS[p] {
-				macro = append(macro, p)
-			}
-		}
-		macro = append(macro, u)
-		c := int64(0)
-		for _, b := range macro {
-			c = max(c, s.cost(b, nil))
-			s.apply(b)
-		}
-		open := s.openBytes
-		for i := len(macro) - 1; i >= 0; i-- {
-			s.undo(macro[i])
-		}
-		kids = append(kids, child{b: u, cost: max(c, floor), open: open, macro: macro})
-	}
-	slices.SortFunc(kids, func(x, y child) int {
-		if x.cost != y.cost {
-			return cmpInt64(x.cost, y.cost)
-		}
-		if x.open != y.open {
-			return cmpInt64(x.open, y.open)
-		}
-		return int(x.b - y.b)
-	})
-	if len(kids) > 1 && !d.opts.plain {
-		if k, ok := d.freeChild(kids); ok {
-			kids = append(kids[:0], k)
-		}
-	}
+	kids := d.children(ready)
 	best, bestB := int64(-1), int32(-1)
 	lb := int64(1<<63 - 1)
 	for _, k := range kids {
@@ -348,6 +288,74 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 	}
 	d.memo.put(d.key, memoEntry{val: lb}, d.opts.MaxDead)
 	return lb, false
+}
+
+// children returns the moves from the current set (ready are the blocks
+// it makes ready), cheapest step first (then fewest bytes left open, then
+// incumbent order), each step figure taken no lower than the floor. A
+// free child is the only one (see freeChild), and so is an inert block. A
+// source is never a child of its own: it runs right before its first
+// successor, as part of that successor's move (see segment.source).
+func (d *dfs) children(ready []int32) []child {
+	s := d.s
+	floor := d.opts.Floor
+	kids := make([]child, 0, len(ready))
+	var waiting []int32 // blocks that wait only for ready sources
+	for _, b := range ready {
+		if !d.opts.plain && s.source(b) {
+			for _, u := range s.succs[b] {
+				if !s.inS[u] && !slices.Contains(waiting, u) && d.onlySources(u) {
+					waiting = append(waiting, u)
+				}
+			}
+			continue
+		}
+		if !d.opts.plain && s.inert(b) {
+			// Its step holds what is open across it, which every next step
+			// holds too (segment.inert): no more than any other child.
+			kids = append(kids[:0], child{b: b, cost: max(s.cost(b, nil), floor)})
+			waiting = nil
+			break
+		}
+		c := max(s.cost(b, nil), floor)
+		s.apply(b)
+		kids = append(kids, child{b: b, cost: c, open: s.openBytes})
+		s.undo(b)
+	}
+	for _, u := range waiting {
+		var macro []int32
+		for _, p := range d.srcPreds[u] {
+			if !s.inS[p] {
+				macro = append(macro, p)
+			}
+		}
+		macro = append(macro, u)
+		c := int64(0)
+		for _, b := range macro {
+			c = max(c, s.cost(b, nil))
+			s.apply(b)
+		}
+		open := s.openBytes
+		for i := len(macro) - 1; i >= 0; i-- {
+			s.undo(macro[i])
+		}
+		kids = append(kids, child{b: u, cost: max(c, floor), open: open, macro: macro})
+	}
+	slices.SortFunc(kids, func(x, y child) int {
+		if x.cost != y.cost {
+			return cmpInt64(x.cost, y.cost)
+		}
+		if x.open != y.open {
+			return cmpInt64(x.open, y.open)
+		}
+		return int(x.b - y.b)
+	})
+	if len(kids) > 1 && !d.opts.plain {
+		if k, ok := d.freeChild(kids); ok {
+			kids = append(kids[:0], k)
+		}
+	}
+	return kids
 }
 
 // freeChild returns, among kids sorted cheapest first, a free one whose

@@ -1,0 +1,136 @@
+package schedule
+
+import (
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// postOrder returns c's instructions in depth-first post-order, starting
+// from the root and then from every instruction nothing depends on, in text
+// order. order, when not nil, sorts each instruction's operands first.
+func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
+	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	marks := newInstMarks(c)
+	type frame struct {
+		in   *hlo.Instruction
+		deps []*hlo.Instruction
+		next int
+	}
+	// Each instruction's dependencies are cut from one arena, sized for
+	// all of them: no allocation per instruction.
+	edges := 0
+	for _, in := range c.Instructions {
+		edges += len(in.Operands) + len(in.ControlPredecessors())
+	}
+	arena := make([]*hlo.Instruction, 0, edges)
+	deps := func(in *hlo.Instruction) []*hlo.Instruction {
+		if len(arena)+len(in.Operands)+len(in.ControlPredecessors()) > cap(arena) {
+			arena = make([]*hlo.Instruction, 0, len(in.Operands)+len(in.ControlPredecessors())) // not c's: unverified input
+		}
+		start := len(arena)
+		arena = append(arena, in.ControlPredecessors()...)
+		ops := start + len(arena[start:])
+		arena = appendDistinct(arena, in.Operands)
+		if order != nil {
+			order(arena[ops:])
+		}
+		return arena[start:len(arena):len(arena)]
+	}
+	visit := func(start *hlo.Instruction) {
+		if marks.get(start) != 0 {
+			return
+		}
+		stack := []frame{{in: start, deps: deps(start)}}
+		marks.set(start, 1)
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next < len(f.deps) {
+				d := f.deps[f.next]
+				f.next++
+				if marks.get(d) == 0 {
+					marks.set(d, 1)
+					stack = append(stack, frame{in: d, deps: deps(d)})
+				}
+				continue
+			}
+			marks.set(f.in, 2)
+			out = append(out, f.in)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if c.Root != nil {
+		visit(c.Root)
+	}
+	for _, in := range c.Instructions {
+		if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 {
+			visit(in)
+		}
+	}
+	for _, in := range c.Instructions {
+		visit(in)
+	}
+	return out
+}
+
+// distinct returns the instructions of ins without repeats, first
+// occurrences in order, in a new slice.
+func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
+	return appendDistinct(make([]*hlo.Instruction, 0, len(ins)), ins)
+}
+
+// appendDistinct appends to out the instructions of ins without repeats,
+// first occurrences in order.
+func appendDistinct(out, ins []*hlo.Instruction) []*hlo.Instruction {
+	start := len(out)
+	if len(ins) <= 16 {
+	next:
+		for _, in := range ins {
+			for _, o := range out[start:] {
+				if o == in {
+					continue next
+				}
+			}
+			out = append(out, in)
+		}
+		return out
+	}
+	seen := make(map[*hlo.Instruction]bool, len(ins))
+	for _, in := range ins {
+		if !seen[in] {
+			seen[in] = true
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// instMarks holds a small mark per instruction of one computation, in a
+// slice by the computation's hlo.InstructionIndex; instructions from
+// elsewhere (operands of an unverified module) go to a map. (liveness
+// keeps its own for InstructionPostOrder.)
+type instMarks struct {
+	idx     hlo.InstructionIndex
+	marks   []uint8
+	foreign map[*hlo.Instruction]uint8
+}
+
+func newInstMarks(c *hlo.Computation) *instMarks {
+	return &instMarks{idx: hlo.NewInstructionIndex(c), marks: make([]uint8, len(c.Instructions))}
+}
+
+func (s *instMarks) get(in *hlo.Instruction) uint8 {
+	if k := s.idx.Of(in); k >= 0 {
+		return s.marks[k]
+	}
+	return s.foreign[in]
+}
+
+func (s *instMarks) set(in *hlo.Instruction, v uint8) {
+	if k := s.idx.Of(in); k >= 0 {
+		s.marks[k] = v
+		return
+	}
+	if s.foreign == nil {
+		s.foreign = map[*hlo.Instruction]uint8{}
+	}
+	s.foreign[in] = v
+}
