@@ -39,7 +39,7 @@
 // caller running fusion.Run on its own. Memory-space assignment prepares
 // and re-plans with the same slice.
 //
-// Packages below compile (liveness, fusion, assign, tpu) hold the
+// Packages below compile (liveness, schedule, fusion, assign, tpu) hold the
 // passes; they do not sequence them. Their own tests prepare modules with
 // internal/preptest, which compile's tests hold to giving the same
 // analysis.
