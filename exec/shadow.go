@@ -128,60 +128,12 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 	a := as.Analysis
 	rep := &ShadowReport{Steps: len(a.Sequence)}
 
-	// Slots by value ID.
-	type place struct {
-		alloc  int
-		offset int64
-		size   int64
-		ok     bool
+	places, bad := slotPlaces(as)
+	if bad != nil {
+		rep.Violation = bad
+		return rep, nil
 	}
-	places := make([]place, len(a.Values))
-	for ai, al := range as.Allocations {
-		for _, s := range al.Slots {
-			if s.Value == nil || s.Value.ID < 0 || s.Value.ID >= len(places) {
-				continue
-			}
-			places[s.Value.ID] = place{alloc: ai, offset: s.Offset, size: s.Size, ok: true}
-			if s.Offset < 0 || s.Offset+s.Size > al.Size || s.Offset+s.Size < s.Offset {
-				rep.Violation = &Violation{Kind: OutsideAllocation, Step: -1, Value: s.Value, Allocation: ai, Offset: s.Offset}
-				return rep, nil
-			}
-		}
-	}
-
-	writes := make([][]*liveness.Value, len(a.Sequence))
-	reads := make([][]*liveness.Value, len(a.Sequence))
-	// addReads records the steps that read v, once per step.
-	addReads := func(v *liveness.Value) {
-		seen := -1
-		for _, u := range v.Uses {
-			if u.HandsOn() {
-				continue
-			}
-			if t := a.Time(u.Inst); t >= 0 && t != seen {
-				reads[t] = append(reads[t], v)
-				seen = t
-			}
-		}
-	}
-	var preset []*liveness.Value // defined outside the schedule: present from the start
-	for _, v := range a.Values {
-		if v.IsPhi || v.Size == 0 {
-			continue
-		}
-		if t := a.Time(v.Inst); t >= 0 {
-			writes[t] = append(writes[t], v)
-		} else {
-			preset = append(preset, v)
-		}
-		addReads(v)
-	}
-	// Phis are read too: they own nothing of their own, their buffer does.
-	for _, v := range a.Values {
-		if v.IsPhi && v.Size > 0 {
-			addReads(v)
-		}
-	}
+	reads, writes, preset := stepAccesses(a)
 
 	// A buffer is needed after step t when one of its values is live
 	// across t, or is an output defined by then.
@@ -272,6 +224,73 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 	}
 	rep.Timeline = timeline(as)
 	return rep, nil
+}
+
+// shadowPlace is where a value's slot lies: its allocation, offset and
+// size (ok: the value has a slot).
+type shadowPlace struct {
+	alloc  int
+	offset int64
+	size   int64
+	ok     bool
+}
+
+// slotPlaces returns each value's place by value ID, or the violation of
+// the first slot outside its allocation.
+func slotPlaces(as *assign.Assignment) ([]shadowPlace, *Violation) {
+	places := make([]shadowPlace, len(as.Analysis.Values))
+	for ai, al := range as.Allocations {
+		for _, s := range al.Slots {
+			if s.Value == nil || s.Value.ID < 0 || s.Value.ID >= len(places) {
+				continue
+			}
+			places[s.Value.ID] = shadowPlace{alloc: ai, offset: s.Offset, size: s.Size, ok: true}
+			if s.Offset < 0 || s.Offset+s.Size > al.Size || s.Offset+s.Size < s.Offset {
+				return nil, &Violation{Kind: OutsideAllocation, Step: -1, Value: s.Value, Allocation: ai, Offset: s.Offset}
+			}
+		}
+	}
+	return places, nil
+}
+
+// stepAccesses returns, for each step of the schedule, the values its
+// instruction reads (once per step, phis included) and writes (values of
+// bytes, not phis), and the values defined outside the schedule, present
+// from the start.
+func stepAccesses(a *liveness.Analysis) (reads, writes [][]*liveness.Value, preset []*liveness.Value) {
+	writes = make([][]*liveness.Value, len(a.Sequence))
+	reads = make([][]*liveness.Value, len(a.Sequence))
+	// addReads records the steps that read v, once per step.
+	addReads := func(v *liveness.Value) {
+		seen := -1
+		for _, u := range v.Uses {
+			if u.HandsOn() {
+				continue
+			}
+			if t := a.Time(u.Inst); t >= 0 && t != seen {
+				reads[t] = append(reads[t], v)
+				seen = t
+			}
+		}
+	}
+	for _, v := range a.Values {
+		if v.IsPhi || v.Size == 0 {
+			continue
+		}
+		if t := a.Time(v.Inst); t >= 0 {
+			writes[t] = append(writes[t], v)
+		} else {
+			preset = append(preset, v)
+		}
+		addReads(v)
+	}
+	// Phis are read too: they own nothing of their own, their buffer does.
+	for _, v := range a.Values {
+		if v.IsPhi && v.Size > 0 {
+			addReads(v)
+		}
+	}
+	return reads, writes, preset
 }
 
 // needIndex answers "is a value of buffer b live across step t": for
