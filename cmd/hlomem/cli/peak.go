@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/internal/atomicfile"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 )
 
 // runPeak prints the peak-memory table of every module of the paths (the
-// golden file's format, package internal/peakgolden), or checks them
+// golden file's format, package assign/peakgolden), or checks them
 // against --golden, or rewrites it with --update.
 // peakFlags defines the flags of hlomem peak on fs and returns its run func.
 func peakFlags(fs *flagSet, e *env) func(args []string) error {

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/atomicfile"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 	"github.com/hlomem/hlomem/report"
 )
 
