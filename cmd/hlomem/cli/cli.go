@@ -144,8 +144,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	e := &env{ctx: ctx, stdin: stdin, stdout: &spool{ctx: ctx}, stderr: stderr}
 	defer e.stdout.close()
-	run := c.flags(newFlagSet(c, e), e)
-	err := runInterruptible(ctx, c.name, run, e, args[1:])
+	err := runInterruptible(ctx, c, e, args[1:])
 	if ctx.Err() != nil {
 		// Whatever the command returned, it was stopped: nothing of it
 		// is printed.
@@ -199,9 +198,9 @@ var interruptGrace = time.Second
 
 // runInterruptible runs the command; once ctx is done it waits at most
 // interruptGrace for it to return.
-func runInterruptible(ctx context.Context, name string, run func([]string) error, e *env, args []string) error {
+func runInterruptible(ctx context.Context, c *command, e *env, args []string) error {
 	done := make(chan error, 1)
-	go func() { done <- runProtected(name, run, args) }()
+	go func() { done <- runProtected(c, e, args) }()
 	select {
 	case err := <-done:
 		return err
@@ -217,15 +216,16 @@ func runInterruptible(ctx context.Context, name string, run func([]string) error
 	}
 }
 
-// runProtected runs a command and turns a panic (a bug) into an error that
-// names the command, so the user gets a message and exit status 1.
-func runProtected(name string, run func([]string) error, args []string) (err error) {
+// runProtected defines the command's flags, runs it and turns a panic (a
+// bug) into an error that names the command, so the user gets a message
+// and exit status 1.
+func runProtected(c *command, e *env, args []string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("hlomem %s: internal error: %v", name, r)
+			err = fmt.Errorf("hlomem %s: internal error: %v", c.name, r)
 		}
 	}()
-	return run(args)
+	return c.flags(newFlagSet(c, e), e)(args)
 }
 
 func writeUsage(w io.Writer) {
