@@ -8,6 +8,7 @@ package assign
 import (
 	"fmt"
 
+	"github.com/hlomem/hlomem/assign/gpualias"
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -51,9 +52,12 @@ type Target struct {
 // 128, 256 in module_0010), which 256-byte alignment cannot produce.
 // XLA:CPU aligns to 64. The TPU-like target uses 512-byte granules and the
 // padded sizes of tiled layouts; its scalar memory, SMEM (color 2), is
-// packed by 4-byte words.
+// packed by 4-byte words. The GPU decides a fusion's operand sharing by
+// XLA:GPU's rule, package assign/gpualias (a leaf over hlo and liveness,
+// so that naming it here imports no backend); the CPU and the TPU keep
+// liveness' generic rule.
 var (
-	GPU = Target{Name: "gpu", Alignment: 128, FusionCanShare: GPUFusionCanShare}
+	GPU = Target{Name: "gpu", Alignment: 128, FusionCanShare: gpualias.FusionCanShare}
 	CPU = Target{Name: "cpu", Alignment: 64}
 	TPU = Target{Name: "tpu", Alignment: 512, ColorAlignment: map[int64]int64{2: 4}}
 )

@@ -1,28 +1,3 @@
-// Package report is what a user looks at to see why a program needs its
-// memory: the totals of a module's buffer assignment, its peak (the
-// plan's occupancy, assign.Assignment.Occupancy) and what occupies memory
-// there, by allocation, with the source lines that made it, what a
-// different schedule, fusion or packer would save, and, given XLA's own
-// buffer assignment of the same module (refused when it is another
-// module's), where XLA put every buffer beside where hlomem puts it.
-//
-// Build plans a module (liveness and assign, as hlomem assign does) and
-// gathers a Report. The report writes itself as text (WriteText), as JSON
-// (WriteJSON), as one SVG of its charts (WriteSVG), as a self-contained
-// HTML memory viewer in the spirit of XProf's (WriteHTML: the bytes
-// occupied over program order with the peak marked, the buffer chart with
-// one rectangle per buffer at its offset over its live range, details on
-// hover, and a sortable table of what occupies memory at the peak), and
-// as a pprof profile of what occupies memory at the peak (WritePprof),
-// which go tool pprof reads. Every output reads the peak from the one
-// curve, Report.Live.
-//
-// Geometry. The buffer chart lays the plan's allocations one after the
-// other in index order, each at the sum of the sizes before it; a buffer
-// (liveness.Buffer: the values that share an address) sits at its
-// allocation's base plus its slot's offset, from the first step one of its
-// values is live to the last. Steps are positions in the flattened
-// schedule (liveness.Analysis.Sequence).
 package report
 
 import (

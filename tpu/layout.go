@@ -1,13 +1,3 @@
-// Package tpu models TPU-like memory: the tiled layouts XLA:TPU gives
-// arrays (shapes padded to tiles of 8×128 and friends), chip generations
-// with their HBM and VMEM sizes, memory-space assignment of values to the
-// small fast VMEM (S(1)) with prefetches, compile-time out-of-memory
-// reports that read like XLA:TPU's, and an HBM allocator for running
-// programs that compacts live buffers when a request fails from
-// fragmentation.
-//
-// Padded sizes are hlo.ByteSize's (XLA's ShapeUtil::ArraySize, which
-// honours the first tile and L(n)): this package only chooses the tiles.
 package tpu
 
 import (

@@ -52,8 +52,8 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/internal/goldenenv"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 )
 
 // Field names a byte figure of a module's line that a tolerance applies

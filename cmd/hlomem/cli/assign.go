@@ -13,122 +13,114 @@ import (
 	"github.com/hlomem/hlomem/tpu"
 )
 
-func init() {
-	register(&command{
-		name:    "assign",
-		usage:   "[--target=gpu|cpu|tpu [--generation=GEN] [--vmem=SIZE] [--smem=SIZE]] [--algo=NAME] [--align=N] [--budget=D] [--gap=F] [--schedule=NAME] [--schedule-budget=N] [--fuse] [--format=xla|report|json|csv] [--peak-format=current|legacy] FILE.hlo",
-		summary: "XLA-style buffer assignment; xla = XLA's buffer-assignment text, report = its memory-usage report",
-		run:     runAssign,
-	})
-}
-
-func runAssign(e *env, args []string) error {
-	c := commands["assign"]
-	fs := newFlagSet(c, e)
-	target := fs.String("target", "", targetFlag)
-	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
-	align := fs.Int64("align", 0, "temp chunk alignment in bytes; 0 means the target's")
-	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
-	gap := fs.Float64("gap", assign.DefaultGap, "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
-	sched := addScheduleFlags(fs, "scheduler: ")
-	format := fs.String("format", "xla", "output: xla, report, json or csv")
-	fuse := fs.Bool("fuse", false, fuseFlag)
-	peak := fs.String("peak-format", "current", peakFormatFlag)
-	genName := fs.String("generation", "tpu-v4", "with --target=tpu: the chip generation whose tiling arrays without one get, and whose SMEM --vmem uses (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x, tpu-custom:HBM[:VMEM[:SMEM]])")
+// assignFlags defines the flags of hlomem assign on fs and returns its run func.
+func assignFlags(fs *flagSet, e *env) func(args []string) error {
+	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag)
+	genName := fs.String("generation", "tpu-v4", "GEN", "with --target=tpu: the chip generation whose tiling arrays without one get, and whose SMEM --vmem uses (tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x, tpu-custom:HBM[:VMEM[:SMEM]])")
 	var sf spaceFlags
 	sf.register(fs, false)
+	algo := fs.String("algo", "auto", "NAME", "packer for the temp heaps (see hlomem pack); xla reproduces XLA")
+	align := fs.Int64("align", 0, "N", "temp chunk alignment in bytes; 0 means the target's")
+	budget := fs.Duration("budget", assign.DefaultBudget, "D", "time the search of auto and exact may take per temp heap")
+	gap := fs.Float64("gap", assign.DefaultGap, "F", "relative distance from a temp heap's lower bound within which the search of a heap over 5,000 values stops (0: search on)")
+	sched := addScheduleFlags(fs, "scheduler: ")
+	fuse := fs.Bool("fuse", false, fuseFlag)
+	format := fs.String("format", "xla", "xla|report|json|csv", "output: xla, report, json or csv")
+	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	e.passesFlag(fs)
-	file, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	// Every flag is checked before the input is read.
-	if err := checkTarget("assign", *target); err != nil {
-		return err
-	}
-	if err := checkAlgo("assign", *algo); err != nil {
-		return err
-	}
-	if err := checkSchedule("assign", *sched.name); err != nil {
-		return err
-	}
-	if err := oneOf("assign", "format", *format, []string{"xla", "report", "json", "csv"}); err != nil {
-		return err
-	}
-	gen, err := tpu.GenerationByName(*genName)
-	if err != nil {
-		return flagError("assign", "--generation: %v", err)
-	}
-	xopts, err := xlaOptions("assign", *peak)
-	if err != nil {
-		return err
-	}
-	if *align < 0 || *align&(*align-1) != 0 {
-		return flagError("assign", "--align must be a power of two (or 0 for the target's), got %d", *align)
-	}
-	if *gap < 0 || *gap != *gap {
-		return flagError("assign", "--gap must not be negative, got %v", *gap)
-	}
-	if *budget < 0 {
-		return flagError("assign", "--budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultBudget)
-	}
-	tgt, note := targetFor("assign", *target, file)
-	isTPU := tgt.Name == assign.TPU.Name
-	use := false
-	if isTPU {
-		if use, err = sf.apply(&gen, false); err != nil {
-			return flagError("assign", "%v", err)
-		}
-	} else if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
-		return flagError("assign", "--vmem, --smem and --min-window need --target=tpu")
-	}
-	if note != "" {
-		fmt.Fprintln(e.stderr, note)
-	}
-	l := map[string]layout{"xla": splitMarker, "report": headed, "json": jsonArray, "csv": table}[*format]
-	// --format=csv: the temp heaps of every module in one table, with
-	// the module and the heap's color leading each row, and the
-	// alignment column always there.
-	csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
-	g := *gap
-	if g == 0 {
-		g = -1 // Options: 0 is the default, negative none
-	}
-	// With --fuse, fusion keeps the total of this very plan from rising.
-	opts := compileOptions(sched, *fuse, true)
-	opts.Target = tgt
-	opts.Assign = assign.Options{Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
-	if isTPU {
-		opts.Generation = &gen
-		if use {
-			opts.Spaces = &tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: sf.minWindow}
-		}
-	}
-	err = eachCompiled(e, file, opts, l, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
-		as := r.Assignment
-		if err := writeAssignment(w, as, m, *format, xopts, csvw); err != nil {
+	return func(args []string) error {
+		file, err := parseArgs(fs, args)
+		if err != nil {
 			return err
 		}
-		if isTPU && (*format == "xla" || *format == "report") {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
+		// Every flag is checked before the input is read.
+		if err := checkTarget("assign", *target); err != nil {
+			return err
+		}
+		if err := checkAlgo("assign", *algo); err != nil {
+			return err
+		}
+		if err := checkSchedule("assign", *sched.name); err != nil {
+			return err
+		}
+		if err := oneOf("assign", "format", *format, []string{"xla", "report", "json", "csv"}); err != nil {
+			return err
+		}
+		gen, err := tpu.GenerationByName(*genName)
+		if err != nil {
+			return flagError("assign", "--generation: %v", err)
+		}
+		xopts, err := xlaOptions("assign", *peak)
+		if err != nil {
+			return err
+		}
+		if *align < 0 || *align&(*align-1) != 0 {
+			return flagError("assign", "--align must be a power of two (or 0 for the target's), got %d", *align)
+		}
+		if *gap < 0 || *gap != *gap {
+			return flagError("assign", "--gap must not be negative, got %v", *gap)
+		}
+		if *budget < 0 {
+			return flagError("assign", "--budget must not be negative, got %v (0 means the default, %v)", *budget, assign.DefaultBudget)
+		}
+		tgt, note := targetFor("assign", *target, file)
+		isTPU := tgt.Name == assign.TPU.Name
+		use := false
+		if isTPU {
+			if use, err = sf.apply(&gen, false); err != nil {
+				return flagError("assign", "%v", err)
 			}
-			if err := as.Padding().Write(w, 0); err != nil {
-				return err
-			}
-			if r.Spaces != nil {
-				return writeSpaces(w, r.Spaces, gen)
+		} else if sf.vmem != "" || sf.smem != "" || sf.minWindow != 0 {
+			return flagError("assign", "--vmem, --smem and --min-window need --target=tpu")
+		}
+		if note != "" {
+			fmt.Fprintln(e.stderr, note)
+		}
+		l := map[string]layout{"xla": splitMarker, "report": headed, "json": jsonArray, "csv": table}[*format]
+		// --format=csv: the temp heaps of every module in one table, with
+		// the module and the heap's color leading each row, and the
+		// alignment column always there.
+		csvw := pack.NewCSVWriter(e.stdout, pack.CSVColumns{Alignment: true}, "module", "color")
+		g := *gap
+		if g == 0 {
+			g = -1 // Options: 0 is the default, negative none
+		}
+		// With --fuse, fusion keeps the total of this very plan from rising.
+		opts := compileOptions(sched, *fuse, true)
+		opts.Target = tgt
+		opts.Assign = assign.Options{Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
+		if isTPU {
+			opts.Generation = &gen
+			if use {
+				opts.Spaces = &tpu.SpaceOptions{VMEM: gen.VMEM, SMEM: gen.SMEM, MinWindow: sf.minWindow}
 			}
 		}
+		err = eachCompiled(e, file, opts, l, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+			as := r.Assignment
+			if err := writeAssignment(w, as, m, *format, xopts, csvw); err != nil {
+				return err
+			}
+			if isTPU && (*format == "xla" || *format == "report") {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+				if err := as.Padding().Write(w, 0); err != nil {
+					return err
+				}
+				if r.Spaces != nil {
+					return writeSpaces(w, r.Spaces, gen)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if *format == "csv" {
+			return csvw.Flush()
+		}
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if *format == "csv" {
-		return csvw.Flush()
-	}
-	return nil
 }
 
 // writeAssignment writes one module's plan in format.

@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -79,25 +78,6 @@ func watchInterrupts(stderr io.Writer) (ctx context.Context, stop func()) {
 	}
 }
 
-// command is one subcommand of hlomem.
-type command struct {
-	name    string
-	usage   string // one line: arguments and flags
-	summary string
-	run     func(env *env, args []string) error
-}
-
-// commands is the table of subcommands; each file of this package adds its
-// entry here so that the help text lists them in one place.
-var commands = map[string]*command{}
-
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("cli: duplicate command " + c.name)
-	}
-	commands[c.name] = c
-}
-
 // env carries a command's context and its input and output streams.
 type env struct {
 	// ctx is cancelled by an interrupt: every stage of the command stops.
@@ -111,7 +91,7 @@ type env struct {
 
 // passesFlag defines --passes on fs for the commands that run the
 // pipeline.
-func (e *env) passesFlag(fs *flag.FlagSet) {
+func (e *env) passesFlag(fs *flagSet) {
 	fs.BoolVar(&e.passes, "passes", false, "print each pipeline pass as it ends on stderr: its name, its time, whether it changed the module")
 }
 
@@ -151,8 +131,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		writeUsage(stdout)
 		return exitOK
 	}
-	c, ok := commands[args[0]]
-	if !ok {
+	c := lookup(args[0])
+	if c == nil {
 		fmt.Fprintf(stderr, "hlomem: unknown command %q\n", args[0])
 		writeUsage(stderr)
 		return exitFailure
@@ -236,15 +216,16 @@ func runInterruptible(ctx context.Context, c *command, e *env, args []string) er
 	}
 }
 
-// runProtected runs a command and turns a panic (a bug) into an error that
-// names the command, so the user gets a message and exit status 1.
+// runProtected defines the command's flags, runs it and turns a panic (a
+// bug) into an error that names the command, so the user gets a message
+// and exit status 1.
 func runProtected(c *command, e *env, args []string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("hlomem %s: internal error: %v", c.name, r)
 		}
 	}()
-	return c.run(e, args)
+	return c.flags(newFlagSet(c, e), e)(args)
 }
 
 func writeUsage(w io.Writer) {
@@ -255,32 +236,15 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "with a module column.")
 	fmt.Fprintln(w, "")
 	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "            hlomem %s %s\n", c.name, c.usage())
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		c := commands[n]
-		fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
-		fmt.Fprintf(w, "            hlomem %s %s\n", n, c.usage)
-	}
-}
-
-// newFlagSet returns a flag set for command c whose errors name the command.
-func newFlagSet(c *command, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet("hlomem "+c.name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: hlomem %s %s\n", c.name, c.usage)
-		fs.PrintDefaults()
-	}
-	return fs
 }
 
 // parseArgs parses flags and requires exactly one positional argument, the
 // input file. Flags may come before or after the file.
-func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
+func parseArgs(fs *flagSet, args []string) (string, error) {
 	pos, err := parseFiles(fs, args)
 	if err != nil {
 		return "", err
@@ -298,7 +262,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (string, error) {
 // A flag the flag set cannot parse (an unknown flag, a value of the wrong
 // type) is an error naming the command and the flag, with the command's
 // usage line; -h prints the full usage.
-func parseFiles(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseFiles(fs *flagSet, args []string) ([]string, error) {
 	var pos []string
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
@@ -314,10 +278,7 @@ func parseFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 			// The flag package names flags with one dash; hlomem's usage
 			// writes two, as either parses.
 			msg := strings.Replace(err.Error(), " -", " --", 1)
-			line := ""
-			if c := commands[strings.TrimPrefix(fs.Name(), "hlomem ")]; c != nil {
-				line = fmt.Sprintf("\nusage: %s %s (hlomem %s -h lists the flags)", fs.Name(), strings.SplitN(c.usage, "\n", 2)[0], c.name)
-			}
+			line := fmt.Sprintf("\nusage: %s %s (%s -h lists the flags)", fs.Name(), fs.usageLine(), fs.Name())
 			return nil, &exitError{code: exitFailure, msg: fs.Name() + ": " + msg + line}
 		}
 		if fs.NArg() == 0 {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,12 +20,12 @@ type deviceFlags struct {
 	device, memFraction, allocator, workload, preallocate string
 }
 
-func (d *deviceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.device, "device", "", "run on a modelled GPU: a100-40gb, a100-80gb (a100), h100-80gb (h100), h200 or custom:SIZE, printing the allocator's stats after each step; or on a TPU generation: tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x or tpu-custom:HBM[:VMEM[:SMEM]], printing unpadded and padded live bytes per step")
-	fs.StringVar(&d.preallocate, "preallocate", "", "true or false: reserve the whole limit when the client starts (default: "+gpu.EnvPreallocate+", else true)")
-	fs.StringVar(&d.memFraction, "mem-fraction", "", "share of the device's total memory the client may use (default: "+gpu.EnvMemFraction+", else 0.75)")
-	fs.StringVar(&d.allocator, "allocator", "", "client allocator: default, bfc, platform or cuda_async (default: "+gpu.EnvAllocator+", else bfc)")
-	fs.StringVar(&d.workload, "workload", "", "a JSON session of put, put_params, run, delete and defragment steps over the programs (see gpu.Workload)")
+func (d *deviceFlags) register(fs *flagSet) {
+	fs.StringVar(&d.device, "device", "", "NAME", "run on a modelled GPU: a100-40gb, a100-80gb (a100), h100-80gb (h100), h200 or custom:SIZE, printing the allocator's stats after each step; or on a TPU generation: tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-7x or tpu-custom:HBM[:VMEM[:SMEM]], printing unpadded and padded live bytes per step")
+	fs.StringVar(&d.preallocate, "preallocate", "", "BOOL", "true or false: reserve the whole limit when the client starts (default: "+gpu.EnvPreallocate+", else true)")
+	fs.StringVar(&d.memFraction, "mem-fraction", "", "F", "share of the device's total memory the client may use (default: "+gpu.EnvMemFraction+", else 0.75)")
+	fs.StringVar(&d.allocator, "allocator", "", "NAME", "client allocator: default, bfc, platform or cuda_async (default: "+gpu.EnvAllocator+", else bfc)")
+	fs.StringVar(&d.workload, "workload", "", "FILE", "a JSON session of put, put_params, run, delete and defragment steps over the programs (see gpu.Workload)")
 }
 
 func (d *deviceFlags) active() bool {

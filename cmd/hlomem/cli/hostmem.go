@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/hlomem/hlomem/assign"
@@ -26,8 +25,8 @@ type hostMemoryFlag struct {
 	text string
 }
 
-func (f *hostMemoryFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.text, "host-memory", "", "host memory the run may take (e.g. 8GiB, 512MiB, bytes); a run estimated to need more is refused, exit 1 (default: half of this machine's memory, or of its cgroup's limit when lower)")
+func (f *hostMemoryFlag) register(fs *flagSet) {
+	fs.StringVar(&f.text, "host-memory", "", "SIZE", "host memory the run may take (e.g. 8GiB, 512MiB, bytes); a run estimated to need more is refused, exit 1 (default: half of this machine's memory, or of its cgroup's limit when lower)")
 }
 
 // hostLimit is the limit a run is checked against.

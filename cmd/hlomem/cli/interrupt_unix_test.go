@@ -173,12 +173,15 @@ func TestInterruptEveryCommand(t *testing.T) {
 func blockingCommand(t *testing.T) (release func()) {
 	t.Helper()
 	ch := make(chan struct{})
-	register(&command{name: "test-block", summary: "blocks until released", run: func(e *env, args []string) error {
-		e.stdout.WriteString("partial output\n")
-		<-ch
-		return nil
+	old := commands
+	commands = append(commands[:len(commands):len(commands)], &command{name: "test-block", summary: "blocks until released", flags: func(_ *flagSet, e *env) func([]string) error {
+		return func([]string) error {
+			e.stdout.WriteString("partial output\n")
+			<-ch
+			return nil
+		}
 	}})
-	t.Cleanup(func() { delete(commands, "test-block") })
+	t.Cleanup(func() { commands = old })
 	var once sync.Once
 	return func() { once.Do(func() { close(ch) }) }
 }

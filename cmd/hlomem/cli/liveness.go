@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,15 +9,6 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/schedule"
 )
-
-func init() {
-	register(&command{
-		name:    "liveness",
-		usage:   "[--format=xla|json] [--peak-format=current|legacy] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo",
-		summary: "live ranges of every buffer; --format=xla matches XLA's HloLiveRange dump",
-		run:     runLiveness,
-	})
-}
 
 // fuseFlag documents --fuse, shared by several commands.
 const fuseFlag = "simplify and fuse the module first (hlomem fuse), keeping its lower bound (and for assign and run the assigned total) from rising"
@@ -42,10 +32,10 @@ type scheduleFlags struct {
 
 // addScheduleFlags defines --schedule (documented as doc) and
 // --schedule-budget on fs.
-func addScheduleFlags(fs *flag.FlagSet, doc string) scheduleFlags {
+func addScheduleFlags(fs *flagSet, doc string) scheduleFlags {
 	return scheduleFlags{
-		name:   fs.String("schedule", "", doc+scheduleFlag),
-		budget: fs.Int64("schedule-budget", 0, fmt.Sprintf("expansions (sets of scheduled instructions) the best, search and optimal schedulers may search per module; 0 means their defaults (%d, %d for optimal), negative the best heuristic only", schedule.DefaultSearchBudget, schedule.DefaultOptimalBudget)),
+		name:   fs.String("schedule", "", "NAME", doc+scheduleFlag),
+		budget: fs.Int64("schedule-budget", 0, "N", fmt.Sprintf("expansions (sets of scheduled instructions) the best, search and optimal schedulers may search per module; 0 means their defaults (%d, %d for optimal), negative the best heuristic only", schedule.DefaultSearchBudget, schedule.DefaultOptimalBudget)),
 	}
 }
 
@@ -54,39 +44,40 @@ func (f scheduleFlags) search() schedule.Options {
 	return schedule.Options{Budget: *f.budget}
 }
 
-func runLiveness(e *env, args []string) error {
-	c := commands["liveness"]
-	fs := newFlagSet(c, e)
-	format := fs.String("format", "xla", "output format: xla or json")
+// livenessFlags defines the flags of hlomem liveness on fs and returns its run func.
+func livenessFlags(fs *flagSet, e *env) func(args []string) error {
+	format := fs.String("format", "xla", "xla|json", "output format: xla or json")
+	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	sched := addScheduleFlags(fs, "scheduler: ")
-	peak := fs.String("peak-format", "current", peakFormatFlag)
 	fuse := fs.Bool("fuse", false, fuseFlag)
-	file, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := oneOf("liveness", "format", *format, []string{"xla", "json"}); err != nil {
-		return err
-	}
-	if err := checkSchedule("liveness", *sched.name); err != nil {
-		return err
-	}
-	xopts, err := xlaOptions("liveness", *peak)
-	if err != nil {
-		return err
-	}
-	l := splitMarker
-	if *format == "json" {
-		l = jsonArray
-	}
-	opts := compileOptions(sched, *fuse, false)
-	opts.Until = "schedule"
-	return eachCompiled(e, file, opts, l, func(w io.Writer, _ *hlo.Module, r *compile.Result) error {
-		if *format == "json" {
-			return r.Analysis.WriteJSON(w)
+	return func(args []string) error {
+		file, err := parseArgs(fs, args)
+		if err != nil {
+			return err
 		}
-		return r.Analysis.WriteXLAWith(w, xopts)
-	})
+		if err := oneOf("liveness", "format", *format, []string{"xla", "json"}); err != nil {
+			return err
+		}
+		if err := checkSchedule("liveness", *sched.name); err != nil {
+			return err
+		}
+		xopts, err := xlaOptions("liveness", *peak)
+		if err != nil {
+			return err
+		}
+		l := splitMarker
+		if *format == "json" {
+			l = jsonArray
+		}
+		opts := compileOptions(sched, *fuse, false)
+		opts.Until = "schedule"
+		return eachCompiled(e, file, opts, l, func(w io.Writer, _ *hlo.Module, r *compile.Result) error {
+			if *format == "json" {
+				return r.Analysis.WriteJSON(w)
+			}
+			return r.Analysis.WriteXLAWith(w, xopts)
+		})
+	}
 }
 
 // peakFormatFlag documents --peak-format, shared by liveness and assign.

@@ -9,103 +9,95 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/internal/atomicfile"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 )
 
-func init() {
-	register(&command{
-		name:    "peak",
-		usage:   "[--golden=FILE] [--update] [--tolerance=PCT] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] PATH...",
-		summary: "peak memory per module of HLO files and XLA dump directories; with --golden a regression check for CI (exit 1 out of tolerance)",
-		run:     runPeak,
-	})
-}
-
 // runPeak prints the peak-memory table of every module of the paths (the
-// golden file's format, package internal/peakgolden), or checks them
+// golden file's format, package assign/peakgolden), or checks them
 // against --golden, or rewrites it with --update.
-func runPeak(e *env, args []string) error {
-	c := commands["peak"]
-	fs := newFlagSet(c, e)
-	golden := fs.String("golden", "", "golden file to check against (or to write with --update)")
+// peakFlags defines the flags of hlomem peak on fs and returns its run func.
+func peakFlags(fs *flagSet, e *env) func(args []string) error {
+	golden := fs.String("golden", "", "FILE", "golden file to check against (or to write with --update)")
 	update := fs.Bool("update", false, "rewrite the --golden file with this run's figures instead of checking")
-	tolPct := fs.Float64("tolerance", 0, "how far, in percent of the golden figure, lower bound, temp and total bytes may move either way (1 = 1%); 0 is exact")
-	target := fs.String("target", "", targetFlag+" (one target for every input)")
-	algo := fs.String("algo", peakgolden.DefaultAlgorithm, "packer for the temp heaps: xla (XLA's heap, the default), portfolio or another greedy packer; auto and exact are refused, their result depends on timing")
-	sched := fs.String("schedule", "", "scheduler: "+scheduleFlag)
-	paths, err := parseFiles(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(paths) == 0 {
-		fs.Usage()
-		return &exitError{code: exitFailure, msg: "hlomem peak: want at least one HLO file or XLA dump directory"}
-	}
-	switch {
-	case *update && *golden == "":
-		return errors.New("hlomem peak: --update rewrites the --golden file; say which with --golden=FILE")
-	case *tolPct != 0 && *golden == "":
-		return errors.New("hlomem peak: --tolerance applies to a check against --golden=FILE")
-	case *tolPct < 0 || math.IsNaN(*tolPct) || math.IsInf(*tolPct, 0):
-		return fmt.Errorf("hlomem peak: --tolerance must be a percentage of at least 0, got %v", *tolPct)
-	}
-	if err := checkTarget("peak", *target); err != nil {
-		return err
-	}
-	if err := checkSchedule("peak", *sched); err != nil {
-		return err
-	}
-	if *update {
-		if err := atomicfile.Check(*golden); err != nil {
-			return flagError("peak", "--golden: %v", err)
+	tolPct := fs.Float64("tolerance", 0, "PCT", "how far, in percent of the golden figure, lower bound, temp and total bytes may move either way (1 = 1%); 0 is exact")
+	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag+" (one target for every input)")
+	algo := fs.String("algo", peakgolden.DefaultAlgorithm, "NAME", "packer for the temp heaps: xla (XLA's heap, the default), portfolio or another greedy packer; auto and exact are refused, their result depends on timing")
+	sched := fs.String("schedule", "", "NAME", "scheduler: "+scheduleFlag)
+	return func(args []string) error {
+		paths, err := parseFiles(fs, args)
+		if err != nil {
+			return err
 		}
-	}
-	opts := peakgolden.Options{Algorithm: *algo, Schedule: *sched}
-	if err := opts.Check(); err != nil {
-		return flagError("peak", "%v", err)
-	}
-	in, err := peakgolden.Collect(paths)
-	if err != nil {
-		return fmt.Errorf("hlomem peak: %w", err)
-	}
-	for _, d := range in.Dirs {
-		fmt.Fprintf(e.stderr, "hlomem peak: %s\n", d.Note())
-	}
-	for _, p := range in.Repeated {
-		fmt.Fprintf(e.stderr, "hlomem peak: %s: read already from an earlier path, not again\n", p)
-	}
-	tgt, note, err := peakTarget(*target, in.Files)
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		fmt.Fprintln(e.stderr, note)
-	}
-	opts.Target = tgt
-	// An interrupt stops the run before anything is written: the golden
-	// file is written last, through a temporary file renamed into place.
-	ctx := e.ctx
-	if *golden == "" {
-		lines, err := peakgolden.Measure(ctx, in.Files, opts)
+		if len(paths) == 0 {
+			fs.Usage()
+			return &exitError{code: exitFailure, msg: "hlomem peak: want at least one HLO file or XLA dump directory"}
+		}
+		switch {
+		case *update && *golden == "":
+			return errors.New("hlomem peak: --update rewrites the --golden file; say which with --golden=FILE")
+		case *tolPct != 0 && *golden == "":
+			return errors.New("hlomem peak: --tolerance applies to a check against --golden=FILE")
+		case *tolPct < 0 || math.IsNaN(*tolPct) || math.IsInf(*tolPct, 0):
+			return fmt.Errorf("hlomem peak: --tolerance must be a percentage of at least 0, got %v", *tolPct)
+		}
+		if err := checkTarget("peak", *target); err != nil {
+			return err
+		}
+		if err := checkSchedule("peak", *sched); err != nil {
+			return err
+		}
+		if *update {
+			if err := atomicfile.Check(*golden); err != nil {
+				return flagError("peak", "--golden: %v", err)
+			}
+		}
+		opts := peakgolden.Options{Algorithm: *algo, Schedule: *sched}
+		if err := opts.Check(); err != nil {
+			return flagError("peak", "%v", err)
+		}
+		in, err := peakgolden.Collect(paths)
+		if err != nil {
+			return fmt.Errorf("hlomem peak: %w", err)
+		}
+		for _, d := range in.Dirs {
+			fmt.Fprintf(e.stderr, "hlomem peak: %s\n", d.Note())
+		}
+		for _, p := range in.Repeated {
+			fmt.Fprintf(e.stderr, "hlomem peak: %s: read already from an earlier path, not again\n", p)
+		}
+		tgt, note, err := peakTarget(*target, in.Files)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(e.stderr, note)
+		}
+		opts.Target = tgt
+		// An interrupt stops the run before anything is written: the golden
+		// file is written last, through a temporary file renamed into place.
+		ctx := e.ctx
+		if *golden == "" {
+			lines, err := peakgolden.Measure(ctx, in.Files, opts)
+			if err != nil {
+				return peakError(ctx, err)
+			}
+			return peakgolden.Write(e.stdout, opts, lines)
+		}
+		r, err := peakgolden.Check(ctx, in.Files, *golden, opts, peakgolden.Tolerance{Default: *tolPct / 100}, *update)
 		if err != nil {
 			return peakError(ctx, err)
 		}
-		return peakgolden.Write(e.stdout, opts, lines)
+		if _, err := e.stdout.WriteString(r.String()); err != nil {
+			return err
+		}
+		if r.Failed() {
+			// The verdicts are the result: they reach stdout with exit 1.
+			return &exitError{code: exitFailure, keepOutput: true,
+				msg: "hlomem peak: out of tolerance; if the change is intended, rerun with --update and commit " + *golden}
+		}
+		return nil
 	}
-	r, err := peakgolden.Check(ctx, in.Files, *golden, opts, peakgolden.Tolerance{Default: *tolPct / 100}, *update)
-	if err != nil {
-		return peakError(ctx, err)
-	}
-	if _, err := e.stdout.WriteString(r.String()); err != nil {
-		return err
-	}
-	if r.Failed() {
-		// The verdicts are the result: they reach stdout with exit 1.
-		return &exitError{code: exitFailure, keepOutput: true,
-			msg: "hlomem peak: out of tolerance; if the change is intended, rerun with --update and commit " + *golden}
-	}
-	return nil
 }
 
 // peakTarget is the one target peak plans every input for: --target's,

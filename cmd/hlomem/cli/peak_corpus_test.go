@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 	"github.com/stretchr/testify/require"
 )
 

@@ -9,208 +9,200 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/atomicfile"
-	"github.com/hlomem/hlomem/internal/peakgolden"
 	"github.com/hlomem/hlomem/report"
 )
 
-func init() {
-	register(&command{
-		name:    "report",
-		usage:   "[--html=OUT.html] [--svg=OUT.svg] [--pprof=OUT.pb.gz] [--format=text|json] [--top=N] [--what-if=BOOL] [--xla=FILE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo|DUMPDIR",
-		summary: "what a module's memory goes to: totals, the peak and what occupies memory there with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
-		run:     runReport,
-	})
-}
-
-func runReport(e *env, args []string) error {
-	c := commands["report"]
-	fs := newFlagSet(c, e)
-	htmlOut := fs.String("html", "", "write the memory viewer, one self-contained HTML page, to this file")
-	svgOut := fs.String("svg", "", "write the charts (memory occupied over program order, buffers by address) as one SVG to this file (several modules: one file each, the module's name before the extension)")
-	pprofOut := fs.String("pprof", "", "write what occupies memory at the peak as a pprof profile to this file (several modules: one file each)")
-	format := fs.String("format", "text", "report on standard output: text or json")
-	top := fs.Int("top", report.DefaultTop, "how many of what occupies memory at the peak the text lists; 0 lists them all")
+// reportFlags defines the flags of hlomem report on fs and returns its run func.
+func reportFlags(fs *flagSet, e *env) func(args []string) error {
+	htmlOut := fs.String("html", "", "OUT.html", "write the memory viewer, one self-contained HTML page, to this file")
+	svgOut := fs.String("svg", "", "OUT.svg", "write the charts (memory occupied over program order, buffers by address) as one SVG to this file (several modules: one file each, the module's name before the extension)")
+	pprofOut := fs.String("pprof", "", "OUT.pb.gz", "write what occupies memory at the peak as a pprof profile to this file (several modules: one file each)")
+	format := fs.String("format", "text", "text|json", "report on standard output: text or json")
+	top := fs.Int("top", report.DefaultTop, "N", "how many of what occupies memory at the peak the text lists; 0 lists them all")
 	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
-	xlaFile := fs.String("xla", "", "XLA's buffer assignment of the module (*-buffer-assignment.txt; refused when it names another module, other instructions or other shapes); default: the one beside an *after_optimizations.txt")
-	target := fs.String("target", "", targetFlag)
-	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
-	budget := fs.Duration("budget", assign.DefaultBudget, "time the search of auto and exact may take per temp heap")
+	xlaFile := fs.String("xla", "", "FILE", "XLA's buffer assignment of the module (*-buffer-assignment.txt; refused when it names another module, other instructions or other shapes); default: the one beside an *after_optimizations.txt")
+	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag)
+	algo := fs.String("algo", "auto", "NAME", "packer for the temp heaps (see hlomem pack)")
+	budget := fs.Duration("budget", assign.DefaultBudget, "D", "time the search of auto and exact may take per temp heap")
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
-	path, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	// Every flag is checked before any input is read.
-	if err := oneOf("report", "format", *format, []string{"text", "json"}); err != nil {
-		return err
-	}
-	if err := checkTarget("report", *target); err != nil {
-		return err
-	}
-	if err := checkAlgo("report", *algo); err != nil {
-		return err
-	}
-	if err := checkSchedule("report", *sched.name); err != nil {
-		return err
-	}
-	if *budget < 0 {
-		return flagError("report", "--budget must not be negative, got %v", *budget)
-	}
-	if *top < 0 {
-		return flagError("report", "--top must be at least 0 (0 lists every buffer), got %d", *top)
-	}
-	for _, f := range []struct{ flag, path string }{{"html", *htmlOut}, {"svg", *svgOut}, {"pprof", *pprofOut}} {
-		if f.path == "" {
-			continue
-		}
-		if err := atomicfile.Check(f.path); err != nil {
-			return flagError("report", "--%s: %v", f.flag, err)
-		}
-	}
-	if *top == 0 {
-		*top = -1 // report.Options: negative lists all
-	}
-	ctx := e.ctx
-	// The options of a module of file: the target its name says unless
-	// --target is given.
-	optionsFor := func(file string) report.Options {
-		tgt, note := targetFor("report", *target, file)
-		if note != "" {
-			fmt.Fprintln(e.stderr, note)
-		}
-		c := compileOptions(sched, *fuse, true)
-		c.Target, c.Assign = tgt, assign.Options{Algorithm: *algo, Budget: *budget}
-		return report.Options{Compile: c, Top: *top}
-	}
-
-	// The modules: those of an HLO file (or standard input), or of each
-	// module's best dump in a directory.
-	type input struct {
-		file string
-		m    *hlo.Module
-	}
-	var inputs []input
-	files := []string{path}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		in, err := peakgolden.Collect([]string{path})
-		if err != nil {
-			return fmt.Errorf("hlomem report: %w", err)
-		}
-		for _, d := range in.Dirs {
-			fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
-		}
-		if len(in.Files) == 0 {
-			return fmt.Errorf("hlomem report: %s holds no HLO module", path)
-		}
-		files = in.Files
-	}
-	if *xlaFile != "" && len(files) > 1 {
-		return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
-	}
-	for _, f := range files {
-		mods, err := loadModules(e, f, true)
+	return func(args []string) error {
+		path, err := parseArgs(fs, args)
 		if err != nil {
 			return err
 		}
-		for _, m := range mods {
-			inputs = append(inputs, input{file: f, m: m})
+		// Every flag is checked before any input is read.
+		if err := oneOf("report", "format", *format, []string{"text", "json"}); err != nil {
+			return err
 		}
-	}
-	if *xlaFile != "" && len(inputs) > 1 {
-		return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
-	}
-	progress := newProgress(e.stderr)
-	defer progress.done()
-	var reports []*report.Report
-	noted := map[string]report.Options{}
-	for i, in := range inputs {
-		o, ok := noted[in.file]
-		if !ok {
-			o = optionsFor(in.file)
-			noted[in.file] = o
+		if err := checkTarget("report", *target); err != nil {
+			return err
 		}
-		if *whatIf {
-			o.WhatIf = report.WhatIfs(in.m)
+		if err := checkAlgo("report", *algo); err != nil {
+			return err
 		}
-		o.File = in.file
-		xf := *xlaFile
-		if xf == "" {
-			xf = besideXLA(in.file)
+		if err := checkSchedule("report", *sched.name); err != nil {
+			return err
 		}
-		if xf != "" {
-			src, err := os.ReadFile(xf)
+		if *budget < 0 {
+			return flagError("report", "--budget must not be negative, got %v", *budget)
+		}
+		if *top < 0 {
+			return flagError("report", "--top must be at least 0 (0 lists every buffer), got %d", *top)
+		}
+		for _, f := range []struct{ flag, path string }{{"html", *htmlOut}, {"svg", *svgOut}, {"pprof", *pprofOut}} {
+			if f.path == "" {
+				continue
+			}
+			if err := atomicfile.Check(f.path); err != nil {
+				return flagError("report", "--%s: %v", f.flag, err)
+			}
+		}
+		if *top == 0 {
+			*top = -1 // report.Options: negative lists all
+		}
+		ctx := e.ctx
+		// The options of a module of file: the target its name says unless
+		// --target is given.
+		optionsFor := func(file string) report.Options {
+			tgt, note := targetFor("report", *target, file)
+			if note != "" {
+				fmt.Fprintln(e.stderr, note)
+			}
+			c := compileOptions(sched, *fuse, true)
+			c.Target, c.Assign = tgt, assign.Options{Algorithm: *algo, Budget: *budget}
+			return report.Options{Compile: c, Top: *top}
+		}
+
+		// The modules: those of an HLO file (or standard input), or of each
+		// module's best dump in a directory.
+		type input struct {
+			file string
+			m    *hlo.Module
+		}
+		var inputs []input
+		files := []string{path}
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			in, err := peakgolden.Collect([]string{path})
 			if err != nil {
 				return fmt.Errorf("hlomem report: %w", err)
 			}
-			x, err := assign.ReadXLA(xf, src)
+			for _, d := range in.Dirs {
+				fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
+			}
+			if len(in.Files) == 0 {
+				return fmt.Errorf("hlomem report: %s holds no HLO module", path)
+			}
+			files = in.Files
+		}
+		if *xlaFile != "" && len(files) > 1 {
+			return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+		}
+		for _, f := range files {
+			mods, err := loadModules(e, f, true)
 			if err != nil {
 				return err
 			}
-			o.XLA, o.XLAFile = x, xf
-		}
-		name := in.m.Name
-		o.Progress = func(stage string) { progress.say(fmt.Sprintf("report %d/%d %s: %s", i+1, len(inputs), name, stage)) }
-		r, err := report.Build(ctx, in.m, o)
-		if err != nil {
-			if ctx.Err() != nil {
-				return errors.New("hlomem report: interrupted; nothing written")
+			for _, m := range mods {
+				inputs = append(inputs, input{file: f, m: m})
 			}
-			return moduleError(inputName(in.file), in.m, err)
 		}
-		reports = append(reports, r)
-	}
-	progress.done()
+		if *xlaFile != "" && len(inputs) > 1 {
+			return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+		}
+		progress := newProgress(e.stderr)
+		defer progress.done()
+		var reports []*report.Report
+		noted := map[string]report.Options{}
+		for i, in := range inputs {
+			o, ok := noted[in.file]
+			if !ok {
+				o = optionsFor(in.file)
+				noted[in.file] = o
+			}
+			if *whatIf {
+				o.WhatIf = report.WhatIfs(in.m)
+			}
+			o.File = in.file
+			xf := *xlaFile
+			if xf == "" {
+				xf = besideXLA(in.file)
+			}
+			if xf != "" {
+				src, err := os.ReadFile(xf)
+				if err != nil {
+					return fmt.Errorf("hlomem report: %w", err)
+				}
+				x, err := assign.ReadXLA(xf, src)
+				if err != nil {
+					return err
+				}
+				o.XLA, o.XLAFile = x, xf
+			}
+			name := in.m.Name
+			o.Progress = func(stage string) { progress.say(fmt.Sprintf("report %d/%d %s: %s", i+1, len(inputs), name, stage)) }
+			r, err := report.Build(ctx, in.m, o)
+			if err != nil {
+				if ctx.Err() != nil {
+					return errors.New("hlomem report: interrupted; nothing written")
+				}
+				return moduleError(inputName(in.file), in.m, err)
+			}
+			reports = append(reports, r)
+		}
+		progress.done()
 
-	// Standard output: the text or JSON of every module.
-	l := headed
-	if *format == "json" {
-		l = jsonArray
-	}
-	out := newModuleOutput(e.stdout, l, len(reports))
-	for i, r := range reports {
-		w, err := out.next(inputs[i].m)
-		if err != nil {
-			return err
-		}
+		// Standard output: the text or JSON of every module.
+		l := headed
 		if *format == "json" {
-			err = r.WriteJSON(w)
-		} else {
-			err = r.WriteText(w)
+			l = jsonArray
 		}
-		if err != nil {
+		out := newModuleOutput(e.stdout, l, len(reports))
+		for i, r := range reports {
+			w, err := out.next(inputs[i].m)
+			if err != nil {
+				return err
+			}
+			if *format == "json" {
+				err = r.WriteJSON(w)
+			} else {
+				err = r.WriteText(w)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := out.finish(); err != nil {
 			return err
 		}
-	}
-	if err := out.finish(); err != nil {
-		return err
-	}
-	// The files, each whole or not at all.
-	if *htmlOut != "" {
-		if err := atomicfile.WriteContext(ctx, *htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
-			return fmt.Errorf("hlomem report: --html: %w", err)
-		}
-	}
-	for _, f := range []struct {
-		path  string
-		write func(*report.Report, io.Writer) error
-	}{{*svgOut, (*report.Report).WriteSVG}, {*pprofOut, (*report.Report).WritePprof}} {
-		if f.path == "" {
-			continue
-		}
-		for _, r := range reports {
-			p := f.path
-			if len(reports) > 1 {
-				p = perModule(p, r.Module)
-			}
-			if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
-				return fmt.Errorf("hlomem report: %w", err)
+		// The files, each whole or not at all.
+		if *htmlOut != "" {
+			if err := atomicfile.WriteContext(ctx, *htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
+				return fmt.Errorf("hlomem report: --html: %w", err)
 			}
 		}
+		for _, f := range []struct {
+			path  string
+			write func(*report.Report, io.Writer) error
+		}{{*svgOut, (*report.Report).WriteSVG}, {*pprofOut, (*report.Report).WritePprof}} {
+			if f.path == "" {
+				continue
+			}
+			for _, r := range reports {
+				p := f.path
+				if len(reports) > 1 {
+					p = perModule(p, r.Module)
+				}
+				if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
+					return fmt.Errorf("hlomem report: %w", err)
+				}
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 // besideXLA returns the buffer-assignment dump XLA writes beside an

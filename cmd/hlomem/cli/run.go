@@ -18,146 +18,138 @@ import (
 	"github.com/hlomem/hlomem/tpu"
 )
 
-func init() {
-	register(&command{
-		name:    "run",
-		usage:   "[--verify] [--inputs=random|FILE | --arg=LITERAL...] [--seed=N] [--print] [--max-steps=N] [--host-memory=SIZE] [--target=gpu|cpu|tpu] [--algo=NAME] [--schedule=NAME] [--schedule-budget=N] [--fuse] FILE.hlo\n            hlomem run --device=NAME [--preallocate=BOOL] [--mem-fraction=F] [--allocator=NAME] [--workload=FILE] [--verify] FILE.hlo...\n            hlomem run --device=tpu-GEN [--vmem=SIZE] [--smem=SIZE] [--min-window=N] [--verify] [--inputs=random] [--host-memory=SIZE] FILE.hlo",
-		summary: "run the plan: --verify checks byte ownership at every step; --inputs/--arg evaluate it and compare with a plan-free run; --device runs a session on a modelled GPU or a program on a TPU-like chip (exit 2 on out of memory)",
-		run:     runRun,
-	})
-}
-
-func runRun(e *env, args []string) error {
-	c := commands["run"]
-	fs := newFlagSet(c, e)
+// runFlags defines the flags of hlomem run on fs and returns its run func.
+func runFlags(fs *flagSet, e *env) func(args []string) error {
 	verify := fs.Bool("verify", false, "shadow execution: check the plan step by step")
-	inputs := fs.String("inputs", "", "evaluate the module on arguments: random, or a file of literals (XLA syntax, one per entry parameter leaf)")
+	inputs := fs.String("inputs", "", "random|FILE", "evaluate the module on arguments: random, or a file of literals (XLA syntax, one per entry parameter leaf)")
 	var argTexts []string
-	fs.Func("arg", "an argument literal in XLA syntax (repeat: one per entry parameter leaf, in order)", func(s string) error {
+	fs.Func("arg", "LITERAL...", "an argument literal in XLA syntax (repeat: one per entry parameter leaf, in order)", func(s string) error {
 		argTexts = append(argTexts, s)
 		return nil
 	})
-	seed := fs.Uint64("seed", 1, "seed of --inputs=random and of rng")
+	seed := fs.Uint64("seed", 1, "N", "seed of --inputs=random and of rng")
 	printOut := fs.Bool("print", false, "print the outputs as literals")
-	maxSteps := fs.Int64("max-steps", exec.DefaultMaxSteps, "instructions a run may take (loop iterations count again)")
-	target := fs.String("target", "", targetFlag)
-	algo := fs.String("algo", "auto", "packer for the temp heaps (see hlomem pack)")
-	sched := addScheduleFlags(fs, "scheduler: ")
-	fuse := fs.Bool("fuse", false, fuseFlag)
+	maxSteps := fs.Int64("max-steps", exec.DefaultMaxSteps, "N", "instructions a run may take (loop iterations count again)")
 	var hostMem hostMemoryFlag
 	hostMem.register(fs)
+	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag)
+	algo := fs.String("algo", "auto", "NAME", "packer for the temp heaps (see hlomem pack)")
+	sched := addScheduleFlags(fs, "scheduler: ")
+	fuse := fs.Bool("fuse", false, fuseFlag)
 	var dev deviceFlags
 	dev.register(fs)
 	var sf spaceFlags
 	sf.register(fs, true)
 	e.passesFlag(fs)
-	files, err := parseFiles(fs, args)
-	if err != nil {
-		return err
-	}
-	// Every flag is checked before any input is read.
-	if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
-		return err
-	}
-	host, err := hostMem.limit()
-	if err != nil {
-		return err
-	}
-	file0 := ""
-	if len(files) == 1 {
-		file0 = files[0]
-	}
-	tgt, note := targetFor("run", *target, file0)
-	if note != "" && !dev.active() {
-		fmt.Fprintln(e.stderr, note)
-	}
-	ctx := e.ctx
-	// The pipeline: the plan's total weighs the search's and fusion's
-	// choices (but on a TPU, whose memories the plan is checked against).
-	opts := compileOptions(sched, *fuse, true)
-	opts.Target, opts.Assign = tgt, assign.Options{Algorithm: *algo}
-	if isTPUDevice(dev.device) {
-		if argTexts != nil || (*inputs != "" && *inputs != "random") {
-			return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
+	return func(args []string) error {
+		files, err := parseFiles(fs, args)
+		if err != nil {
+			return err
 		}
-		opts.PlanCost = false
-		return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", exec.Options{Seed: *seed, MaxSteps: *maxSteps}, host)
-	}
-	if dev.active() {
-		if *inputs != "" || argTexts != nil {
-			return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
+		// Every flag is checked before any input is read.
+		if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
+			return err
 		}
-		if len(files) == 0 && dev.workload == "" {
+		host, err := hostMem.limit()
+		if err != nil {
+			return err
+		}
+		file0 := ""
+		if len(files) == 1 {
+			file0 = files[0]
+		}
+		tgt, note := targetFor("run", *target, file0)
+		if note != "" && !dev.active() {
+			fmt.Fprintln(e.stderr, note)
+		}
+		ctx := e.ctx
+		// The pipeline: the plan's total weighs the search's and fusion's
+		// choices (but on a TPU, whose memories the plan is checked against).
+		opts := compileOptions(sched, *fuse, true)
+		opts.Target, opts.Assign = tgt, assign.Options{Algorithm: *algo}
+		if isTPUDevice(dev.device) {
+			if argTexts != nil || (*inputs != "" && *inputs != "random") {
+				return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
+			}
+			opts.PlanCost = false
+			return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", exec.Options{Seed: *seed, MaxSteps: *maxSteps}, host)
+		}
+		if dev.active() {
+			if *inputs != "" || argTexts != nil {
+				return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
+			}
+			if len(files) == 0 && dev.workload == "" {
+				fs.Usage()
+				return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
+			}
+			return runDevice(ctx, e, &dev, files, opts, *verify)
+		}
+		if len(files) != 1 {
 			fs.Usage()
-			return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
+			return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: want exactly one input file, got %d (several only with --device)", fs.Name(), len(files))}
 		}
-		return runDevice(ctx, e, &dev, files, opts, *verify)
-	}
-	if len(files) != 1 {
-		fs.Usage()
-		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: want exactly one input file, got %d (several only with --device)", fs.Name(), len(files))}
-	}
-	file := files[0]
-	if !*verify && *inputs == "" && argTexts == nil {
-		return errors.New("hlomem run: say what to run: --verify (shadow execution), --inputs=random|FILE or --arg (evaluation)")
-	}
-	if *inputs != "" && argTexts != nil {
-		return errors.New("hlomem run: give the arguments either with --inputs or with --arg, not both")
-	}
-	// The argument text is read only once the first module's estimate,
-	// which counts it, is within the limit.
-	var argText, argName string
-	var argFile *argumentFile
-	switch {
-	case argTexts != nil:
-		argText, argName = strings.Join(argTexts, "\n"), "--arg"
-	case *inputs != "" && *inputs != "random":
-		if argFile, err = openArguments(*inputs); err != nil {
-			return err
+		file := files[0]
+		if !*verify && *inputs == "" && argTexts == nil {
+			return errors.New("hlomem run: say what to run: --verify (shadow execution), --inputs=random|FILE or --arg (evaluation)")
 		}
-		defer argFile.f.Close()
-		argName = *inputs
-	}
-	evaluate := *inputs != "" || argTexts != nil
-	hopts := exec.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: *verify, Print: *printOut && evaluate, ArgText: int64(len(argText))}
-	if argFile != nil {
-		hopts.ArgText = argFile.size
-	}
-	return eachCompiled(e, file, opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
-		as := r.Assignment
-		if err := host.check(as, hopts); err != nil {
-			return err
+		if *inputs != "" && argTexts != nil {
+			return errors.New("hlomem run: give the arguments either with --inputs or with --arg, not both")
 		}
-		if *verify {
-			if err := shadowRun(ctx, w, as); err != nil {
+		// The argument text is read only once the first module's estimate,
+		// which counts it, is within the limit.
+		var argText, argName string
+		var argFile *argumentFile
+		switch {
+		case argTexts != nil:
+			argText, argName = strings.Join(argTexts, "\n"), "--arg"
+		case *inputs != "" && *inputs != "random":
+			if argFile, err = openArguments(*inputs); err != nil {
 				return err
 			}
+			defer argFile.f.Close()
+			argName = *inputs
 		}
-		if argFile != nil && argText == "" {
-			if argText, err = argFile.read(host.bytes); err != nil {
+		evaluate := *inputs != "" || argTexts != nil
+		hopts := exec.HostOptions{Reference: evaluate, Planned: evaluate, Shadow: *verify, Print: *printOut && evaluate, ArgText: int64(len(argText))}
+		if argFile != nil {
+			hopts.ArgText = argFile.size
+		}
+		return eachCompiled(e, file, opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+			as := r.Assignment
+			if err := host.check(as, hopts); err != nil {
 				return err
 			}
-			if n := int64(len(argText)); n != hopts.ArgText {
-				// A pipe: its text is counted once read.
-				hopts.ArgText = n
-				if err := host.check(as, hopts); err != nil {
+			if *verify {
+				if err := shadowRun(ctx, w, as); err != nil {
 					return err
 				}
 			}
-		}
-		var args []eval.Literal
-		switch {
-		case *inputs == "random":
-			args = eval.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
-		case argName != "":
-			if args, err = eval.ParseArgs(m, argName, argText); err != nil {
-				return err
+			if argFile != nil && argText == "" {
+				if argText, err = argFile.read(host.bytes); err != nil {
+					return err
+				}
+				if n := int64(len(argText)); n != hopts.ArgText {
+					// A pipe: its text is counted once read.
+					hopts.ArgText = n
+					if err := host.check(as, hopts); err != nil {
+						return err
+					}
+				}
 			}
-		default:
-			return nil
-		}
-		return compareRuns(ctx, w, as, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
-	})
+			var args []eval.Literal
+			switch {
+			case *inputs == "random":
+				args = eval.RandomArgs(m, rand.New(rand.NewPCG(*seed, 0)))
+			case argName != "":
+				if args, err = eval.ParseArgs(m, argName, argText); err != nil {
+					return err
+				}
+			default:
+				return nil
+			}
+			return compareRuns(ctx, w, as, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
+		})
+	}
 }
 
 // checkRunFlags checks run's flag values before any input is read.

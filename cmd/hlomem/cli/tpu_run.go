@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -31,16 +30,16 @@ type spaceFlags struct {
 	minWindow  int
 }
 
-func (f *spaceFlags) register(fs *flag.FlagSet, run bool) {
+func (f *spaceFlags) register(fs *flagSet, run bool) {
 	what := "with --target=tpu: "
 	def := " (default 0: no memory-space assignment)"
 	if run {
 		what = "on a TPU: "
 		def = " (default: the generation's; 0 keeps every value in HBM)"
 	}
-	fs.StringVar(&f.vmem, "vmem", "", what+"VMEM capacity (e.g. 16MiB) for memory-space assignment: values prefetched to, produced in and evicted from VMEM (S(1))"+def)
-	fs.StringVar(&f.smem, "smem", "", what+"SMEM capacity for scalars (S(2)); default the generation's when VMEM is used, 0 keeps scalars in HBM")
-	fs.IntVar(&f.minWindow, "min-window", 0, what+"fewest instructions between a copy-start and its copy-done (0: 2)")
+	fs.StringVar(&f.vmem, "vmem", "", "SIZE", what+"VMEM capacity (e.g. 16MiB) for memory-space assignment: values prefetched to, produced in and evicted from VMEM (S(1))"+def)
+	fs.StringVar(&f.smem, "smem", "", "SIZE", what+"SMEM capacity for scalars (S(2)); default the generation's when VMEM is used, 0 keeps scalars in HBM")
+	fs.IntVar(&f.minWindow, "min-window", 0, "N", what+"fewest instructions between a copy-start and its copy-done (0: 2)")
 }
 
 // apply sets gen's VMEM and SMEM from the flags and says whether memory

@@ -4,6 +4,31 @@
 // Line), writes and reads those lines as a golden file, and compares a run
 // with a golden file module by module, in sentences a user can act on.
 //
+// It owns the golden file of peak memory: its format (Write, Bytes,
+// Parse), what a line measures (Measure) and how a run is judged against
+// it (Compare, Check). It does not plan: every module is prepared and
+// assigned through the one pipeline, package compile, so a line holds the
+// figures hlomem assign prints for the same options. It sits on the top
+// floor beside report: it imports compile (and so every pass and target
+// below it), and nothing below it imports it; hlomem peak and
+// assign/assigntest are its callers.
+//
+// # Entry points
+//
+//   - Collect finds the HLO files of paths (files and XLA dump directories).
+//   - Measure plans each module of the files and returns one Line per module.
+//   - Write and Bytes write lines as a golden file; Parse reads one.
+//   - Compare judges a run's lines against a parsed file; Check reads the
+//     golden file at a path, measures and compares (or rewrites the file
+//     when updating), the whole of hlomem peak --golden.
+//
+// # Invariants
+//
+// The output is deterministic: the same inputs and Options give the same
+// bytes whatever the machine's load (only deterministic packers are
+// accepted), Measure returns the lines sorted by key, and a golden file is replaced only
+// whole, through a temporary file renamed into place (WriteFile).
+//
 // # Inputs
 //
 // A path is an HLO file (every module in it counts) or a directory, which
