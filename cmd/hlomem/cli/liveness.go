@@ -50,6 +50,7 @@ func livenessFlags(fs *flagSet, e *env) func(args []string) error {
 	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
+	e.passesFlag(fs)
 	return func(args []string) error {
 		file, err := parseArgs(fs, args)
 		if err != nil {
