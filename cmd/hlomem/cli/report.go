@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,41 +78,9 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 			return report.Options{Compile: c, Top: *top}
 		}
 
-		// The modules: those of an HLO file (or standard input), or of each
-		// module's best dump in a directory.
-		type input struct {
-			file string
-			m    *hlo.Module
-		}
-		var inputs []input
-		files := []string{path}
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			in, err := peakgolden.Collect([]string{path})
-			if err != nil {
-				return fmt.Errorf("hlomem report: %w", err)
-			}
-			for _, d := range in.Dirs {
-				fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
-			}
-			if len(in.Files) == 0 {
-				return fmt.Errorf("hlomem report: %s holds no HLO module", path)
-			}
-			files = in.Files
-		}
-		if *xlaFile != "" && len(files) > 1 {
-			return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
-		}
-		for _, f := range files {
-			mods, err := loadModules(e, f, true)
-			if err != nil {
-				return err
-			}
-			for _, m := range mods {
-				inputs = append(inputs, input{file: f, m: m})
-			}
-		}
-		if *xlaFile != "" && len(inputs) > 1 {
-			return errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+		inputs, err := reportInputs(e, path, *xlaFile != "")
+		if err != nil {
+			return err
 		}
 		progress := newProgress(e.stderr)
 		defer progress.done()
@@ -127,20 +96,8 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 				o.WhatIf = report.WhatIfs(in.m)
 			}
 			o.File = in.file
-			xf := *xlaFile
-			if xf == "" {
-				xf = besideXLA(in.file)
-			}
-			if xf != "" {
-				src, err := os.ReadFile(xf)
-				if err != nil {
-					return fmt.Errorf("hlomem report: %w", err)
-				}
-				x, err := assign.ReadXLA(xf, src)
-				if err != nil {
-					return err
-				}
-				o.XLA, o.XLAFile = x, xf
+			if o.XLA, o.XLAFile, err = xlaBeside(in.file, *xlaFile); err != nil {
+				return err
 			}
 			name := in.m.Name
 			o.Progress = func(stage string) { progress.say(fmt.Sprintf("report %d/%d %s: %s", i+1, len(inputs), name, stage)) }
@@ -179,30 +136,103 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		// The files, each whole or not at all.
-		if *htmlOut != "" {
-			if err := atomicfile.WriteContext(ctx, *htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
-				return fmt.Errorf("hlomem report: --html: %w", err)
-			}
-		}
-		for _, f := range []struct {
-			path  string
-			write func(*report.Report, io.Writer) error
-		}{{*svgOut, (*report.Report).WriteSVG}, {*pprofOut, (*report.Report).WritePprof}} {
-			if f.path == "" {
-				continue
-			}
-			for _, r := range reports {
-				p := f.path
-				if len(reports) > 1 {
-					p = perModule(p, r.Module)
-				}
-				if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
-					return fmt.Errorf("hlomem report: %w", err)
-				}
-			}
-		}
-		return nil
+		return writeReportFiles(ctx, reports, *htmlOut, *svgOut, *pprofOut)
 	}
+}
+
+// reportInput is a module report reads, and its file.
+type reportInput struct {
+	file string
+	m    *hlo.Module
+}
+
+// reportInputs returns the modules of path: those of an HLO file (or
+// standard input), or of each module's best dump in a directory. oneXLA
+// (--xla given) refuses an input of several modules.
+func reportInputs(e *env, path string, oneXLA bool) ([]reportInput, error) {
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		in, err := peakgolden.Collect([]string{path})
+		if err != nil {
+			return nil, fmt.Errorf("hlomem report: %w", err)
+		}
+		for _, d := range in.Dirs {
+			fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
+		}
+		if len(in.Files) == 0 {
+			return nil, fmt.Errorf("hlomem report: %s holds no HLO module", path)
+		}
+		files = in.Files
+	}
+	several := errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
+	if oneXLA && len(files) > 1 {
+		return nil, several
+	}
+	var inputs []reportInput
+	for _, f := range files {
+		mods, err := loadModules(e, f, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mods {
+			inputs = append(inputs, reportInput{file: f, m: m})
+		}
+	}
+	if oneXLA && len(inputs) > 1 {
+		return nil, several
+	}
+	return inputs, nil
+}
+
+// xlaBeside reads XLA's buffer assignment of the module of file: the
+// file --xla names (flag), else the dump beside file; nil without either.
+func xlaBeside(file, flag string) (*assign.XLAAssignment, string, error) {
+	xf := flag
+	if xf == "" {
+		xf = besideXLA(file)
+	}
+	if xf == "" {
+		return nil, "", nil
+	}
+	src, err := os.ReadFile(xf)
+	if err != nil {
+		return nil, "", fmt.Errorf("hlomem report: %w", err)
+	}
+	x, err := assign.ReadXLA(xf, src)
+	if err != nil {
+		return nil, "", err
+	}
+	return x, xf, nil
+}
+
+// writeReportFiles writes the viewer (html), the charts (svg) and the
+// profile (pprof) of reports to the paths given ("" writes none), each
+// file whole or not at all; several modules get one SVG and one profile
+// each.
+func writeReportFiles(ctx context.Context, reports []*report.Report, htmlOut, svgOut, pprofOut string) error {
+	if htmlOut != "" {
+		if err := atomicfile.WriteContext(ctx, htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
+			return fmt.Errorf("hlomem report: --html: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		path  string
+		write func(*report.Report, io.Writer) error
+	}{{svgOut, (*report.Report).WriteSVG}, {pprofOut, (*report.Report).WritePprof}} {
+		if f.path == "" {
+			continue
+		}
+		for _, r := range reports {
+			p := f.path
+			if len(reports) > 1 {
+				p = perModule(p, r.Module)
+			}
+			if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
+				return fmt.Errorf("hlomem report: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // besideXLA returns the buffer-assignment dump XLA writes beside an
