@@ -390,6 +390,88 @@ func convCore[T float32 | float64 | int64](p *convPlan, l, r []T) []T {
 	return out
 }
 
+// convGeometry is a convolution's dimensions as its attributes and
+// operands give them, checked against each other and the result.
+type convGeometry struct {
+	dn          *convDims
+	ws          []winDim
+	base, outSp []int64 // input and output spatial sizes
+	inB, kI, kO int64   // input batch, kernel input and output features
+	fgc, bgc    int64   // feature and batch group counts
+}
+
+// convolutionGeometry reads and checks in's dim_labels, group counts and
+// window against the operands' dims xd (input) and yd (kernel) and the
+// result's.
+func convolutionGeometry(in *hlo.Instruction, xd, yd []int64) (convGeometry, error) {
+	labels, ok := in.Attr("dim_labels")
+	if !ok {
+		return convGeometry{}, fmt.Errorf("convolution has no dim_labels")
+	}
+	dn, err := parseDimLabels(strings.TrimSpace(labels))
+	if err != nil {
+		return convGeometry{}, err
+	}
+	nsp := len(dn.inS)
+	if len(xd) != nsp+2 || len(yd) != nsp+2 || len(in.Shape.Dims) != nsp+2 {
+		return convGeometry{}, fmt.Errorf("dim_labels %s for ranks %d, %d -> %d", labels, len(xd), len(yd), len(in.Shape.Dims))
+	}
+	fgc, err := groupCount(in, "feature_group_count")
+	if err != nil {
+		return convGeometry{}, err
+	}
+	bgc, err := groupCount(in, "batch_group_count")
+	if err != nil {
+		return convGeometry{}, err
+	}
+	if fgc > 1 && bgc > 1 {
+		return convGeometry{}, fmt.Errorf("feature_group_count %d and batch_group_count %d cannot both exceed 1", fgc, bgc)
+	}
+	ws, err := parseWindow(in)
+	if err != nil {
+		return convGeometry{}, err
+	}
+	if len(ws) != nsp {
+		return convGeometry{}, fmt.Errorf("window has %d dimensions, convolution has %d spatial dimensions", len(ws), nsp)
+	}
+	inB, inF := xd[dn.inB], xd[dn.inF]
+	kI, kO := yd[dn.kI], yd[dn.kO]
+	switch {
+	case kO%bgc != 0:
+		return convGeometry{}, fmt.Errorf("output features %d not a multiple of batch_group_count %d", kO, bgc)
+	case inF%fgc != 0 || inF/fgc != kI:
+		return convGeometry{}, fmt.Errorf("input features %d / feature_group_count %d != kernel input features %d", inF, fgc, kI)
+	case kO%fgc != 0:
+		return convGeometry{}, fmt.Errorf("output features %d not a multiple of feature_group_count %d", kO, fgc)
+	case inB%bgc != 0:
+		return convGeometry{}, fmt.Errorf("input batch %d not a multiple of batch_group_count %d", inB, bgc)
+	}
+	base := make([]int64, nsp)
+	for i := range ws {
+		if ws[i].size != yd[dn.kS[i]] {
+			return convGeometry{}, fmt.Errorf("window size %d differs from kernel spatial dimension %d", ws[i].size, yd[dn.kS[i]])
+		}
+		base[i] = xd[dn.inS[i]]
+	}
+	outSp, err := windowOutDims(ws, base)
+	if err != nil {
+		return convGeometry{}, err
+	}
+	want := make([]int64, nsp+2)
+	want[dn.outB] = inB / bgc
+	want[dn.outF] = kO
+	for i, d := range dn.outS {
+		want[d] = outSp[i]
+	}
+	for i, d := range want {
+		if in.Shape.Dims[i] != d {
+			return convGeometry{}, fmt.Errorf("result dims %v, convolution gives %v", in.Shape.Dims, want)
+		}
+	}
+
+	return convGeometry{dn: dn, ws: ws, base: base, outSp: outSp, inB: inB, kI: kI, kO: kO, fgc: fgc, bgc: bgc}, nil
+}
+
 // evalConvolution evaluates convolution with XLA's semantics (operation
 // semantics "Conv"; HloEvaluatorTypedVisitor::HandleConvolution, whose
 // indexing this follows, and ShapeInference::InferConvolveShape, whose
@@ -406,72 +488,14 @@ func evalConvolution(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	if isFloat(t) != isFloat(x.Shape.Elem) || isFloat(t) != isFloat(y.Shape.Elem) || t == hlo.PRED || x.Shape.Elem == hlo.PRED || y.Shape.Elem == hlo.PRED {
 		return Literal{}, fmt.Errorf("cannot evaluate opcode %s for types %s, %s -> %s", in.OpName(), x.Shape.Elem, y.Shape.Elem, t)
 	}
-	labels, ok := in.Attr("dim_labels")
-	if !ok {
-		return Literal{}, fmt.Errorf("convolution has no dim_labels")
-	}
-	dn, err := parseDimLabels(strings.TrimSpace(labels))
+	cg, err := convolutionGeometry(in, x.Shape.Dims, y.Shape.Dims)
 	if err != nil {
 		return Literal{}, err
 	}
+	dn, ws, base, outSp := cg.dn, cg.ws, cg.base, cg.outSp
+	inB, kI, kO, fgc, bgc := cg.inB, cg.kI, cg.kO, cg.fgc, cg.bgc
 	nsp := len(dn.inS)
 	xd, yd := x.Shape.Dims, y.Shape.Dims
-	if len(xd) != nsp+2 || len(yd) != nsp+2 || len(in.Shape.Dims) != nsp+2 {
-		return Literal{}, fmt.Errorf("dim_labels %s for ranks %d, %d -> %d", labels, len(xd), len(yd), len(in.Shape.Dims))
-	}
-	fgc, err := groupCount(in, "feature_group_count")
-	if err != nil {
-		return Literal{}, err
-	}
-	bgc, err := groupCount(in, "batch_group_count")
-	if err != nil {
-		return Literal{}, err
-	}
-	if fgc > 1 && bgc > 1 {
-		return Literal{}, fmt.Errorf("feature_group_count %d and batch_group_count %d cannot both exceed 1", fgc, bgc)
-	}
-	ws, err := parseWindow(in)
-	if err != nil {
-		return Literal{}, err
-	}
-	if len(ws) != nsp {
-		return Literal{}, fmt.Errorf("window has %d dimensions, convolution has %d spatial dimensions", len(ws), nsp)
-	}
-	inB, inF := xd[dn.inB], xd[dn.inF]
-	kI, kO := yd[dn.kI], yd[dn.kO]
-	switch {
-	case kO%bgc != 0:
-		return Literal{}, fmt.Errorf("output features %d not a multiple of batch_group_count %d", kO, bgc)
-	case inF%fgc != 0 || inF/fgc != kI:
-		return Literal{}, fmt.Errorf("input features %d / feature_group_count %d != kernel input features %d", inF, fgc, kI)
-	case kO%fgc != 0:
-		return Literal{}, fmt.Errorf("output features %d not a multiple of feature_group_count %d", kO, fgc)
-	case inB%bgc != 0:
-		return Literal{}, fmt.Errorf("input batch %d not a multiple of batch_group_count %d", inB, bgc)
-	}
-	base := make([]int64, nsp)
-	for i := range ws {
-		if ws[i].size != yd[dn.kS[i]] {
-			return Literal{}, fmt.Errorf("window size %d differs from kernel spatial dimension %d", ws[i].size, yd[dn.kS[i]])
-		}
-		base[i] = xd[dn.inS[i]]
-	}
-	outSp, err := windowOutDims(ws, base)
-	if err != nil {
-		return Literal{}, err
-	}
-	want := make([]int64, nsp+2)
-	want[dn.outB] = inB / bgc
-	want[dn.outF] = kO
-	for i, d := range dn.outS {
-		want[d] = outSp[i]
-	}
-	for i, d := range want {
-		if in.Shape.Dims[i] != d {
-			return Literal{}, fmt.Errorf("result dims %v, convolution gives %v", in.Shape.Dims, want)
-		}
-	}
-
 	// The kernel as [spatial..., input feature, output feature].
 	rPerm := make([]int64, 0, nsp+2)
 	for _, d := range dn.kS {
