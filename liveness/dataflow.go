@@ -768,7 +768,7 @@ func (d *dataflow) propagate(ctx context.Context) error {
 		}
 		return c.Params[n]
 	}
-	for _, c := range ComputationPostOrder(d.m) {
+	for _, c := range d.m.ComputationPostOrder() {
 		if !d.holds(c) {
 			continue
 		}

@@ -59,7 +59,7 @@
 // module they are given (later rounds analyse only what their own copies
 // changed); AnalyzeUnscheduled and InsertCopiesUnscheduled make those the
 // Check they are given asks for. ModuleOrder, PostOrder,
-// InstructionPostOrder and ComputationPostOrder take any module without
+// InstructionPostOrder (and hlo's ComputationPostOrder) take any module without
 // panicking, but on an invalid one their result may not be a schedule:
 // Schedule.Validate, which takes any module, says whether it is. What
 // takes an *Analysis (Reschedule, Layout, Install, Events, LowerBound,

@@ -91,31 +91,6 @@ func (s *instMarks) set(in *hlo.Instruction, v uint8) {
 	s.foreign[in] = v
 }
 
-// ComputationPostOrder returns the module's computations with every callee
-// before its callers, as XLA's MakeComputationPostOrder: for each
-// computation in text order, its instructions' called computations first.
-func ComputationPostOrder(m *hlo.Module) []*hlo.Computation {
-	var out []*hlo.Computation
-	seen := map[*hlo.Computation]bool{}
-	var visit func(c *hlo.Computation)
-	visit = func(c *hlo.Computation) {
-		if c == nil || seen[c] {
-			return
-		}
-		seen[c] = true
-		for _, in := range c.Instructions {
-			for _, callee := range in.Callees() {
-				visit(callee)
-			}
-		}
-		out = append(out, c)
-	}
-	for _, c := range m.Computations {
-		visit(c)
-	}
-	return out
-}
-
 // valueOrder is the computation order in which XLA's dataflow analysis
 // numbers values. XLA walks the computations depth-first from the ones
 // nothing calls, visiting each computation's callees in the order of the

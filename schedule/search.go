@@ -664,7 +664,7 @@ func (st *searcher) wholeComputations(proof *proofState) {
 	a := st.a
 	entry := a.Module.Entry
 	var comps []*hlo.Computation
-	for _, c := range liveness.ComputationPostOrder(a.Module) {
+	for _, c := range a.Module.ComputationPostOrder() {
 		if a.Kinds[c.ID] == liveness.Sequential && st.tl.Spans[c.ID].Start >= 0 && len(st.sched.Sequence(c)) > 0 {
 			comps = append(comps, c)
 		}
