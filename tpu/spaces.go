@@ -1124,6 +1124,28 @@ func chooseScalars(cands []*scalarCand, n int, smem int64) []*scalarCand {
 	return chosen
 }
 
+// copyPair returns the asynchronous copy of d from shape from to shape to
+// in comp, as XLA writes it: a copy-start whose tuple holds the
+// destination, the source and a u32 context, and the copy-done that
+// returns the destination. Neither is placed in comp's sequence yet.
+func copyPair(names *hlo.NameUniquer, comp *hlo.Computation, d *hlo.Instruction, from, to hlo.Shape) (start, done *hlo.Instruction) {
+	start = &hlo.Instruction{
+		Name:     names.Unique("copy-start"),
+		Opcode:   hlo.OpCopyStart,
+		Shape:    hlo.TupleShape(to, from, hlo.ArrayShape(hlo.U32)),
+		Operands: []*hlo.Instruction{d},
+		Parent:   comp,
+	}
+	done = &hlo.Instruction{
+		Name:     names.Unique("copy-done"),
+		Opcode:   hlo.OpCopyDone,
+		Shape:    to,
+		Operands: []*hlo.Instruction{start},
+		Parent:   comp,
+	}
+	return start, done
+}
+
 // rewriteSpaces inserts the copies of chosen into out, whose instruction
 // orders are the schedule the candidates' positions index, redirects the
 // uses, moves the scalars of scalars to S(2) and renumbers out. It returns
@@ -1164,21 +1186,9 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 			d.Shape = vs
 			continue
 		case ProduceEvict:
+			// Produced in VMEM, copied out to HBM for the uses there.
 			d.Shape = vs
-			cs := &hlo.Instruction{
-				Name:     names.Unique("copy-start"),
-				Opcode:   hlo.OpCopyStart,
-				Shape:    hlo.TupleShape(hbmShape, vs, hlo.ArrayShape(hlo.U32)),
-				Operands: []*hlo.Instruction{d},
-				Parent:   comp,
-			}
-			cd := &hlo.Instruction{
-				Name:     names.Unique("copy-done"),
-				Opcode:   hlo.OpCopyDone,
-				Shape:    hbmShape,
-				Operands: []*hlo.Instruction{cs},
-				Parent:   comp,
-			}
+			cs, cd := copyPair(names, comp, d, vs, hbmShape)
 			after[slot{c.comp, c.def}] = append(after[slot{c.comp, c.def}], cs)
 			before[slot{c.comp, c.first}] = append(before[slot{c.comp, c.first}], cd)
 			for _, u := range c.hbm {
@@ -1186,20 +1196,8 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 			}
 			starts[i], dones[i] = cs, cd
 		case Prefetch:
-			cs := &hlo.Instruction{
-				Name:     names.Unique("copy-start"),
-				Opcode:   hlo.OpCopyStart,
-				Shape:    hlo.TupleShape(vs, hbmShape, hlo.ArrayShape(hlo.U32)),
-				Operands: []*hlo.Instruction{d},
-				Parent:   comp,
-			}
-			cd := &hlo.Instruction{
-				Name:     names.Unique("copy-done"),
-				Opcode:   hlo.OpCopyDone,
-				Shape:    vs,
-				Operands: []*hlo.Instruction{cs},
-				Parent:   comp,
-			}
+			// Copied from HBM into VMEM for the uses there.
+			cs, cd := copyPair(names, comp, d, hbmShape, vs)
 			after[slot{c.comp, c.start}] = append(after[slot{c.comp, c.start}], cs)
 			before[slot{c.comp, c.first}] = append(before[slot{c.comp, c.first}], cd)
 			for _, u := range c.uses {
