@@ -66,12 +66,10 @@ func withPasses(t *testing.T, wrap func(Pass) Pass, f func()) {
 // of parse and print. Modules over 5,000 instructions keep their order
 // (the schedulers have tests of their own) and run only without -short.
 func TestCorpusVerifyEach(t *testing.T) {
-	n := 0
+	n, visited := 0, 0
 	forCorpusModules(t, preparedCorpus, func(f string, m *hlo.Module) {
+		visited++
 		small := m.NumInstructions() <= 5000
-		if testing.Short() && !small {
-			return
-		}
 		opts := Options{VerifyEach: true, Assign: assign.Options{Algorithm: "xla"}}
 		if !small {
 			opts.Scheduler = liveness.SchedKeep
@@ -97,7 +95,7 @@ func TestCorpusVerifyEach(t *testing.T) {
 		require.Equal(t, []string{"flatten-call-graph", "copy-insertion", "schedule", "assign", "check"}, names, f)
 		n++
 	})
-	require.Greater(t, n, 300)
+	require.GreaterOrEqual(t, n, corpus.Enough(301, visited))
 }
 
 // TestPassPanicNamesPass: a panicking pass fails the pipeline with an
@@ -195,11 +193,12 @@ func TestPassTableNeeds(t *testing.T) {
 // instructions and the paired dumps; and it refuses what they refuse,
 // with the same error.
 func TestCorpusMatchesSteps(t *testing.T) {
-	n := 0
+	n, visited := 0, 0
 	forCorpusModules(t, preparedCorpus, func(f string, m *hlo.Module) {
-		if m.NumInstructions() > 5000 || testing.Short() && n > 40 {
+		if m.NumInstructions() > 5000 {
 			return
 		}
+		visited++
 		m2 := m.Clone()
 		sched := []string{liveness.SchedKeep, "", liveness.SchedList}[n%3]
 		r, err := Compile(context.Background(), m, Options{Scheduler: sched, Until: "schedule"})
@@ -222,7 +221,7 @@ func TestCorpusMatchesSteps(t *testing.T) {
 		require.Equal(t, y.String(), x.String(), filepath.Base(f))
 		n++
 	})
-	require.Greater(t, n, 40)
+	require.GreaterOrEqual(t, n, corpus.Enough(41, visited))
 
 	for _, src := range []string{
 		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}\n",

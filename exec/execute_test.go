@@ -20,11 +20,11 @@ import (
 
 var opInError = regexp.MustCompile(`cannot evaluate opcode ([a-z0-9-]+)`)
 
-// TestPlannedRunEqualsReference: on every corpus module whose opcodes the
+// TestPlannedRunEqualsReferenceCorpus: on every corpus module whose opcodes the
 // evaluator knows, the run on the plan's bytes computes bit for bit what
 // the run with a region per buffer computes. The rest are counted by the
 // opcode that stopped them.
-func TestPlannedRunEqualsReference(t *testing.T) {
+func TestPlannedRunEqualsReferenceCorpus(t *testing.T) {
 	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
 	agreed := 0
 	stopped := map[string]int{}

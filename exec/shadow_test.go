@@ -56,12 +56,13 @@ func TestShadowCorpus(t *testing.T) {
 	if testing.Short() {
 		algos = []string{"auto", "xla"}
 	}
-	runs := 0
+	runs, tried := 0, 0
 	for _, f := range files {
 		// Each module is prepared once (under the default scheduler, the
 		// search) and planned by every packer.
 		for _, a := range prepared(f) {
 			for _, algo := range algos {
+				tried++
 				as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: algo, Budget: 20 * time.Millisecond})
 				if err != nil {
 					continue
@@ -74,15 +75,15 @@ func TestShadowCorpus(t *testing.T) {
 			}
 		}
 	}
-	require.Greater(t, runs, 300)
+	require.GreaterOrEqual(t, runs, corpus.Enough(301, tried))
 	t.Logf("%d runs (%d packers)", runs, len(algos))
 }
 
-// TestShadowCatchesMovedValues: moving one value onto a value of another
+// TestShadowCatchesMovedValuesCorpus: moving one value onto a value of another
 // buffer that is live at the same time is caught, for values of each kind:
 // temps, outputs, in-place updates, loop-carried values and conditional
 // branch results.
-func TestShadowCatchesMovedValues(t *testing.T) {
+func TestShadowCatchesMovedValuesCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired*/*/*after_optimizations.txt")
 	kinds := valueKinds()
 	caught := map[string]int{}
@@ -206,11 +207,11 @@ func (c clash) move() (v, w *liveness.Value, restore func()) {
 	return moved.Value, w, func() { c.al.Slots, c.to.Slots = orig, origTo }
 }
 
-// TestTimelineMatchesLiveness: on every paired module and every module of
+// TestTimelineMatchesLivenessCorpus: on every paired module and every module of
 // hlo/ that assigns, the bytes the shadow run holds at each step equal the
 // liveness curve's (buffers live at the step plus the memory owned for
 // the whole run), and the peak is at least the lower bound.
-func TestTimelineMatchesLiveness(t *testing.T) {
+func TestTimelineMatchesLivenessCorpus(t *testing.T) {
 	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
 	n := 0
 	for _, f := range files {
@@ -228,7 +229,7 @@ func TestTimelineMatchesLiveness(t *testing.T) {
 			n++
 		}
 	}
-	require.Greater(t, n, 300)
+	require.GreaterOrEqual(t, n, corpus.Enough(301, len(files)))
 }
 
 // TestEvaluatorCatchesMovedValues: the same corruption makes the planned

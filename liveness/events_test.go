@@ -116,9 +116,6 @@ func checkEvents(t *testing.T, a *Analysis, em *eventModel, tl *timeline, seed u
 // its copies inserted), in its own order and in a random one.
 func TestEventsMatchLayoutOnCorpus(t *testing.T) {
 	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
-		if testing.Short() && m.NumInstructions() > 3000 {
-			return
-		}
 		a, err := prepare(m, SchedKeep)
 		if err != nil {
 			return // the pipeline's own tests cover these

@@ -123,9 +123,6 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 // flattened) with each scheduler and checks the result is a valid order.
 func TestSchedulersOnCorpus(t *testing.T) {
 	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
-		if testing.Short() && m.NumInstructions() > 5000 {
-			return
-		}
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
 		a, err := Analyze(m, Options{})

@@ -173,7 +173,7 @@ func TestSegmentModelOnCorpus(t *testing.T) {
 	relaxedOrders = 0
 	total := 0
 	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
-		if m.NumInstructions() > 3000 || testing.Short() && m.NumInstructions() > 300 {
+		if m.NumInstructions() > 3000 {
 			return
 		}
 		a, err := prepare(m, "")
