@@ -135,45 +135,48 @@ func TestFusionCorpus(t *testing.T) {
 	var rows []string
 	changed, lbDown, totDown := 0, 0, 0
 	start := time.Now()
+	// One subtest per module, one after another: they tally.
 	for _, c := range mods {
-		a0, as0, _, err := plan(t, c.parse(t), compile.Options{})
-		require.NoError(t, err, "%s: unfused", c.name)
-		// VerifyEach holds each pass to what it reports: the module
-		// verifies after it, prints as a fixed point of parse and print,
-		// and a pass reporting no change left its text as it was.
-		opts := cliFuse()
-		opts.VerifyEach = true
-		t1start := time.Now()
-		a1, as1, runs, err := plan(t, c.parse(t), opts)
-		took := time.Since(t1start)
-		if !assert.NoError(t, err, "%s: fused", c.name) {
-			continue
-		}
-		n := 0
-		for _, r := range runs {
-			if fusionPasses[r.Name] && r.Changed {
-				n++
+		t.Run(c.name, func(t *testing.T) {
+			a0, as0, _, err := plan(t, c.parse(t), compile.Options{})
+			require.NoError(t, err, "%s: unfused", c.name)
+			// VerifyEach holds each pass to what it reports: the module
+			// verifies after it, prints as a fixed point of parse and print,
+			// and a pass reporting no change left its text as it was.
+			opts := cliFuse()
+			opts.VerifyEach = true
+			t1start := time.Now()
+			a1, as1, runs, err := plan(t, c.parse(t), opts)
+			took := time.Since(t1start)
+			if !assert.NoError(t, err, "%s: fused", c.name) {
+				return
 			}
-		}
-		require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
-		lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
-		t0, t1 := as0.Stats.TotalBytes, as1.Stats.TotalBytes
-		if n > 0 {
-			changed++
-		}
-		if lb1 < lb0 {
-			lbDown++
-		}
-		if t1 < t0 {
-			totDown++
-		}
-		assert.LessOrEqual(t, lb1, lb0, "%s: fusion raised the lower bound", c.name)
-		assert.LessOrEqual(t, t1, t0, "%s: fusion raised the assigned total", c.name)
-		mark := ""
-		if t1 > t0 {
-			mark = "  <- total rose"
-		}
-		rows = append(rows, fmt.Sprintf("%-60.60s %7d %7d %15d %15d %15d %15d %8.2f%s", c.name, len(a0.Buffers), len(a1.Buffers), lb0, lb1, t0, t1, took.Seconds(), mark))
+			n := 0
+			for _, r := range runs {
+				if fusionPasses[r.Name] && r.Changed {
+					n++
+				}
+			}
+			require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
+			lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
+			t0, t1 := as0.Stats.TotalBytes, as1.Stats.TotalBytes
+			if n > 0 {
+				changed++
+			}
+			if lb1 < lb0 {
+				lbDown++
+			}
+			if t1 < t0 {
+				totDown++
+			}
+			assert.LessOrEqual(t, lb1, lb0, "%s: fusion raised the lower bound", c.name)
+			assert.LessOrEqual(t, t1, t0, "%s: fusion raised the assigned total", c.name)
+			mark := ""
+			if t1 > t0 {
+				mark = "  <- total rose"
+			}
+			rows = append(rows, fmt.Sprintf("%-60.60s %7d %7d %15d %15d %15d %15d %8.2f%s", c.name, len(a0.Buffers), len(a1.Buffers), lb0, lb1, t0, t1, took.Seconds(), mark))
+		})
 	}
 	t.Logf("%-60s %7s %7s %15s %15s %15s %15s %8s", "module", "buf", "buf'", "lower bound", "lower bound'", "total", "total'", "fused s")
 	for _, r := range rows {

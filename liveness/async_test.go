@@ -190,7 +190,7 @@ ENTRY e {
 // its start to its done.
 func TestAsyncPairsCorpus(t *testing.T) {
 	pairs, kinds := 0, map[string]int{}
-	forCorpusModules(t, []string{"paired*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+	forCorpusModules(t, []string{"paired*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if hlo.Verify(m) != nil {
 			return
 		}

@@ -109,7 +109,7 @@ func TestInsertCopiesOnRandomModules(t *testing.T) {
 // forest: the walk answers).
 func TestSequentialTreeMatchesWalkCorpus(t *testing.T) {
 	pairs := 0
-	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if hlo.Verify(m) != nil || len(m.Computations) < 2 {
 			return
 		}

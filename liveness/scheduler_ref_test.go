@@ -302,7 +302,7 @@ func TestSchedulersMatchReferenceCorpus(t *testing.T) {
 		}
 	}
 	n := 0
-	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired-jax/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
+	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired-jax/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
 		check(filepath.Base(f), m)

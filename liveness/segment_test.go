@@ -172,7 +172,7 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 func TestSegmentModelOnCorpus(t *testing.T) {
 	relaxedOrders = 0
 	total := 0
-	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if m.NumInstructions() > 3000 {
 			return
 		}
