@@ -1,6 +1,8 @@
 # hlomem: XLA-style buffer assignment in the open.
 #   make demo   run the CLI on the bundled example
-#   make test   gofmt check, go vet, and every test against the shared corpus
+#   make test   the fast tier: gofmt check, go vet, go test -short (unit, script and
+#               golden tests, a fixed sample of the shared corpus)
+#   make test-corpus (or test-all)  every test on every corpus module
 #   make build  the hlomem binary in ./hlomem
 #   make bench  benchmarks (corpus inputs and seeded generators)
 #   make fuzz   a short run of every fuzz target (FUZZTIME per target)
@@ -10,7 +12,7 @@ CORPUS   ?= $(abspath ../shared/corpus)
 FUZZTIME ?= 20s
 BENCH    ?= .
 
-.PHONY: demo test bench fuzz build
+.PHONY: demo test test-corpus test-all check bench fuzz build
 
 build:
 	$(GO) build ./...
@@ -24,12 +26,22 @@ demo:
 	$(GO) run ./cmd/hlomem run --device=a100-40gb testdata/demo.hlo
 	$(GO) run ./cmd/hlomem run --device=tpu-v4 --verify --inputs=random testdata/demo.hlo
 
-test:
+# check: gofmt, go vet, and the corpus present (both tiers start with it).
+check:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@test -d "$(CORPUS)" || { echo "corpus not found at $(CORPUS); set CORPUS=..."; exit 1; }
+
+# test: the fast tier. -short gives each corpus-wide test corpus.Representative's sample.
+test: check
+	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -short -timeout 10m ./...
+
+# test-corpus: everything, every corpus module.
+test-corpus: check
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -timeout 40m ./...
+
+test-all: test-corpus
 
 bench:
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...

@@ -115,9 +115,9 @@ func (as *Assignment) writeJSONReflect(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// TestWriteJSONMatchesEncodingJSON compares WriteJSON with encoding/json
+// TestWriteJSONMatchesEncodingJSONCorpus compares WriteJSON with encoding/json
 // on every paired torch-xla module and a module with a parameter.
-func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
+func TestWriteJSONMatchesEncodingJSONCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired/*/*after_optimizations.txt")
 	require.NotEmpty(t, files)
 	for _, f := range files {

@@ -37,11 +37,11 @@ func checkBounds(t testing.TB, name string, as *Assignment) {
 	require.GreaterOrEqual(t, as.Stats.TempFragmentation, int64(0), "%s", name)
 }
 
-// TestBoundsBelowPlans checks checkBounds with XLA's packer on every corpus
+// TestBoundsBelowPlansCorpus checks checkBounds with XLA's packer on every corpus
 // module and paired dump of up to 5,000 instructions (assignModule checks
 // them too, so the corpus and paired tests cover the other packers and the
 // larger modules), and logs how close the bound comes to the totals.
-func TestBoundsBelowPlans(t *testing.T) {
+func TestBoundsBelowPlansCorpus(t *testing.T) {
 	files := corpusModuleFiles(t)
 	modules := 0
 	var bound, total int64

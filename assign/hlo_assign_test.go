@@ -159,7 +159,7 @@ func tempSize(allocs []xlaAlloc) int64 {
 	return 0
 }
 
-// TestPairedAssignment holds the assignment to XLA's own on every paired
+// TestPairedAssignmentCorpus holds the assignment to XLA's own on every paired
 // module: the 27 torch-xla and 57 JAX XLA:GPU modules and the 9 JAX
 // XLA:CPU ones (assigned for the CPU target). With the default packer the
 // total is never above XLA's and the parameter and output allocations have
@@ -168,16 +168,17 @@ func tempSize(allocs []xlaAlloc) int64 {
 // total equal XLA's, and on the torch-xla modules the whole
 // buffer-assignment dump is XLA's, byte for byte. (On the JAX modules the
 // dump differs only in value IDs, which XLA numbers in an order its dumps do
-// not record; liveness's TestXLABufferAssignment shows that with XLA's
+// not record; liveness's TestXLABufferAssignmentCorpus shows that with XLA's
 // numbering the dump is XLA's there too.)
-func TestPairedAssignment(t *testing.T) {
+func TestPairedAssignmentCorpus(t *testing.T) {
 	for _, set := range []struct {
 		dir, target string
 		n           int
 		dump        bool
 	}{{"paired", "gpu", 27, true}, {"paired-jax", "gpu", 57, false}, {"paired-jax-cpu", "cpu", 9, false}} {
-		dirs := corpus.Glob(t, set.dir+"/*")
+		dirs := corpus.All(t, set.dir+"/*")
 		require.Len(t, dirs, set.n, set.dir)
+		dirs = corpus.Sample(t, dirs)
 		var table strings.Builder
 		table.WriteString("module                                                  XLA total     ours total     XLA temp    ours temp      temp LB\n")
 		atLB, atAlignedLB, heaps := 0, 0, 0
@@ -353,9 +354,6 @@ func TestCorpusModulesAssign(t *testing.T) {
 			continue // the one file without a module; hlo's tests cover it
 		}
 		for _, m := range mods {
-			if testing.Short() && m.NumInstructions() > 5000 {
-				continue
-			}
 			modules++
 			t.Run(filepath.Base(f)+"/"+m.Name, func(t *testing.T) {
 				require.NoError(t, hlo.Verify(m))

@@ -306,8 +306,9 @@ func TestReadXLACorpus(t *testing.T) {
 		dir string
 		n   int
 	}{{"paired", 27}, {"paired-jax", 57}, {"paired-jax-cpu", 9}} {
-		files := corpus.Glob(t, set.dir+"/*/*-buffer-assignment.txt")
+		files := corpus.All(t, set.dir+"/*/*-buffer-assignment.txt")
 		require.Len(t, files, set.n, set.dir)
+		files = corpus.Sample(t, files)
 		var allocs, values, phis, ranges, peaks int
 		kinds := map[string]int{}
 		for _, f := range files {
@@ -350,10 +351,10 @@ func TestReadXLACorpus(t *testing.T) {
 	}
 }
 
-// TestReadXLAPaired holds the reader to the assignment it describes, on
+// TestReadXLAPairedCorpus holds the reader to the assignment it describes, on
 // every paired module of the corpus. Each module is prepared
 // (liveness.Prepare) and assigned with --algo=xla (torch-xla and JAX
-// XLA:GPU for the gpu target, JAX XLA:CPU for cpu), as TestPairedAssignment
+// XLA:GPU for the gpu target, JAX XLA:CPU for cpu), as TestPairedAssignmentCorpus
 // does.
 //
 // Our own dump (WriteXLA) reads back to the assignment: every allocation
@@ -363,20 +364,21 @@ func TestReadXLACorpus(t *testing.T) {
 //
 // XLA's dump reads to what XLA printed: its allocation count, sizes and
 // total are those of --algo=xla, which matches XLA there, and its live
-// ranges are the analysis' (as liveness's TestLiveRangeParity holds them
+// ranges are the analysis' (as liveness's TestLiveRangeParityCorpus holds them
 // by text). Locate places every value of the analysis in XLA's
 // allocations, and finds no XLA value the analysis lacks; the allocation
 // is always the one --algo=xla chose, and so is the offset except where
 // XLA's value numbering (not in the text; see liveness's
-// TestXLABufferAssignment) breaks a tie between equal buffers.
-func TestReadXLAPaired(t *testing.T) {
+// TestXLABufferAssignmentCorpus) breaks a tie between equal buffers.
+func TestReadXLAPairedCorpus(t *testing.T) {
 	for _, set := range []struct {
 		dir    string
 		target Target
 		n      int
 	}{{"paired", GPU, 27}, {"paired-jax", GPU, 57}, {"paired-jax-cpu", CPU, 9}} {
-		dirs := corpus.Glob(t, set.dir+"/*")
+		dirs := corpus.All(t, set.dir+"/*")
 		require.Len(t, dirs, set.n, set.dir)
+		dirs = corpus.Sample(t, dirs)
 		var allocs, values, located, missing, sameOffset int
 		var offsetDiffs []string
 		for _, dir := range dirs {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,18 +23,28 @@ import (
 // modules and every paired dump.
 var preparedCorpus = []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}
 
-// forCorpusModules parses every corpus file the patterns match and calls
-// f with each module, in order; files without a module are skipped (hlo
-// tests them).
-func forCorpusModules(tb testing.TB, patterns []string, f func(file string, m *hlo.Module)) {
+// forCorpusModules parses every corpus file the patterns match and runs
+// f on each module, in order, as a subtest of t named for the file (its
+// directory for a paired dump; #i after a file's first module); files
+// without a module are skipped (hlo tests them). The subtests run one
+// after another: the callers tally across modules.
+func forCorpusModules(t *testing.T, patterns []string, f func(t *testing.T, file string, m *hlo.Module)) {
+	t.Helper()
 	for _, p := range patterns {
-		for _, file := range corpus.Glob(tb, p) {
+		for _, file := range corpus.Glob(t, p) {
 			mods, err := hlo.ParseFile(file)
 			if err != nil {
 				continue
 			}
-			for _, m := range mods {
-				f(file, m)
+			for i, m := range mods {
+				name := filepath.Base(file)
+				if strings.HasSuffix(name, "_optimizations.txt") {
+					name = filepath.Base(filepath.Dir(file))
+				}
+				if i > 0 {
+					name += "#" + strconv.Itoa(i)
+				}
+				t.Run(name, func(t *testing.T) { f(t, file, m) })
 			}
 		}
 	}
@@ -67,12 +79,10 @@ func withPasses(t *testing.T, wrap func(Pass) Pass, f func()) {
 // of parse and print. Modules over 5,000 instructions keep their order
 // (the schedulers have tests of their own) and run only without -short.
 func TestCorpusVerifyEach(t *testing.T) {
-	n := 0
-	forCorpusModules(t, preparedCorpus, func(f string, m *hlo.Module) {
+	n, visited := 0, 0
+	forCorpusModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
+		visited++
 		small := m.NumInstructions() <= 5000
-		if testing.Short() && !small {
-			return
-		}
 		opts := Options{VerifyEach: true, Assign: assign.Options{Algorithm: "xla"}}
 		if !small {
 			opts.Scheduler = schedule.Keep
@@ -98,7 +108,7 @@ func TestCorpusVerifyEach(t *testing.T) {
 		require.Equal(t, []string{"flatten-call-graph", "copy-insertion", "schedule", "assign", "check"}, names, f)
 		n++
 	})
-	require.Greater(t, n, 300)
+	require.GreaterOrEqual(t, n, corpus.Enough(301, visited))
 }
 
 // TestPassPanicNamesPass: a panicking pass fails the pipeline with an
@@ -196,11 +206,12 @@ func TestPassTableNeeds(t *testing.T) {
 // instructions and the paired dumps; and it refuses what they refuse,
 // with the same error.
 func TestCorpusMatchesSteps(t *testing.T) {
-	n := 0
-	forCorpusModules(t, preparedCorpus, func(f string, m *hlo.Module) {
-		if m.NumInstructions() > 5000 || testing.Short() && n > 40 {
+	n, visited := 0, 0
+	forCorpusModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
+		if m.NumInstructions() > 5000 {
 			return
 		}
+		visited++
 		m2 := m.Clone()
 		sched := []string{schedule.Keep, "", schedule.List}[n%3]
 		r, err := Compile(context.Background(), m, Options{Scheduler: sched, Until: "schedule"})
@@ -223,7 +234,7 @@ func TestCorpusMatchesSteps(t *testing.T) {
 		require.Equal(t, y.String(), x.String(), filepath.Base(f))
 		n++
 	})
-	require.Greater(t, n, 40)
+	require.GreaterOrEqual(t, n, corpus.Enough(41, visited))
 
 	for _, src := range []string{
 		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, a)\n}\n",

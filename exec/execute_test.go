@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,18 +21,24 @@ import (
 
 var opInError = regexp.MustCompile(`cannot evaluate opcode ([a-z0-9-]+)`)
 
-// TestPlannedRunEqualsReference: on every corpus module whose opcodes the
+// TestPlannedRunEqualsReferenceCorpus: on every corpus module whose opcodes the
 // evaluator knows, the run on the plan's bytes computes bit for bit what
 // the run with a region per buffer computes. The rest are counted by the
 // opcode that stopped them.
-func TestPlannedRunEqualsReference(t *testing.T) {
+func TestPlannedRunEqualsReferenceCorpus(t *testing.T) {
 	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
+	var mu sync.Mutex
 	agreed := 0
 	stopped := map[string]int{}
-	for _, f := range files {
+	stop := func(why string) {
+		mu.Lock()
+		stopped[why]++
+		mu.Unlock()
+	}
+	eachFile(t, files, func(t *testing.T, f string) {
 		for _, as := range plan(t, f, assign.Options{Budget: 20 * time.Millisecond}) {
 			if as.Stats.TotalBytes > 64<<20 {
-				stopped["(plan over 64 MiB, not run here)"]++
+				stop("(plan over 64 MiB, not run here)")
 				continue
 			}
 			args := eval.RandomArgs(as.Module, rand.New(rand.NewPCG(1, 0)))
@@ -42,11 +49,11 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 				m := opInError.FindStringSubmatch(err.Error())
 				switch {
 				case m != nil:
-					stopped[m[1]]++
+					stop(m[1])
 				case errors.Is(err, context.DeadlineExceeded):
-					stopped["(over 5 s)"]++
+					stop("(over 5 s)")
 				default:
-					stopped["other: "+err.Error()]++
+					stop("other: " + err.Error())
 				}
 				continue
 			}
@@ -56,9 +63,11 @@ func TestPlannedRunEqualsReference(t *testing.T) {
 			for i := range ref.Outputs {
 				require.Equal(t, ref.Outputs[i].Checksum(), got.Outputs[i].Checksum(), "%s: output %d differs between the planned and the reference run", f, i)
 			}
+			mu.Lock()
 			agreed++
+			mu.Unlock()
 		}
-	}
+	})
 	type kv struct {
 		k string
 		n int

@@ -3,7 +3,10 @@ package exec
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +38,26 @@ func prepared(file string) []*liveness.Analysis {
 	return out
 }
 
+// eachFile runs f on every file as a parallel subtest of t (named for
+// the file, its directory for a paired dump) and returns once all have
+// ended, so that the caller asserts on what they tallied (under its own
+// lock: f runs concurrently).
+func eachFile(t *testing.T, files []string, f func(t *testing.T, file string)) {
+	t.Helper()
+	t.Run("modules", func(t *testing.T) {
+		for _, file := range files {
+			name := filepath.Base(file)
+			if strings.HasSuffix(name, "_optimizations.txt") {
+				name = filepath.Base(filepath.Dir(file))
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				f(t, file)
+			})
+		}
+	})
+}
+
 // plan parses, prepares and assigns every module of file.
 func plan(t testing.TB, file string, opts assign.Options) []*assign.Assignment {
 	var out []*assign.Assignment
@@ -56,12 +79,16 @@ func TestShadowCorpus(t *testing.T) {
 	if testing.Short() {
 		algos = []string{"auto", "xla"}
 	}
-	runs := 0
-	for _, f := range files {
+	var mu sync.Mutex
+	runs, tried := 0, 0
+	eachFile(t, files, func(t *testing.T, f string) {
 		// Each module is prepared once (under the default scheduler, the
 		// search) and planned by every packer.
 		for _, a := range prepared(f) {
 			for _, algo := range algos {
+				mu.Lock()
+				tried++
+				mu.Unlock()
 				as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: algo, Budget: 20 * time.Millisecond})
 				if err != nil {
 					continue
@@ -70,19 +97,21 @@ func TestShadowCorpus(t *testing.T) {
 				require.NoError(t, err, f)
 				require.Nil(t, rep.Violation, "%s --algo=%s: %v", f, algo, rep.Violation)
 				require.Equal(t, len(as.Analysis.Sequence), rep.Steps)
+				mu.Lock()
 				runs++
+				mu.Unlock()
 			}
 		}
-	}
-	require.Greater(t, runs, 300)
+	})
+	require.GreaterOrEqual(t, runs, corpus.Enough(301, tried))
 	t.Logf("%d runs (%d packers)", runs, len(algos))
 }
 
-// TestShadowCatchesMovedValues: moving one value onto a value of another
+// TestShadowCatchesMovedValuesCorpus: moving one value onto a value of another
 // buffer that is live at the same time is caught, for values of each kind:
 // temps, outputs, in-place updates, loop-carried values and conditional
 // branch results.
-func TestShadowCatchesMovedValues(t *testing.T) {
+func TestShadowCatchesMovedValuesCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired*/*/*after_optimizations.txt")
 	kinds := valueKinds()
 	caught := map[string]int{}
@@ -206,14 +235,20 @@ func (c clash) move() (v, w *liveness.Value, restore func()) {
 	return moved.Value, w, func() { c.al.Slots, c.to.Slots = orig, origTo }
 }
 
-// TestTimelineMatchesLiveness: on every paired module and every module of
+// TestTimelineMatchesLivenessCorpus: on every paired module and every module of
 // hlo/ that assigns, the bytes the shadow run holds at each step equal the
 // liveness curve's (buffers live at the step plus the memory owned for
 // the whole run), and the peak is at least the lower bound.
-func TestTimelineMatchesLiveness(t *testing.T) {
+func TestTimelineMatchesLivenessCorpus(t *testing.T) {
 	files := append(corpus.Glob(t, "paired*/*/*after_optimizations.txt"), corpus.Glob(t, "hlo/*/*.hlo")...)
-	n := 0
-	for _, f := range files {
+	var mu sync.Mutex
+	n, visited := 0, 0
+	eachFile(t, files, func(t *testing.T, f string) {
+		if mods, err := hlo.ParseFile(f); err == nil {
+			mu.Lock()
+			visited += len(mods)
+			mu.Unlock()
+		}
 		for _, as := range plan(t, f, assign.Options{Budget: 10 * time.Millisecond}) {
 			rep, err := Shadow(context.Background(), as)
 			require.NoError(t, err)
@@ -225,10 +260,12 @@ func TestTimelineMatchesLiveness(t *testing.T) {
 				require.Equal(t, c.Live+c.Fixed, tl.Live[i], "%s: step %d", f, i)
 			}
 			require.GreaterOrEqual(t, tl.Peak, as.Analysis.LowerBound(nil).Bytes, f)
+			mu.Lock()
 			n++
+			mu.Unlock()
 		}
-	}
-	require.Greater(t, n, 300)
+	})
+	require.GreaterOrEqual(t, n, corpus.Enough(301, visited))
 }
 
 // TestEvaluatorCatchesMovedValues: the same corruption makes the planned

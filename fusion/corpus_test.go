@@ -25,15 +25,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sizeLimit bounds the modules of the fusion corpus: none, except in
-// -short mode.
-func sizeLimit() int {
-	if testing.Short() {
-		return 5_000
-	}
-	return 1 << 62
-}
-
 // corpusModule is one module of the fusion corpus: file and index of the
 // module in the file.
 type corpusModule struct {
@@ -74,11 +65,11 @@ func (s skipTally) log(t *testing.T) {
 
 // fusionCorpus returns the modules the fusion tests run on: every module
 // of hlo/*/*.hlo that is not scheduled and that the pipeline accepts
-// unfused, and every paired/*/*before_optimizations.txt module, up to the
-// size limit. Those left out are tallied in skipped.
+// unfused, and every paired/*/*before_optimizations.txt module (under
+// -short, corpus.Glob's sample of them). Those left out are tallied in
+// skipped.
 func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
 	var out []corpusModule
-	limit := sizeLimit()
 	add := func(file string, needUnscheduled bool) {
 		mods, err := hlo.ParseFile(file)
 		if err != nil {
@@ -95,16 +86,11 @@ func fusionCorpus(t *testing.T, skipped skipTally) []corpusModule {
 				skipped.add("scheduled", name)
 				continue
 			}
-			n := m.NumInstructions()
 			if needUnscheduled {
 				if _, err := compile.Compile(context.Background(), m, compile.Options{Until: "schedule"}); err != nil {
 					skipped.add("the pipeline refuses it unfused", name)
 					continue
 				}
-			}
-			if n > limit {
-				skipped.add(fmt.Sprintf("over %d instructions in -short mode", limit), fmt.Sprintf("%s (%d)", name, n))
-				continue
 			}
 			out = append(out, c)
 		}
@@ -149,45 +135,48 @@ func TestFusionCorpus(t *testing.T) {
 	var rows []string
 	changed, lbDown, totDown := 0, 0, 0
 	start := time.Now()
+	// One subtest per module, one after another: they tally.
 	for _, c := range mods {
-		a0, as0, _, err := plan(t, c.parse(t), compile.Options{})
-		require.NoError(t, err, "%s: unfused", c.name)
-		// VerifyEach holds each pass to what it reports: the module
-		// verifies after it, prints as a fixed point of parse and print,
-		// and a pass reporting no change left its text as it was.
-		opts := cliFuse()
-		opts.VerifyEach = true
-		t1start := time.Now()
-		a1, as1, runs, err := plan(t, c.parse(t), opts)
-		took := time.Since(t1start)
-		if !assert.NoError(t, err, "%s: fused", c.name) {
-			continue
-		}
-		n := 0
-		for _, r := range runs {
-			if fusionPasses[r.Name] && r.Changed {
-				n++
+		t.Run(c.name, func(t *testing.T) {
+			a0, as0, _, err := plan(t, c.parse(t), compile.Options{})
+			require.NoError(t, err, "%s: unfused", c.name)
+			// VerifyEach holds each pass to what it reports: the module
+			// verifies after it, prints as a fixed point of parse and print,
+			// and a pass reporting no change left its text as it was.
+			opts := cliFuse()
+			opts.VerifyEach = true
+			t1start := time.Now()
+			a1, as1, runs, err := plan(t, c.parse(t), opts)
+			took := time.Since(t1start)
+			if !assert.NoError(t, err, "%s: fused", c.name) {
+				return
 			}
-		}
-		require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
-		lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
-		t0, t1 := as0.Stats.TotalBytes, as1.Stats.TotalBytes
-		if n > 0 {
-			changed++
-		}
-		if lb1 < lb0 {
-			lbDown++
-		}
-		if t1 < t0 {
-			totDown++
-		}
-		assert.LessOrEqual(t, lb1, lb0, "%s: fusion raised the lower bound", c.name)
-		assert.LessOrEqual(t, t1, t0, "%s: fusion raised the assigned total", c.name)
-		mark := ""
-		if t1 > t0 {
-			mark = "  <- total rose"
-		}
-		rows = append(rows, fmt.Sprintf("%-60.60s %7d %7d %15d %15d %15d %15d %8.2f%s", c.name, len(a0.Buffers), len(a1.Buffers), lb0, lb1, t0, t1, took.Seconds(), mark))
+			n := 0
+			for _, r := range runs {
+				if fusionPasses[r.Name] && r.Changed {
+					n++
+				}
+			}
+			require.NoError(t, hlo.Verify(a1.Module), "%s: after the fused pipeline", c.name)
+			lb0, lb1 := a0.LowerBound(nil).Bytes, a1.LowerBound(nil).Bytes
+			t0, t1 := as0.Stats.TotalBytes, as1.Stats.TotalBytes
+			if n > 0 {
+				changed++
+			}
+			if lb1 < lb0 {
+				lbDown++
+			}
+			if t1 < t0 {
+				totDown++
+			}
+			assert.LessOrEqual(t, lb1, lb0, "%s: fusion raised the lower bound", c.name)
+			assert.LessOrEqual(t, t1, t0, "%s: fusion raised the assigned total", c.name)
+			mark := ""
+			if t1 > t0 {
+				mark = "  <- total rose"
+			}
+			rows = append(rows, fmt.Sprintf("%-60.60s %7d %7d %15d %15d %15d %15d %8.2f%s", c.name, len(a0.Buffers), len(a1.Buffers), lb0, lb1, t0, t1, took.Seconds(), mark))
+		})
 	}
 	t.Logf("%-60s %7s %7s %15s %15s %15s %15s %8s", "module", "buf", "buf'", "lower bound", "lower bound'", "total", "total'", "fused s")
 	for _, r := range rows {
@@ -202,11 +191,11 @@ func TestFusionCorpus(t *testing.T) {
 
 var opInError = regexp.MustCompile(`cannot evaluate opcode ([a-z0-9-]+)`)
 
-// TestFusedOutputsBitIdentical: on every module of the fusion corpus whose
+// TestFusedOutputsBitIdenticalCorpus: on every module of the fusion corpus whose
 // unfused plan is at most 64 MiB and that the evaluator runs within 5 s,
 // the fused module computes bit for bit what the unfused one does, in the
 // reference run and on the fused plan's bytes.
-func TestFusedOutputsBitIdentical(t *testing.T) {
+func TestFusedOutputsBitIdenticalCorpus(t *testing.T) {
 	skipped := skipTally{}
 	mods := fusionCorpus(t, skipped)
 	compared := 0
@@ -276,11 +265,11 @@ func TestFusedOutputsBitIdentical(t *testing.T) {
 
 var totalRe = regexp.MustCompile(`(?m)^Total bytes used: (\d+)`)
 
-// TestFusionAgainstXLA: the fused plan of each paired module's input
+// TestFusionAgainstXLACorpus: the fused plan of each paired module's input
 // (before_optimizations) against XLA's plan of its own optimized module.
 // Fusions are counted in all computations, ours after the fused pipeline
 // and XLA's as lines containing " fusion(" in after_optimizations.
-func TestFusionAgainstXLA(t *testing.T) {
+func TestFusionAgainstXLACorpus(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join(corpus.Path(t, "paired"), "*"))
 	require.NoError(t, err)
 	var ratios, unfused []float64

@@ -98,10 +98,10 @@ func TestNilModule(t *testing.T) {
 
 var xlaTotal = regexp.MustCompile(`Total bytes used: (\d+)`)
 
-// TestPairedTotals logs, for every paired module, what hlomem assign
+// TestPairedTotalsCorpus logs, for every paired module, what hlomem assign
 // plans for the module XLA started from, before and after Simplify, CSE
 // and DCE, beside XLA's own total for its optimised module.
-func TestPairedTotals(t *testing.T) {
+func TestPairedTotalsCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired/*/*before_optimizations.txt")
 	var rows []string
 	var sumBefore, sumAfter, sumXLA int64

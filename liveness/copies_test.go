@@ -102,14 +102,14 @@ func TestInsertCopiesOnRandomModules(t *testing.T) {
 	}
 }
 
-// TestSequentialTreeMatchesWalk: the pre-order intervals answer "is x
+// TestSequentialTreeMatchesWalkCorpus: the pre-order intervals answer "is x
 // inside c" as the walk over sequential calls does, for every pair of
 // computations of every flattened corpus module with loops or branches,
 // and for a module whose computation has two sequential callers (not a
 // forest: the walk answers).
-func TestSequentialTreeMatchesWalk(t *testing.T) {
+func TestSequentialTreeMatchesWalkCorpus(t *testing.T) {
 	pairs := 0
-	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
+	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if hlo.Verify(m) != nil || len(m.Computations) < 2 {
 			return
 		}

@@ -1,6 +1,9 @@
 package liveness
 
 import (
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -17,17 +20,35 @@ func corpusFiles(tb testing.TB, patterns ...string) []string {
 	return files
 }
 
-// forCorpusModules parses every corpus file the patterns match and calls
-// f with each module, in order. Files that do not parse (those without a
-// module; the hlo package tests them) are skipped.
-func forCorpusModules(tb testing.TB, patterns []string, f func(file string, m *hlo.Module)) {
-	for _, file := range corpusFiles(tb, patterns...) {
+// forCorpusModules parses every corpus file the patterns match and runs
+// f on each module, in order, as a subtest of t named for the file (and
+// the module's index when the file holds several): a module's failure
+// names it, and -run 'Corpus/NAME' runs one. Files that do not parse
+// (those without a module; the hlo package tests them) are skipped. The
+// subtests run one after another: the callers tally across modules.
+func forCorpusModules(t *testing.T, patterns []string, f func(t *testing.T, file string, m *hlo.Module)) {
+	t.Helper()
+	for _, file := range corpusFiles(t, patterns...) {
 		mods, err := hlo.ParseFile(file)
 		if err != nil {
 			continue
 		}
-		for _, m := range mods {
-			f(file, m)
+		for i, m := range mods {
+			t.Run(moduleName(file, i), func(t *testing.T) { f(t, file, m) })
 		}
 	}
+}
+
+// moduleName names the i-th module of a corpus file for a subtest: the
+// file's base name, or its directory's for the paired dumps, with #i
+// after the first module (testing adds #01 to a name used twice).
+func moduleName(file string, i int) string {
+	name := filepath.Base(file)
+	if strings.HasSuffix(name, "_optimizations.txt") {
+		name = filepath.Base(filepath.Dir(file))
+	}
+	if i > 0 {
+		name += "#" + strconv.Itoa(i)
+	}
+	return name
 }

@@ -94,9 +94,9 @@ func (a *Analysis) writeJSONReflect(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// TestWriteJSONMatchesEncodingJSON compares WriteJSON with encoding/json
+// TestWriteJSONMatchesEncodingJSONCorpus compares WriteJSON with encoding/json
 // on the paired dumps (torch-xla and JAX, loops and phis included).
-func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
+func TestWriteJSONMatchesEncodingJSONCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired/*/*after_optimizations.txt")
 	files = append(files, corpus.Glob(t, "paired-jax-cpu/*/*after_optimizations.txt")...)
 	require.NotEmpty(t, files)

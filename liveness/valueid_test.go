@@ -43,7 +43,7 @@ func valueKey(in *hlo.Instruction, ix hlo.ShapeIndex) string {
 	return in.Name
 }
 
-// TestValueIDs holds value numbering to XLA's on every paired module. The
+// TestValueIDsCorpus holds value numbering to XLA's on every paired module. The
 // phis are numbered by the propagation, in the order it creates them,
 // deleted ones keeping their numbers: every phi's ID must be XLA's, and so
 // must the set of phis. The other values are numbered computation by
@@ -52,7 +52,7 @@ func valueKey(in *hlo.Instruction, ix hlo.ShapeIndex) string {
 // counted from the computation's first, must be XLA's, and every value XLA
 // lists must exist here and be a phi exactly when XLA's is. How many values
 // get XLA's absolute ID is logged.
-func TestValueIDs(t *testing.T) {
+func TestValueIDsCorpus(t *testing.T) {
 	totalPhis, totalVals, sameAbs := 0, 0, 0
 	for _, set := range []string{"paired", "paired-jax", "paired-jax-cpu"} {
 		for _, dir := range corpus.Glob(t, set+"/*") {

@@ -128,10 +128,10 @@ func TestViewerInBrowser(t *testing.T) {
 	loadInBrowser(t, bin, transformerReport(t), "transformer")
 }
 
-// TestLargestViewerInBrowser: the viewer of the largest corpus module
+// TestLargestViewerInBrowserCorpus: the viewer of the largest corpus module
 // (Mixtral, 43,714 instructions) stays under 20 MB and renders in
 // Chromium in under 5 s.
-func TestLargestViewerInBrowser(t *testing.T) {
+func TestLargestViewerInBrowserCorpus(t *testing.T) {
 	bin := chromium(t)
 	var largest string
 	var most int64

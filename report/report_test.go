@@ -314,9 +314,9 @@ func TestXLASection(t *testing.T) {
 	require.Contains(t, b.String(), "hlomem saves")
 }
 
-// TestXLAAcrossPaired: on every paired torch-xla module, XLA's plan reads
+// TestXLAAcrossPairedCorpus: on every paired torch-xla module, XLA's plan reads
 // and places every buffer of hlomem's analysis.
-func TestXLAAcrossPaired(t *testing.T) {
+func TestXLAAcrossPairedCorpus(t *testing.T) {
 	dirs := corpus.Glob(t, "paired/*")
 	for _, d := range dirs {
 		r := pairedReport(t, filepath.Base(d), false)

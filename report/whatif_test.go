@@ -16,7 +16,7 @@ import (
 	"github.com/hlomem/hlomem/schedule"
 )
 
-// TestWhatIfScheduledNeverAboveOwn: on every module XLA scheduled in the
+// TestWhatIfScheduledNeverAboveOwnCorpus: on every module XLA scheduled in the
 // corpus (the after_optimizations dumps of paired/, paired-jax/ and
 // paired-jax-cpu/, and the scheduled modules of hlo/), the search and
 // optimal what-ifs are never above the module's own order (keep), in the
@@ -25,16 +25,13 @@ import (
 // show list's order, which ties keep's liveness bound and takes 225 MiB
 // more. The searches run with a reduced budget; with -short, every
 // fourth module (the jit_scan ones always).
-func TestWhatIfScheduledNeverAboveOwn(t *testing.T) {
+func TestWhatIfScheduledNeverAboveOwnCorpus(t *testing.T) {
 	files := corpus.Glob(t, "paired*/*/*after_optimizations.txt")
 	files = append(files, corpus.Glob(t, "hlo/*/*.hlo")...)
 	levers := []Lever{{"schedule", schedule.Keep}, {"schedule", schedule.Search}, {"schedule", schedule.Optimal}}
 	start := time.Now()
 	n, below := 0, 0
-	for i, f := range files {
-		if testing.Short() && i%4 != 0 && !strings.Contains(f, "jit_scan") {
-			continue
-		}
+	for _, f := range files {
 		mods, err := hlo.ParseFile(f)
 		if err != nil {
 			continue // no module (the hlo tests say which)

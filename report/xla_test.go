@@ -88,8 +88,9 @@ func TestXLAMismatch(t *testing.T) {
 // same program (another name, or other instructions or shapes), by the
 // instructions and shapes alone too, whatever the file is called.
 func TestXLAMismatchCorpus(t *testing.T) {
-	files := corpus.Glob(t, "paired*/*/*after_optimizations.txt")
+	files := corpus.All(t, "paired*/*/*after_optimizations.txt")
 	require.Len(t, files, 93)
+	files = corpus.Sample(t, files)
 	mods := make([]*hlo.Module, len(files))
 	xs := make([]*assign.XLAAssignment, len(files))
 	for i, f := range files {
@@ -121,5 +122,5 @@ func TestXLAMismatchCorpus(t *testing.T) {
 		t.Logf("accepted %s with %s: the same instructions and shapes", filepath.Base(filepath.Dir(files[i])), filepath.Base(filepath.Dir(xs[j].File)))
 	}
 	t.Logf("refused %d of %d pairs by instructions and shapes alone", refused, len(mods))
-	require.Greater(t, refused, 80)
+	require.GreaterOrEqual(t, refused, corpus.Enough(81, len(mods)))
 }

@@ -123,10 +123,7 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 // TestSchedulersOnCorpus schedules every corpus module (call graph
 // flattened) with each scheduler and checks the result is a valid order.
 func TestSchedulersOnCorpus(t *testing.T) {
-	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(f string, m *hlo.Module) {
-		if testing.Short() && m.NumInstructions() > 5000 {
-			return
-		}
+	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
 		a, err := liveness.Analyze(m, liveness.Options{})

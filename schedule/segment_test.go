@@ -174,8 +174,8 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 func TestSegmentModelOnCorpus(t *testing.T) {
 	relaxedOrders = 0
 	total := 0
-	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(f string, m *hlo.Module) {
-		if m.NumInstructions() > 3000 || testing.Short() && m.NumInstructions() > 300 {
+	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
+		if m.NumInstructions() > 3000 {
 			return
 		}
 		a, err := prepare(m, "")

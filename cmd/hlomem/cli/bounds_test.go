@@ -22,14 +22,14 @@ func run(t *testing.T, args ...string) []byte {
 	return out.Bytes()
 }
 
-// TestPrintedBoundsAgree: on the bundled demo (issue 9's example: the JSON
+// TestPrintedBoundsAgreeCorpus: on the bundled demo (issue 9's example: the JSON
 // lower bound used to exceed both the dump's peak and the total assign
 // achieved) and the paired torch-xla dumps, every output tells one story.
 // liveness' lower bound (any target) is at most assign's (the target's
 // reuse rule), which is at most the total; the temp heaps' bound is at
 // most the temp bytes; and liveness' JSON xla_peak is the peak the
 // XLA-format dump prints.
-func TestPrintedBoundsAgree(t *testing.T) {
+func TestPrintedBoundsAgreeCorpus(t *testing.T) {
 	files := []string{"../../../testdata/demo.hlo"}
 	if corpus.Dir() != "" {
 		files = append(files, corpus.Glob(t, "paired/*/*after_optimizations.txt")...)
