@@ -420,21 +420,31 @@ func postOrderPositions(a *liveness.Analysis, k liveness.CompKind) []int32 {
 // after the while loops in memory though the schedule runs them first).
 func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 	m := a.Module
-	first := map[*hlo.Computation]int{}
+	const none = int(^uint(0) >> 1)
+	// By computation ID (the analysis keeps them dense): the lowest value
+	// ID of each (none without values), whether something calls it,
+	// whether the walk visited it.
+	nc := len(m.Computations)
+	first := make([]int, nc)
+	for i := range first {
+		first[i] = none
+	}
 	for _, v := range a.Values {
-		if f, ok := first[v.Inst.Parent]; !v.IsPhi && (!ok || v.XLAID < f) {
-			first[v.Inst.Parent] = v.XLAID
+		if p := v.Inst.Parent.ID; !v.IsPhi && v.XLAID < first[p] {
+			first[p] = v.XLAID
 		}
 	}
-	called := map[*hlo.Computation]bool{}
+	called := make([]bool, nc)
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			for _, callee := range in.Callees() {
-				called[callee] = true
+				if callee != nil {
+					called[callee.ID] = true
+				}
 			}
 		}
 	}
-	seen := map[*hlo.Computation]bool{}
+	seen := make([]bool, nc)
 	// newMin is the lowest value ID among the computations reachable from
 	// cs through computations not yet walked. A computation that holds
 	// values is sequential and, in a flattened module, has one call site,
@@ -443,18 +453,15 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 	// not. So below cs, "not yet walked" never excludes a computation with
 	// values, and the lowest ID reachable from each computation is
 	// remembered (a walk per site was quadratic on a chain of calls).
-	const none = int(^uint(0) >> 1)
-	reachMin := map[*hlo.Computation]int{}
+	reachMin := make([]int, nc)
+	reached := make([]bool, nc)
 	var lowest func(c *hlo.Computation) int
 	lowest = func(c *hlo.Computation) int {
-		if best, ok := reachMin[c]; ok {
-			return best
+		if reached[c.ID] {
+			return reachMin[c.ID]
 		}
-		reachMin[c] = none // the call graph is acyclic (Verify)
-		best := none
-		if f, ok := first[c]; ok {
-			best = f
-		}
+		reached[c.ID], reachMin[c.ID] = true, none // the call graph is acyclic (Verify)
+		best := first[c.ID]
 		for _, in := range c.Instructions {
 			for _, cc := range in.Callees() {
 				if cc != nil {
@@ -462,13 +469,13 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 				}
 			}
 		}
-		reachMin[c] = best
+		reachMin[c.ID] = best
 		return best
 	}
 	newMin := func(cs []*hlo.Computation) int {
 		best := none
 		for _, c := range cs {
-			if c != nil && !seen[c] {
+			if c != nil && !seen[c.ID] {
 				best = min(best, lowest(c))
 			}
 		}
@@ -477,10 +484,10 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 	var out []*hlo.Computation
 	var visit func(c *hlo.Computation)
 	visit = func(c *hlo.Computation) {
-		if c == nil || seen[c] {
+		if c == nil || seen[c.ID] {
 			return
 		}
-		seen[c] = true
+		seen[c.ID] = true
 		var sites []*hlo.Instruction
 		for _, in := range c.Instructions {
 			if len(in.Callees()) > 0 {
@@ -495,7 +502,10 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 		for i, in := range sites {
 			ks[i] = keyed{in, 2, none}
 			for _, cc := range in.Callees() {
-				if f, ok := first[cc]; ok && f < ks[i].key {
+				if cc == nil {
+					continue
+				}
+				if f := first[cc.ID]; f < ks[i].key {
 					ks[i].class, ks[i].key = 0, f
 				}
 			}
@@ -523,7 +533,7 @@ func callGraphPostOrder(a *liveness.Analysis) []*hlo.Computation {
 		out = append(out, c)
 	}
 	for _, c := range m.Computations {
-		if !called[c] {
+		if !called[c.ID] {
 			visit(c)
 		}
 	}
