@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -34,14 +35,27 @@ func parseFile(t testing.TB, path string) *hlo.Module {
 }
 
 // transformerReport is the report of the bundled example with every
-// what-if.
+// what-if, built once for the package's tests (it takes seconds; the
+// tests read it and never change it).
 func transformerReport(t testing.TB) *Report {
 	t.Helper()
-	m := parseFile(t, transformerHLO)
-	r, err := Build(context.Background(), m, Options{WhatIf: WhatIfs(m)})
-	require.NoError(t, err)
-	return r
+	transformerOnce.Do(func() {
+		mods, err := hlo.ParseFile(transformerHLO)
+		if err != nil {
+			transformerErr = err
+			return
+		}
+		transformerBuilt, transformerErr = Build(context.Background(), mods[0], Options{WhatIf: WhatIfs(mods[0])})
+	})
+	require.NoError(t, transformerErr)
+	return transformerBuilt
 }
+
+var (
+	transformerOnce  sync.Once
+	transformerBuilt *Report
+	transformerErr   error
+)
 
 // TestSections: each section of the text report of the bundled example,
 // whole, against its golden file (HLOMEM_UPDATE=1 rewrites them).
