@@ -82,6 +82,7 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 			cp.Name = names.Unique(in.Name + "." + suffix)
 		}
 		cp.Parent = nc
+		c.Module.NewInstruction(&cp)
 		cp.Users = nil
 		cp.Operands = append([]*Instruction(nil), in.Operands...)
 		cp.Dimensions = append([]int64(nil), in.Dimensions...)

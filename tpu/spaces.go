@@ -1165,20 +1165,20 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 			continue
 		case ProduceEvict:
 			d.Shape = vs
-			cs := &hlo.Instruction{
+			cs := comp.Module.NewInstruction(&hlo.Instruction{
 				Name:     names.Unique("copy-start"),
 				Opcode:   hlo.OpCopyStart,
 				Shape:    hlo.TupleShape(hbmShape, vs, hlo.ArrayShape(hlo.U32)),
 				Operands: []*hlo.Instruction{d},
 				Parent:   comp,
-			}
-			cd := &hlo.Instruction{
+			})
+			cd := comp.Module.NewInstruction(&hlo.Instruction{
 				Name:     names.Unique("copy-done"),
 				Opcode:   hlo.OpCopyDone,
 				Shape:    hbmShape,
 				Operands: []*hlo.Instruction{cs},
 				Parent:   comp,
-			}
+			})
 			after[slot{c.comp, c.def}] = append(after[slot{c.comp, c.def}], cs)
 			before[slot{c.comp, c.first}] = append(before[slot{c.comp, c.first}], cd)
 			for _, u := range c.hbm {
@@ -1186,20 +1186,20 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 			}
 			starts[i], dones[i] = cs, cd
 		case Prefetch:
-			cs := &hlo.Instruction{
+			cs := comp.Module.NewInstruction(&hlo.Instruction{
 				Name:     names.Unique("copy-start"),
 				Opcode:   hlo.OpCopyStart,
 				Shape:    hlo.TupleShape(vs, hbmShape, hlo.ArrayShape(hlo.U32)),
 				Operands: []*hlo.Instruction{d},
 				Parent:   comp,
-			}
-			cd := &hlo.Instruction{
+			})
+			cd := comp.Module.NewInstruction(&hlo.Instruction{
 				Name:     names.Unique("copy-done"),
 				Opcode:   hlo.OpCopyDone,
 				Shape:    vs,
 				Operands: []*hlo.Instruction{cs},
 				Parent:   comp,
-			}
+			})
 			after[slot{c.comp, c.start}] = append(after[slot{c.comp, c.start}], cs)
 			before[slot{c.comp, c.first}] = append(before[slot{c.comp, c.first}], cd)
 			for _, u := range c.uses {
