@@ -26,7 +26,7 @@ func TestBuilderOpcodes(t *testing.T) {
 	cs := cond.Parameter("s", hlo.TupleShape(f32(), f32(2)))
 	cond.Compare("LT", cond.GetTupleElement(cs, 0), cond.Constant(f32(), 10))
 	fused := b.Computation("fused")
-	fused.Unary(hlo.OpExp, fused.Parameter("p", f32(2, 3)))
+	fused.Unary(hlo.OpExponential, fused.Parameter("p", f32(2, 3)))
 	c := b.Entry("main")
 	x := c.Parameter("x", f32(2, 3))
 	y := c.Parameter("y", f32(3, 4))

@@ -579,7 +579,7 @@ func arrayBytes(s hlo.Shape) int64 {
 func (sp *spacePlanner) instCost(in *hlo.Instruction) int64 {
 	switch in.Opcode {
 	case hlo.OpParameter, hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpBitcast,
-		hlo.OpAddDependency, hlo.OpAfterAll, hlo.OpOptimizationBarrier, hlo.OpDomain,
+		hlo.OpAddDependency, hlo.OpAfterAll, hlo.OpOptBarrier, hlo.OpDomain,
 		hlo.OpCopyStart, hlo.OpCopyDone:
 		return 0
 	case hlo.OpWhile, hlo.OpCall, hlo.OpConditional:
@@ -955,7 +955,7 @@ func movableUse(u liveness.Use, d *hlo.Instruction) bool {
 	}
 	switch op {
 	case hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpBitcast, hlo.OpWhile, hlo.OpCall, hlo.OpConditional,
-		hlo.OpDomain, hlo.OpAddDependency, hlo.OpOptimizationBarrier, hlo.OpCustomCall,
+		hlo.OpDomain, hlo.OpAddDependency, hlo.OpOptBarrier, hlo.OpCustomCall,
 		hlo.OpCopyStart, hlo.OpCopyDone:
 		return false
 	}
