@@ -48,3 +48,32 @@ func Example_builder() {
 	// w2          f32[128,10]  allocation 2 offset    0
 	// dot.1       f32[8,10]    allocation 4 offset    0
 }
+
+// The lower bound and what the plan holds at its peak.
+func Example_peak() {
+	m, err := hlo.ParseModule("peak.hlo", `HloModule peak
+ENTRY main {
+  p = f32[256] parameter(0)
+  e = f32[256] exponential(p)
+  n = f32[256] negate(e)
+  ROOT a = f32[256] add(e, n)
+}`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := compile.Compile(context.Background(), m, compile.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("lower bound:", r.Analysis.MinBytes())
+	for _, b := range r.Assignment.PeakBuffers() {
+		fmt.Println(b.Values[0].Inst.Name, b.Size)
+	}
+	// Output:
+	// lower bound: 3072
+	// p 1024
+	// e 1024
+	// n 1024
+}
