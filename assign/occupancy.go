@@ -109,6 +109,24 @@ func (as *Assignment) Peak() (step int, bytes int64, at []Occupant) {
 	return o.PeakStep, o.Peak, as.OccupantsAt(o.PeakStep)
 }
 
+// PeakBuffers returns the buffers that occupy memory at the plan's peak
+// (Peak), each once, in the order of Peak's occupants (largest first) and
+// of their Buffers; nil when nothing occupies memory.
+func (as *Assignment) PeakBuffers() []*liveness.Buffer {
+	_, _, at := as.Peak()
+	var out []*liveness.Buffer
+	seen := make([]bool, len(as.Analysis.Buffers)) // by buffer ID
+	for _, o := range at {
+		for _, b := range o.Buffers {
+			if !seen[b.ID] {
+				seen[b.ID] = true
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // LowerBoundStep returns the step at which Stats.LowerBound is reached (-1
 // when it is 0) and the values live there that make it, largest first
 // (ties by value ID): the proof of the bound, not the plan's peak.

@@ -25,21 +25,21 @@ func outC(s hlo.Shape, v []complex128) (Literal, error) { return fromLogical(s, 
 
 // complexEvals holds the evaluators of the numeric opcodes on c64/c128.
 var complexEvals = map[hlo.Opcode]func(*hlo.Instruction, []Literal) (Literal, error){
-	hlo.OpConstant: complexConstant,
-	hlo.OpNegate:   complexUnary,
-	hlo.OpExp:      complexUnary,
-	hlo.OpLog:      complexUnary,
-	hlo.OpSqrt:     complexUnary,
-	hlo.OpAdd:      complexBinary,
-	hlo.OpSubtract: complexBinary,
-	hlo.OpMultiply: complexBinary,
-	hlo.OpDivide:   complexBinary,
-	hlo.OpCompare:  complexCompare,
-	hlo.OpReal:     complexPart,
-	hlo.OpImag:     complexPart,
-	hlo.OpAbs:      complexPart,
-	hlo.OpComplex:  complexFromParts,
-	hlo.OpConvert:  complexConvert,
+	hlo.OpConstant:    complexConstant,
+	hlo.OpNegate:      complexUnary,
+	hlo.OpExponential: complexUnary,
+	hlo.OpLog:         complexUnary,
+	hlo.OpSqrt:        complexUnary,
+	hlo.OpAdd:         complexBinary,
+	hlo.OpSubtract:    complexBinary,
+	hlo.OpMultiply:    complexBinary,
+	hlo.OpDivide:      complexBinary,
+	hlo.OpCompare:     complexCompare,
+	hlo.OpReal:        complexPart,
+	hlo.OpImag:        complexPart,
+	hlo.OpAbs:         complexPart,
+	hlo.OpComplex:     complexFromParts,
+	hlo.OpConvert:     complexConvert,
 }
 
 // evalComplex handles the numeric opcodes on c64/c128; ok is false for
@@ -67,10 +67,10 @@ func complexConstant(in *hlo.Instruction, _ []Literal) (Literal, error) {
 }
 
 var complexUnaryOps = map[hlo.Opcode]func(complex128) complex128{
-	hlo.OpNegate: func(c complex128) complex128 { return -c },
-	hlo.OpExp:    cmplx.Exp,
-	hlo.OpLog:    cmplx.Log,
-	hlo.OpSqrt:   cmplx.Sqrt,
+	hlo.OpNegate:      func(c complex128) complex128 { return -c },
+	hlo.OpExponential: cmplx.Exp,
+	hlo.OpLog:         cmplx.Log,
+	hlo.OpSqrt:        cmplx.Sqrt,
 }
 
 func complexUnary(in *hlo.Instruction, ops []Literal) (Literal, error) {

@@ -40,10 +40,10 @@ func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) 
 		return evalConstant(in)
 	case hlo.OpIota:
 		return evalIota(in)
-	case hlo.OpNegate, hlo.OpAbs, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpTanh,
-		hlo.OpSin, hlo.OpCos, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven,
-		hlo.OpSign, hlo.OpNot, hlo.OpIsFinite, hlo.OpLogistic, hlo.OpExpm1, hlo.OpLog1p, hlo.OpCbrt,
-		hlo.OpPopcnt, hlo.OpClz, hlo.OpTan, hlo.OpAtanh, hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos,
+	case hlo.OpNegate, hlo.OpAbs, hlo.OpExponential, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpTanh,
+		hlo.OpSine, hlo.OpCosine, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven,
+		hlo.OpSign, hlo.OpNot, hlo.OpIsFinite, hlo.OpLogistic, hlo.OpExponentialMinusOne, hlo.OpLogPlusOne, hlo.OpCbrt,
+		hlo.OpPopcnt, hlo.OpCountLeadingZeros, hlo.OpTan, hlo.OpAtanh, hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos,
 		hlo.OpAsinh, hlo.OpAcosh, hlo.OpErf:
 		return evalUnary(in, ops[0])
 	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum,
@@ -324,33 +324,33 @@ func signF(x float64) float64 {
 
 // unaryFloat holds the floating-point unary ops.
 var unaryFloat = map[hlo.Opcode]func(float64) float64{
-	hlo.OpNegate:           func(x float64) float64 { return -x },
-	hlo.OpAbs:              math.Abs,
-	hlo.OpExp:              math.Exp,
-	hlo.OpLog:              math.Log,
-	hlo.OpSqrt:             math.Sqrt,
-	hlo.OpRsqrt:            func(x float64) float64 { return 1 / math.Sqrt(x) },
-	hlo.OpTanh:             math.Tanh,
-	hlo.OpSin:              math.Sin,
-	hlo.OpCos:              math.Cos,
-	hlo.OpTan:              math.Tan,
-	hlo.OpFloor:            math.Floor,
-	hlo.OpCeil:             math.Ceil,
-	hlo.OpRoundNearestAfz:  math.Round,
-	hlo.OpRoundNearestEven: math.RoundToEven,
-	hlo.OpSign:             signF,
-	hlo.OpLogistic:         func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-	hlo.OpExpm1:            math.Expm1,
-	hlo.OpLog1p:            math.Log1p,
-	hlo.OpCbrt:             math.Cbrt,
-	hlo.OpAtanh:            math.Atanh,
-	hlo.OpSinh:             math.Sinh,
-	hlo.OpCosh:             math.Cosh,
-	hlo.OpAsin:             math.Asin,
-	hlo.OpAcos:             math.Acos,
-	hlo.OpAsinh:            math.Asinh,
-	hlo.OpAcosh:            math.Acosh,
-	hlo.OpErf:              math.Erf,
+	hlo.OpNegate:              func(x float64) float64 { return -x },
+	hlo.OpAbs:                 math.Abs,
+	hlo.OpExponential:         math.Exp,
+	hlo.OpLog:                 math.Log,
+	hlo.OpSqrt:                math.Sqrt,
+	hlo.OpRsqrt:               func(x float64) float64 { return 1 / math.Sqrt(x) },
+	hlo.OpTanh:                math.Tanh,
+	hlo.OpSine:                math.Sin,
+	hlo.OpCosine:              math.Cos,
+	hlo.OpTan:                 math.Tan,
+	hlo.OpFloor:               math.Floor,
+	hlo.OpCeil:                math.Ceil,
+	hlo.OpRoundNearestAfz:     math.Round,
+	hlo.OpRoundNearestEven:    math.RoundToEven,
+	hlo.OpSign:                signF,
+	hlo.OpLogistic:            func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	hlo.OpExponentialMinusOne: math.Expm1,
+	hlo.OpLogPlusOne:          math.Log1p,
+	hlo.OpCbrt:                math.Cbrt,
+	hlo.OpAtanh:               math.Atanh,
+	hlo.OpSinh:                math.Sinh,
+	hlo.OpCosh:                math.Cosh,
+	hlo.OpAsin:                math.Asin,
+	hlo.OpAcos:                math.Acos,
+	hlo.OpAsinh:               math.Asinh,
+	hlo.OpAcosh:               math.Acosh,
+	hlo.OpErf:                 math.Erf,
 }
 
 // unaryInt returns op on integers (or preds) of type t, or nil.
@@ -393,7 +393,7 @@ func unaryInt(op hlo.Opcode, t hlo.ElementType) func(int64) int64 {
 		return func(x int64) int64 { return ^x }
 	case hlo.OpPopcnt:
 		return func(x int64) int64 { return int64(bits.OnesCount64(uint64(x) & mask)) }
-	case hlo.OpClz:
+	case hlo.OpCountLeadingZeros:
 		return func(x int64) int64 { return int64(bits.LeadingZeros64(uint64(x)&mask) - (64 - bw)) }
 	}
 	return nil

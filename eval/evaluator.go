@@ -190,7 +190,7 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 			return Literal{}, fmt.Errorf("index %d of %s", in.TupleIndex, t.Shape)
 		}
 		out = t.Elems[in.TupleIndex]
-	case hlo.OpOptimizationBarrier:
+	case hlo.OpOptBarrier:
 		out = ops[0]
 	case hlo.OpAddDependency:
 		out = ops[0]

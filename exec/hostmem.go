@@ -264,7 +264,7 @@ type hostModel struct {
 // nothing), not bytes of its own.
 func forwards(op hlo.Opcode) bool {
 	switch op {
-	case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptimizationBarrier,
+	case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier,
 		hlo.OpAddDependency, hlo.OpCopyDone, hlo.OpAfterAll:
 		return true
 	}

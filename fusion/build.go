@@ -97,14 +97,14 @@ func (b *builder) finish() {
 func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instruction {
 	c := in.Parent
 	fc := &hlo.Computation{Name: b.names.Unique("fused_computation"), Module: b.m, Pos: in.Pos}
-	f := &hlo.Instruction{
+	f := b.m.NewInstruction(&hlo.Instruction{
 		Name:     b.names.Unique(fusionName(in, kind)),
 		Opcode:   hlo.OpFusion,
 		Shape:    in.Shape,
 		Parent:   c,
 		Pos:      in.Pos,
 		Metadata: in.Metadata,
-	}
+	})
 	x := f.EnsureExt()
 	x.FusionKind = kind
 	x.Calls = []*hlo.Computation{fc}
@@ -162,14 +162,14 @@ func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
 		}
 	}
 	n := len(f.Operands)
-	p := &hlo.Instruction{
+	p := b.m.NewInstruction(&hlo.Instruction{
 		Name:            b.names.Unique("param_" + strconv.Itoa(n)),
 		Opcode:          hlo.OpParameter,
 		Shape:           op.Shape,
 		Parent:          fc,
 		ParameterNumber: int64(n),
 		Pos:             op.Pos,
-	}
+	})
 	f.Operands = append(f.Operands, op)
 	op.AddUser(f)
 	fc.Params = append(fc.Params, p)
@@ -337,7 +337,7 @@ func (b *builder) inline(dst, src *hlo.Instruction) (root *hlo.Instruction, adde
 // element returns get-tuple-element(t), index=i, of the given shape, for
 // computation c; the caller places it.
 func (b *builder) element(c *hlo.Computation, t *hlo.Instruction, i int, shape hlo.Shape) *hlo.Instruction {
-	g := &hlo.Instruction{Name: b.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: shape, Parent: c, Operands: []*hlo.Instruction{t}, TupleIndex: int64(i)}
+	g := b.m.NewInstruction(&hlo.Instruction{Name: b.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: shape, Parent: c, Operands: []*hlo.Instruction{t}, TupleIndex: int64(i)})
 	t.AddUser(g)
 	return g
 }
@@ -346,6 +346,7 @@ func (b *builder) element(c *hlo.Computation, t *hlo.Instruction, i int, shape h
 // operands (to be remapped by the caller) and no users.
 func (b *builder) clone(in *hlo.Instruction, c *hlo.Computation) *hlo.Instruction {
 	cp := *in
+	b.m.NewInstruction(&cp)
 	cp.Name = b.names.Unique(in.Name)
 	cp.Parent = c
 	cp.Users = nil

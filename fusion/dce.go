@@ -140,7 +140,7 @@ func pureInstruction(in *hlo.Instruction, pure *purity) bool {
 	case hlo.OpUnknown, hlo.OpCustomCall, hlo.OpRng, hlo.OpRngGetAndUpdateState,
 		hlo.OpAfterAll, hlo.OpAddDependency, hlo.OpWhile, hlo.OpConditional, hlo.OpCall,
 		hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone, hlo.OpDomain,
-		hlo.OpOptimizationBarrier, hlo.OpInfeed, hlo.OpOutfeed, hlo.OpSend, hlo.OpSendDone,
+		hlo.OpOptBarrier, hlo.OpInfeed, hlo.OpOutfeed, hlo.OpSend, hlo.OpSendDone,
 		hlo.OpRecv, hlo.OpRecvDone:
 		return false
 	}

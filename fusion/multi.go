@@ -147,7 +147,7 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	bl := f.b
 	fc := &hlo.Computation{Name: bl.names.Unique("fused_computation"), Module: bl.m, Pos: a.Pos}
 	shape := hlo.TupleShape(a.Shape, b.Shape)
-	mf := &hlo.Instruction{Name: bl.names.Unique("multi_output_fusion"), Opcode: hlo.OpFusion, Shape: shape, Parent: c, Pos: a.Pos, Metadata: a.Metadata}
+	mf := bl.m.NewInstruction(&hlo.Instruction{Name: bl.names.Unique("multi_output_fusion"), Opcode: hlo.OpFusion, Shape: shape, Parent: c, Pos: a.Pos, Metadata: a.Metadata})
 	x := mf.EnsureExt()
 	x.FusionKind = a.FusionKind()
 	x.Calls = []*hlo.Computation{fc}
@@ -158,7 +158,7 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 		body = append(body, added...)
 		roots = append(roots, root)
 	}
-	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: shape, Parent: fc, Operands: roots}
+	tup := bl.m.NewInstruction(&hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: shape, Parent: fc, Operands: roots})
 	body = append(body, tup)
 	fc.Instructions = append(fc.Instructions, body...)
 	for _, in := range body {
@@ -254,7 +254,7 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 	pr := bl.fuseInto(u, p) // p has other users: a copy goes in
 	fc := u.Calls()[0]
 	old := fc.Root
-	tup := &hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: hlo.TupleShape(old.Shape, pr.Shape), Parent: fc, Operands: []*hlo.Instruction{old, pr}}
+	tup := bl.m.NewInstruction(&hlo.Instruction{Name: bl.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: hlo.TupleShape(old.Shape, pr.Shape), Parent: fc, Operands: []*hlo.Instruction{old, pr}})
 	fc.Instructions = append(fc.Instructions, tup)
 	old.AddUser(tup)
 	pr.AddUser(tup)

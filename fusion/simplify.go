@@ -224,6 +224,7 @@ func (s *simplifier) concatenate(in *hlo.Instruction) bool {
 		return false
 	}
 	cp := *in
+	s.c.Module.NewInstruction(&cp)
 	cp.Operands = kept
 	cp.Users = nil
 	s.c.InsertBefore(&cp, in)

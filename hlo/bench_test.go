@@ -41,3 +41,22 @@ func BenchmarkPrintMixtral(b *testing.B) {
 	}
 	b.SetBytes(int64(size))
 }
+
+// BenchmarkCloneMixtral measures Module.Clone, Computation.Clone, NewGraph
+// and SortTopologically over every computation: the code that keeps side
+// tables by instruction (by ID when the IDs are dense).
+func BenchmarkCloneMixtral(b *testing.B) {
+	mods, err := ParseFile(corpus.Path(b, mixtral))
+	require.NoError(b, err)
+	m := mods[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		nm := m.Clone()
+		for _, c := range nm.Computations {
+			c.Clone("c", &NameUniquer{})
+			NewGraph(c)
+			c.SortTopologically()
+		}
+	}
+	b.ReportMetric(float64(m.NumInstructions()), "instructions")
+}

@@ -73,7 +73,15 @@ func (u *NameUniquer) Unique(name string) string {
 // part of any module's Computations list; its Module is c's.
 func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 	nc := &Computation{Name: names.Unique(c.Name + "." + suffix), Module: c.Module, Pos: c.Pos, ExecutionThread: c.ExecutionThread}
-	remap := make(map[*Instruction]*Instruction, len(c.Instructions))
+	// remap[i] is the copy of c.Instructions[i]; pos finds i by ID.
+	pos := NewInstructionIndex(c)
+	remap := make([]*Instruction, len(c.Instructions))
+	copyOf := func(in *Instruction) *Instruction {
+		if i := pos.Of(in); i >= 0 {
+			return remap[i]
+		}
+		return nil
+	}
 	nc.Instructions = make([]*Instruction, len(c.Instructions))
 	for i, in := range c.Instructions {
 		cp := *in
@@ -82,6 +90,7 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 			cp.Name = names.Unique(in.Name + "." + suffix)
 		}
 		cp.Parent = nc
+		c.Module.NewInstruction(&cp)
 		cp.Users = nil
 		cp.Operands = append([]*Instruction(nil), in.Operands...)
 		cp.Dimensions = append([]int64(nil), in.Dimensions...)
@@ -100,27 +109,27 @@ func (c *Computation) Clone(suffix string, names *NameUniquer) *Computation {
 			cp.Ext = &x
 		}
 		nc.Instructions[i] = &cp
-		remap[in] = &cp
+		remap[i] = &cp
 	}
 	for _, in := range nc.Instructions {
 		for k, op := range in.Operands {
-			if r := remap[op]; r != nil {
+			if r := copyOf(op); r != nil {
 				in.Operands[k] = r
 			}
 		}
 		if in.Ext != nil {
 			for k, p := range in.Ext.ControlPredecessors {
-				if r := remap[p]; r != nil {
+				if r := copyOf(p); r != nil {
 					in.Ext.ControlPredecessors[k] = r
 				}
 			}
 		}
 	}
-	nc.Root = remap[c.Root]
+	nc.Root = copyOf(c.Root)
 	if c.Params != nil {
 		nc.Params = make([]*Instruction, len(c.Params))
 		for i, p := range c.Params {
-			nc.Params[i] = remap[p]
+			nc.Params[i] = copyOf(p)
 		}
 	}
 	nc.RebuildUsers()
@@ -304,7 +313,21 @@ func (m *Module) Clone() *Module {
 		n += len(c.Instructions)
 	}
 	cmap := make(map[*Computation]*Computation, len(m.Computations))
-	imap := make(map[*Instruction]*Instruction, n)
+	// The copy of an instruction of m: by ID when the IDs are a
+	// numbering of m's instructions (as Renumber and the parser leave
+	// them), through a map otherwise.
+	orig := make([]*Instruction, m.NumIDs())
+	byID := make([]*Instruction, m.NumIDs())
+	var imap map[*Instruction]*Instruction
+	m.Instructions(func(in *Instruction) {
+		if imap == nil && in != nil && in.ID >= 0 && in.ID < len(orig) && orig[in.ID] == nil {
+			orig[in.ID] = in
+			return
+		}
+		if imap == nil {
+			imap = make(map[*Instruction]*Instruction, n)
+		}
+	})
 	nm.Computations = make([]*Computation, len(m.Computations))
 	insts := make([]Instruction, n) // one allocation for every instruction
 	k := 0
@@ -317,15 +340,23 @@ func (m *Module) Clone() *Module {
 			k++
 			*ni = *in
 			ni.Parent = &nc
-			imap[in] = ni
+			if imap != nil {
+				imap[in] = ni
+			} else {
+				byID[in.ID] = ni
+			}
 			nc.Instructions[j] = ni
 		}
 		cmap[c] = &nc
 		nm.Computations[i] = &nc
 	}
 	inst := func(in *Instruction) *Instruction {
-		if x, ok := imap[in]; ok {
-			return x
+		if imap != nil {
+			if x, ok := imap[in]; ok {
+				return x
+			}
+		} else if in != nil && in.ID >= 0 && in.ID < len(orig) && orig[in.ID] == in {
+			return byID[in.ID]
 		}
 		return in // not in m: a malformed module keeps its stray pointer
 	}

@@ -22,7 +22,20 @@
 //
 // Instructions and subshape positions have dense integer IDs (ID and
 // FirstValue, set by Module.Renumber, which the parser calls), so analyses
-// can keep side tables in slices.
+// can keep side tables in slices. An instruction gets its ID when it is
+// made (by the parser, the Builder, Computation.Clone or
+// Module.NewInstruction), unique in its module and below Module.NumIDs;
+// Renumber makes them dense again after edits.
+//
+// # Building
+//
+// A compiler with an IR of its own builds a module with a Builder: each
+// ComputationBuilder method adds one instruction with its shape inferred
+// from its operands (element-wise ops, compare, select, convert,
+// broadcast, reshape, transpose, dot, reduce, tuple, get-tuple-element,
+// slice, concatenate, call, fusion, while, conditional), its users, ID and
+// a unique name; ComputationBuilder.Add takes any other instruction. Build
+// returns the module verified, or every mistake the calls made.
 //
 // # Text
 //
@@ -49,6 +62,9 @@
 //   - Verify takes any module, parsed or built by code, and never panics.
 //     So do FindCallCycle, NewGraph and ByteSize, on any module, computation
 //     or shape.
+//   - The Builder takes any arguments and never panics: ill-fitting
+//     operands are errors that Build returns, and a module it returns has
+//     passed Verify.
 //   - FlattenCallGraph verifies the module itself and refuses an invalid one
 //     with Verify's errors, unchanged.
 //   - Printing (Module.String) takes any parsed module; an opcode this

@@ -125,14 +125,11 @@ func (m *Module) RemoveComputation(c *Computation) {
 // false, leaving c unchanged, when c has a cycle.
 func (c *Computation) SortTopologically() bool {
 	n := len(c.Instructions)
-	pos := make(map[*Instruction]int, n)
-	for i, in := range c.Instructions {
-		pos[in] = i
-	}
+	pos := NewInstructionIndex(c)
 	indeg := make([]int, n)
 	succ := make([][]int, n)
 	edge := func(from *Instruction, to int) {
-		if i, ok := pos[from]; ok {
+		if i := pos.Of(from); i >= 0 {
 			succ[i] = append(succ[i], to)
 			indeg[to]++
 		}

@@ -13,7 +13,7 @@ import (
 type Graph struct {
 	c     *Computation
 	nodes []Node
-	pos   map[*Instruction]int64
+	pos   InstructionIndex
 	succ  [][]int64 // successors by position, deduplicated, in order
 	pred  [][]int64 // predecessors by position, deduplicated, in order
 }
@@ -45,16 +45,16 @@ func (e Edge) ReversedEdge() graph.Edge { return Edge{F: e.T, T: e.F} }
 // predecessors outside c (only possible in an invalid module) are ignored.
 func NewGraph(c *Computation) *Graph {
 	n := len(c.Instructions)
-	g := &Graph{c: c, nodes: make([]Node, n), pos: make(map[*Instruction]int64, n), succ: make([][]int64, n), pred: make([][]int64, n)}
+	g := &Graph{c: c, nodes: make([]Node, n), pos: NewInstructionIndex(c), succ: make([][]int64, n), pred: make([][]int64, n)}
 	for i, in := range c.Instructions {
 		g.nodes[i] = Node{Inst: in, id: int64(i)}
-		g.pos[in] = int64(i)
 	}
 	add := func(from *Instruction, to int64) {
-		f, ok := g.pos[from]
-		if !ok {
+		k := g.pos.Of(from)
+		if k < 0 {
 			return
 		}
+		f := int64(k)
 		for _, p := range g.pred[to] {
 			if p == f {
 				return
@@ -83,8 +83,8 @@ func (g *Graph) Computation() *Computation { return g.c }
 
 // NodeOf returns the node of an instruction of the computation.
 func (g *Graph) NodeOf(in *Instruction) (Node, bool) {
-	p, ok := g.pos[in]
-	if !ok {
+	p := g.pos.Of(in)
+	if p < 0 {
 		return Node{}, false
 	}
 	return g.nodes[p], true

@@ -55,7 +55,7 @@ func (p *parser) inferShape(in *Instruction, depth int) bool {
 		s, ok = operand(1)
 	case in.Opcode == OpClamp:
 		s, ok = operand(1)
-	case in.IsElementwise() && in.Opcode != OpConvert, in.Opcode == OpCopy, in.Opcode == OpOptimizationBarrier,
+	case in.IsElementwise() && in.Opcode != OpConvert, in.Opcode == OpCopy, in.Opcode == OpOptBarrier,
 		in.Opcode == OpAddDependency, in.Opcode == OpWhile:
 		s, ok = operand(0)
 	case in.Opcode == OpFusion || in.Opcode == OpCall:

@@ -42,6 +42,9 @@ type Module struct {
 	StackFrames *StackFrameIndex
 
 	numValues int // set by Renumber
+	// nextID is the ID NewInstruction gives next: every instruction of
+	// the module has an ID below it. Renumber resets it to the count.
+	nextID int
 }
 
 // Attr is an attribute kept as text: name=value.
@@ -122,7 +125,11 @@ const (
 // methods that return zero values without it. Every other attribute is kept
 // verbatim in Attrs so that printing loses nothing.
 type Instruction struct {
-	// ID is dense over the module (0..NumInstructions-1), set by Renumber.
+	// ID is unique in the module and below Module.NumIDs: the parser, the
+	// Builder, Computation.Clone and Module.NewInstruction give every
+	// instruction an ID when they make it. Renumber makes the IDs dense
+	// again (0..NumInstructions-1, computations in order, instructions in
+	// order) after instructions were removed or reordered.
 	ID int
 	// FirstValue is the dense number of this instruction's first subshape
 	// position; its subshapes (pre-order) are FirstValue, FirstValue+1, ...
@@ -418,6 +425,33 @@ func (m *Module) Renumber() {
 		}
 	}
 	m.numValues = v
+	m.nextID = id
+}
+
+// NewInstruction gives in, a new instruction a pass is adding to m, an ID
+// no other instruction of m has, and returns it. It sets nothing else:
+// the caller inserts in (Computation.InsertBefore) and names it (a
+// NameUniquer). Until the next Renumber the IDs are unique but not dense;
+// tables indexed by ID take NumIDs entries.
+func (m *Module) NewInstruction(in *Instruction) *Instruction {
+	if m == nil || in == nil {
+		return in
+	}
+	if m.nextID == 0 {
+		// A module put together by hand, never renumbered: number from
+		// the count.
+		m.nextID = m.NumInstructions()
+	}
+	in.ID = m.nextID
+	m.nextID++
+	return in
+}
+
+// NumIDs returns a bound on the module's instruction IDs: each is in
+// [0, NumIDs()). It is NumInstructions after Renumber, and grows by one
+// with each NewInstruction.
+func (m *Module) NumIDs() int {
+	return max(m.nextID, m.NumInstructions())
 }
 
 // tupleKey names a tuple's element array.

@@ -42,7 +42,8 @@ type OpInfo struct {
 	Props OpProps
 }
 
-// The opcodes XLA has as of 2026 (xla/hlo/ir/hlo_opcode.h), in the header's order.
+// The opcodes XLA has as of 2026 (xla/hlo/ir/hlo_opcode.h), in the header's order,
+// each named after its HLO text (OpOptBarrier is XLA's kOptimizationBarrier).
 // OpUnknown holds an opcode this table does not know (a newer XLA's); the
 // instruction keeps the name so printing loses nothing.
 const (
@@ -79,7 +80,7 @@ const (
 	OpCeil
 	OpCholesky
 	OpClamp
-	OpClz
+	OpCountLeadingZeros
 	OpCollectiveBroadcast
 	OpCollectivePermute
 	OpCollectivePermuteDone
@@ -94,7 +95,7 @@ const (
 	OpCopy
 	OpCopyDone
 	OpCopyStart
-	OpCos
+	OpCosine
 	OpCosh
 	OpCustomCall
 	OpDivide
@@ -104,8 +105,8 @@ const (
 	OpDynamicSlice
 	OpDynamicUpdateSlice
 	OpErf
-	OpExp
-	OpExpm1
+	OpExponential
+	OpExponentialMinusOne
 	OpFft
 	OpFloor
 	OpFusion
@@ -117,7 +118,7 @@ const (
 	OpIota
 	OpIsFinite
 	OpLog
-	OpLog1p
+	OpLogPlusOne
 	OpLogistic
 	OpMap
 	OpMaximum
@@ -126,7 +127,7 @@ const (
 	OpMultiply
 	OpNegate
 	OpNot
-	OpOptimizationBarrier
+	OpOptBarrier
 	OpOr
 	OpOutfeed
 	OpPad
@@ -165,7 +166,7 @@ const (
 	OpShiftRightArithmetic
 	OpShiftRightLogical
 	OpSign
-	OpSin
+	OpSine
 	OpSinh
 	OpSlice
 	OpSort
@@ -223,7 +224,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCeil:                   {"ceil", 1, ew},
 	OpCholesky:               {"cholesky", 1, Expensive},
 	OpClamp:                  {"clamp", 3, ew},
-	OpClz:                    {"count-leading-zeros", 1, ew},
+	OpCountLeadingZeros:      {"count-leading-zeros", 1, ew},
 	OpCollectiveBroadcast:    {"collective-broadcast", Variadic, Collective},
 	OpCollectivePermute:      {"collective-permute", Variadic, Collective},
 	OpCollectivePermuteDone:  {"collective-permute-done", 1, Collective | AsyncDone},
@@ -238,7 +239,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCopy:                   {"copy", 1, ew},
 	OpCopyDone:               {"copy-done", 1, AsyncDone},
 	OpCopyStart:              {"copy-start", 1, AsyncStart},
-	OpCos:                    {"cosine", 1, exp},
+	OpCosine:                 {"cosine", 1, exp},
 	OpCosh:                   {"cosh", 1, exp},
 	OpCustomCall:             {"custom-call", Variadic, Parallel | Caller},
 	OpDivide:                 {"divide", 2, exp},
@@ -248,8 +249,8 @@ var opTable = [numOpcodes]OpInfo{
 	OpDynamicSlice:           {"dynamic-slice", Variadic, 0},
 	OpDynamicUpdateSlice:     {"dynamic-update-slice", Variadic, 0},
 	OpErf:                    {"erf", 1, exp},
-	OpExp:                    {"exponential", 1, exp},
-	OpExpm1:                  {"exponential-minus-one", 1, exp},
+	OpExponential:            {"exponential", 1, exp},
+	OpExponentialMinusOne:    {"exponential-minus-one", 1, exp},
 	OpFft:                    {"fft", 1, Expensive},
 	OpFloor:                  {"floor", 1, ew},
 	OpFusion:                 {"fusion", Variadic, Caller},
@@ -261,7 +262,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpIota:                   {"iota", 0, 0},
 	OpIsFinite:               {"is-finite", 1, ew},
 	OpLog:                    {"log", 1, exp},
-	OpLog1p:                  {"log-plus-one", 1, exp},
+	OpLogPlusOne:             {"log-plus-one", 1, exp},
 	OpLogistic:               {"logistic", 1, exp},
 	OpMap:                    {"map", Variadic, Elementwise | Parallel | app},
 	OpMaximum:                {"maximum", 2, ew},
@@ -270,7 +271,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpMultiply:               {"multiply", 2, ew},
 	OpNegate:                 {"negate", 1, ew},
 	OpNot:                    {"not", 1, ew},
-	OpOptimizationBarrier:    {"opt-barrier", 1, 0},
+	OpOptBarrier:             {"opt-barrier", 1, 0},
 	OpOr:                     {"or", 2, ew},
 	OpOutfeed:                {"outfeed", 2, SideEffect},
 	OpPad:                    {"pad", 2, 0},
@@ -309,7 +310,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpShiftRightArithmetic:   {"shift-right-arithmetic", 2, ew},
 	OpShiftRightLogical:      {"shift-right-logical", 2, ew},
 	OpSign:                   {"sign", 1, ew},
-	OpSin:                    {"sine", 1, exp},
+	OpSine:                   {"sine", 1, exp},
 	OpSinh:                   {"sinh", 1, exp},
 	OpSlice:                  {"slice", 1, 0},
 	OpSort:                   {"sort", Variadic, Parallel | app},
@@ -325,6 +326,24 @@ var opTable = [numOpcodes]OpInfo{
 	OpWhile:                  {"while", 1, Caller},
 	OpXor:                    {"xor", 2, ew},
 }
+
+// The opcodes' earlier Go names, which did not spell their HLO text.
+const (
+	// Deprecated: use OpCountLeadingZeros.
+	OpClz = OpCountLeadingZeros
+	// Deprecated: use OpCosine.
+	OpCos = OpCosine
+	// Deprecated: use OpExponential.
+	OpExp = OpExponential
+	// Deprecated: use OpExponentialMinusOne.
+	OpExpm1 = OpExponentialMinusOne
+	// Deprecated: use OpLogPlusOne.
+	OpLog1p = OpLogPlusOne
+	// Deprecated: use OpOptBarrier.
+	OpOptimizationBarrier = OpOptBarrier
+	// Deprecated: use OpSine.
+	OpSin = OpSine
+)
 
 var opByName = func() map[string]Opcode {
 	m := make(map[string]Opcode, numOpcodes)

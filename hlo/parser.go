@@ -718,6 +718,9 @@ func (p *parser) parseInstruction() {
 
 func (p *parser) addInstruction(in *Instruction) {
 	in.Parent = p.comp
+	// An ID from the start (finishModule renumbers them in module order).
+	in.ID = p.mod.nextID
+	p.mod.nextID++
 	if prev := p.lookup(in.Name); prev != nil {
 		p.errorf(in.Pos, "duplicate instruction name %s (first defined at %d:%d)", in.Name, prev.Pos.Line, prev.Pos.Col)
 	} else {

@@ -329,7 +329,7 @@ func TestOpcodeTable(t *testing.T) {
 	require.False(t, OpDot.Has(Elementwise))
 	require.Equal(t, 2, OpAdd.Arity())
 	require.Equal(t, Variadic, OpTuple.Arity())
-	require.Equal(t, "count-leading-zeros", OpClz.String())
+	require.Equal(t, "count-leading-zeros", OpCountLeadingZeros.String())
 }
 
 func TestParseDeepTupleShapes(t *testing.T) {

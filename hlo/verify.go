@@ -336,7 +336,7 @@ func (v *verifier) forwarded(in *Instruction) {
 		return op.Shape.Tuple[k], true
 	}
 	switch in.Opcode {
-	case OpCopy, OpOptimizationBarrier, OpAddDependency, OpDomain, OpAllReduceDone, OpDynamicUpdateSlice:
+	case OpCopy, OpOptBarrier, OpAddDependency, OpDomain, OpAllReduceDone, OpDynamicUpdateSlice:
 		same(op.Shape, "operand "+op.Name)
 	case OpBitcast:
 		a, okA := ByteSize(in.Shape)

@@ -281,7 +281,7 @@ func (ci *copier) rebuild(c *hlo.Computation, x *hlo.Instruction, ix hlo.ShapeIn
 		if !containsIndex(needs, ix) {
 			return x
 		}
-		cp := &hlo.Instruction{Name: ci.names.Unique("copy"), Opcode: hlo.OpCopy, Shape: x.Shape, Operands: []*hlo.Instruction{x}}
+		cp := c.Module.NewInstruction(&hlo.Instruction{Name: ci.names.Unique("copy"), Opcode: hlo.OpCopy, Shape: x.Shape, Operands: []*hlo.Instruction{x}})
 		c.InsertBefore(cp, before)
 		return cp
 	}
@@ -296,7 +296,7 @@ func (ci *copier) rebuild(c *hlo.Computation, x *hlo.Instruction, ix hlo.ShapeIn
 		if x.Opcode == hlo.OpTuple && k < len(x.Operands) {
 			e = x.Operands[k]
 		} else {
-			e = &hlo.Instruction{Name: ci.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[k], Operands: []*hlo.Instruction{x}, TupleIndex: int64(k)}
+			e = c.Module.NewInstruction(&hlo.Instruction{Name: ci.names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[k], Operands: []*hlo.Instruction{x}, TupleIndex: int64(k)})
 			c.InsertBefore(e, before)
 		}
 		elems[k] = ci.rebuild(c, e, append(append(hlo.ShapeIndex{}, ix...), int64(k)), needs, before)
@@ -312,7 +312,7 @@ func (ci *copier) rebuild(c *hlo.Computation, x *hlo.Instruction, ix hlo.ShapeIn
 		moveAfterOperands(c, x)
 		return x
 	}
-	t := &hlo.Instruction{Name: ci.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems}
+	t := c.Module.NewInstruction(&hlo.Instruction{Name: ci.names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems})
 	c.InsertBefore(t, before)
 	return t
 }

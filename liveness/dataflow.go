@@ -174,7 +174,7 @@ func callSites(m *hlo.Module) [][]*hlo.Instruction {
 func definesAt(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape, paramDefines bool) bool {
 	switch in.Opcode {
 	case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpWhile, hlo.OpCall, hlo.OpConditional,
-		hlo.OpGetTupleElement, hlo.OpDomain, hlo.OpOptimizationBarrier,
+		hlo.OpGetTupleElement, hlo.OpDomain, hlo.OpOptBarrier,
 		hlo.OpCopyDone, hlo.OpAllReduceDone:
 		return false
 	case hlo.OpParameter:
@@ -401,7 +401,7 @@ func (d *dataflow) update(in *hlo.Instruction) bool {
 	}
 	root := hlo.ShapeIndex{}
 	switch in.Opcode {
-	case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpDomain, hlo.OpOptimizationBarrier, hlo.OpAllReduceDone:
+	case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpDomain, hlo.OpOptBarrier, hlo.OpAllReduceDone:
 		return d.forward(in, root, op(0), root, false)
 	case hlo.OpCopy:
 		changed := false

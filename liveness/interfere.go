@@ -149,7 +149,7 @@ func reshapedCopy(s *Schedule, names *hlo.NameUniquer, cp, op *hlo.Instruction) 
 		return cp
 	}
 	c := cp.Parent
-	bc := &hlo.Instruction{Name: names.Unique("bitcast"), Opcode: hlo.OpBitcast, Shape: op.Shape, Operands: []*hlo.Instruction{cp}}
+	bc := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("bitcast"), Opcode: hlo.OpBitcast, Shape: op.Shape, Operands: []*hlo.Instruction{cp}})
 	var next *hlo.Instruction
 	if k := slices.Index(c.Instructions, cp); k >= 0 && k+1 < len(c.Instructions) {
 		next = c.Instructions[k+1]
@@ -209,14 +209,14 @@ func addCopy(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference
 		if !src.Shape.IsTuple() || k < 0 || int(k) >= len(src.Shape.Tuple) {
 			break
 		}
-		g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: src.Shape.Tuple[k], Operands: []*hlo.Instruction{src}, TupleIndex: k}
+		g := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: src.Shape.Tuple[k], Operands: []*hlo.Instruction{src}, TupleIndex: k})
 		add(g)
 		src = g
 	}
 	if !src.Shape.IsArray() {
 		return nil, unrepaired(m, f, "no array to copy")
 	}
-	cp := &hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: src.Shape, Operands: []*hlo.Instruction{src}}
+	cp := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: src.Shape, Operands: []*hlo.Instruction{src}})
 	add(cp)
 	s.Set(c, seq)
 	return cp, nil

@@ -70,6 +70,13 @@ func (a *Analysis) LowerBound(include func(*Buffer) bool) Bound {
 	return a.LowerBoundWith(include, nil)
 }
 
+// MinBytes returns the lower bound over every buffer of the module in
+// bytes, LowerBound(nil).Bytes: no plan of the module under this schedule
+// takes fewer.
+func (a *Analysis) MinBytes() int64 {
+	return a.LowerBound(nil).Bytes
+}
+
 // ShareFunc is a target's rule for in-place reuse: whether user's value at
 // userIx may take over the memory of operand's value at opIx when that
 // value dies there (XLA's CanShareOperandBufferWithUser with the backend's

@@ -579,7 +579,7 @@ func arrayBytes(s hlo.Shape) int64 {
 func (sp *spacePlanner) instCost(in *hlo.Instruction) int64 {
 	switch in.Opcode {
 	case hlo.OpParameter, hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpBitcast,
-		hlo.OpAddDependency, hlo.OpAfterAll, hlo.OpOptimizationBarrier, hlo.OpDomain,
+		hlo.OpAddDependency, hlo.OpAfterAll, hlo.OpOptBarrier, hlo.OpDomain,
 		hlo.OpCopyStart, hlo.OpCopyDone:
 		return 0
 	case hlo.OpWhile, hlo.OpCall, hlo.OpConditional:
@@ -955,7 +955,7 @@ func movableUse(u liveness.Use, d *hlo.Instruction) bool {
 	}
 	switch op {
 	case hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpBitcast, hlo.OpWhile, hlo.OpCall, hlo.OpConditional,
-		hlo.OpDomain, hlo.OpAddDependency, hlo.OpOptimizationBarrier, hlo.OpCustomCall,
+		hlo.OpDomain, hlo.OpAddDependency, hlo.OpOptBarrier, hlo.OpCustomCall,
 		hlo.OpCopyStart, hlo.OpCopyDone:
 		return false
 	}
@@ -1129,20 +1129,20 @@ func chooseScalars(cands []*scalarCand, n int, smem int64) []*scalarCand {
 // destination, the source and a u32 context, and the copy-done that
 // returns the destination. Neither is placed in comp's sequence yet.
 func copyPair(names *hlo.NameUniquer, comp *hlo.Computation, d *hlo.Instruction, from, to hlo.Shape) (start, done *hlo.Instruction) {
-	start = &hlo.Instruction{
+	start = comp.Module.NewInstruction(&hlo.Instruction{
 		Name:     names.Unique("copy-start"),
 		Opcode:   hlo.OpCopyStart,
 		Shape:    hlo.TupleShape(to, from, hlo.ArrayShape(hlo.U32)),
 		Operands: []*hlo.Instruction{d},
 		Parent:   comp,
-	}
-	done = &hlo.Instruction{
+	})
+	done = comp.Module.NewInstruction(&hlo.Instruction{
 		Name:     names.Unique("copy-done"),
 		Opcode:   hlo.OpCopyDone,
 		Shape:    to,
 		Operands: []*hlo.Instruction{start},
 		Parent:   comp,
-	}
+	})
 	return start, done
 }
 
