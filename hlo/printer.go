@@ -298,6 +298,36 @@ func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 	b.WriteByte(' ')
 	b.WriteString(in.OpName())
 	b.WriteByte('(')
+	in.writeOperands(b, opts)
+	b.WriteByte(')')
+
+	x := in.ext()
+	in.writeFields(b, x)
+	writeAttrs(b, in.Attrs)
+	if len(x.ControlPredecessors) > 0 {
+		b.WriteString(", control-predecessors={")
+		for i, p := range x.ControlPredecessors {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeRef(b, p)
+		}
+		b.WriteByte('}')
+	}
+	if in.Metadata != nil {
+		b.WriteString(", metadata=")
+		in.Metadata.write(b)
+	}
+	if x.BackendConfig != "" {
+		b.WriteString(", backend_config=")
+		b.WriteString(x.BackendConfig)
+	}
+}
+
+// writeOperands writes what goes between the parentheses: a parameter's
+// number, a constant's literal (elided when opts asks and it is large),
+// or the operands (with their shapes and index comments as opts asks).
+func (in *Instruction) writeOperands(b *strings.Builder, opts PrintOptions) {
 	switch {
 	case in.Opcode == OpParameter:
 		b.WriteString(strconv.FormatInt(in.ParameterNumber, 10))
@@ -322,9 +352,12 @@ func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 			writeRef(b, op)
 		}
 	}
-	b.WriteByte(')')
+}
 
-	x := in.ext()
+// writeFields writes the attributes hlomem keeps in fields, in XLA's
+// order: fusion kind and calls, tuple index, dimensions, slice, dot
+// dimensions, called computations, custom-call target and aliasing.
+func (in *Instruction) writeFields(b *strings.Builder, x *Ext) {
 	if x.FusionKind != "" {
 		b.WriteString(", kind=")
 		b.WriteString(string(x.FusionKind))
@@ -426,25 +459,6 @@ func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 			b.WriteByte(')')
 		}
 		b.WriteByte('}')
-	}
-	writeAttrs(b, in.Attrs)
-	if len(x.ControlPredecessors) > 0 {
-		b.WriteString(", control-predecessors={")
-		for i, p := range x.ControlPredecessors {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRef(b, p)
-		}
-		b.WriteByte('}')
-	}
-	if in.Metadata != nil {
-		b.WriteString(", metadata=")
-		in.Metadata.write(b)
-	}
-	if x.BackendConfig != "" {
-		b.WriteString(", backend_config=")
-		b.WriteString(x.BackendConfig)
 	}
 }
 
