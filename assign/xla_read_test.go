@@ -353,7 +353,7 @@ func TestReadXLACorpus(t *testing.T) {
 
 // TestReadXLAPairedCorpus holds the reader to the assignment it describes, on
 // every paired module of the corpus. Each module is prepared
-// (liveness.Prepare) and assigned with --algo=xla (torch-xla and JAX
+// (compile.Compile up to the schedule) and assigned with --algo=xla (torch-xla and JAX
 // XLA:GPU for the gpu target, JAX XLA:CPU for cpu), as TestPairedAssignmentCorpus
 // does.
 //

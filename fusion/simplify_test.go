@@ -81,7 +81,7 @@ func requireTopological(t testing.TB, m *hlo.Module) {
 	}
 }
 
-// run evaluates m (which it consumes: liveness.Prepare edits it) on
+// run evaluates m (which it consumes: preparing it edits it) on
 // seeded random arguments with the plan-free reference evaluator.
 func run(t testing.TB, m *hlo.Module) ([]uint64, *assign.Assignment, error) {
 	t.Helper()

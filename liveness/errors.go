@@ -34,12 +34,6 @@ var (
 	// ErrInvalidSchedule: a schedule is missing, or is not an order of a
 	// computation's instructions that respects their dependencies.
 	ErrInvalidSchedule = errors.New("liveness: invalid schedule")
-	// ErrInvalidAfterPass: with PrepareOptions.VerifyEach, hlo.Verify
-	// refused the module after a pass; the *Error names the pass.
-	ErrInvalidAfterPass = errors.New("liveness: pass left the module invalid")
-	// ErrPassPanicked: a preparation pass panicked (a bug); the *Error
-	// names the pass.
-	ErrPassPanicked = errors.New("liveness: pass panicked")
 )
 
 // Error is an error about a module this package refuses or cannot
@@ -53,7 +47,8 @@ type Error struct {
 	// Pos is the position in the source text of what the error is about
 	// (an instruction or computation), or the zero Pos.
 	Pos hlo.Pos
-	// Pass names the preparation pass that failed, when one did (Prepare).
+	// Pass names the pipeline pass that failed, when one did (package
+	// compile sets it).
 	Pass string
 	// Msg is the whole message, "liveness: ..." (or "schedule: ...").
 	Msg string
