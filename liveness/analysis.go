@@ -514,10 +514,17 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 		tl.Scheduled[v.ID] = true
 		tl.EndPos[v.ID] = endPos
 	}
-	// An asynchronous operation may read its operands' arrays and write the
-	// arrays its start defines until its done. In a well-formed module the dataflow
-	// already says so (the done uses the start's tuple); for one whose
-	// shapes do not carry the operands through, keep them live anyway.
+	a.extendAsync(tl)
+	a.normalizeBuffers(tl)
+	return tl
+}
+
+// extendAsync keeps the arrays an asynchronous operation reads (its
+// operands') and writes (those its start defines) live until its done. In
+// a well-formed module the dataflow already says so (the done uses the
+// start's tuple); for one whose shapes do not carry the operands through,
+// this keeps them live anyway.
+func (a *Analysis) extendAsync(tl *Timeline) {
 	for in := range a.asyncStarts() {
 		td := tl.Time(asyncDone(in))
 		if td < 0 {
@@ -537,7 +544,13 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 		}
 		extend(in, true)
 	}
-	// Normalize: values of one buffer get disjoint, chained ranges.
+}
+
+// normalizeBuffers gives the values of one buffer disjoint, chained
+// ranges, as XLA's NormalizeAliasedBuffers: in (start, end, ID) order
+// each range ends where the next begins, and the next extends to the
+// end of the two.
+func (a *Analysis) normalizeBuffers(tl *Timeline) {
 	var vs []*Value
 	for _, b := range a.Buffers {
 		if len(b.Values) < 2 {
@@ -565,7 +578,6 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 			r1.End = min(r1.End, r2.Start)
 		}
 	}
-	return tl
 }
 
 // firstFullyBound reports whether the async op in is the first of its
