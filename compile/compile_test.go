@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +12,7 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
@@ -22,33 +21,6 @@ import (
 // preparedCorpus is what the pipeline tests run on: the hand-written
 // modules and every paired dump.
 var preparedCorpus = []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}
-
-// forCorpusModules parses every corpus file the patterns match and runs
-// f on each module, in order, as a subtest of t named for the file (its
-// directory for a paired dump; #i after a file's first module); files
-// without a module are skipped (hlo tests them). The subtests run one
-// after another: the callers tally across modules.
-func forCorpusModules(t *testing.T, patterns []string, f func(t *testing.T, file string, m *hlo.Module)) {
-	t.Helper()
-	for _, p := range patterns {
-		for _, file := range corpus.Glob(t, p) {
-			mods, err := hlo.ParseFile(file)
-			if err != nil {
-				continue
-			}
-			for i, m := range mods {
-				name := filepath.Base(file)
-				if strings.HasSuffix(name, "_optimizations.txt") {
-					name = filepath.Base(filepath.Dir(file))
-				}
-				if i > 0 {
-					name += "#" + strconv.Itoa(i)
-				}
-				t.Run(name, func(t *testing.T) { f(t, file, m) })
-			}
-		}
-	}
-}
 
 func parse(t testing.TB, src string) *hlo.Module {
 	t.Helper()
@@ -80,7 +52,7 @@ func withPasses(t *testing.T, wrap func(Pass) Pass, f func()) {
 // (the schedulers have tests of their own) and run only without -short.
 func TestCorpusVerifyEach(t *testing.T) {
 	n, visited := 0, 0
-	forCorpusModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
 		visited++
 		small := m.NumInstructions() <= 5000
 		opts := Options{VerifyEach: true, Assign: assign.Options{Algorithm: "xla"}}
@@ -207,7 +179,7 @@ func TestPassTableNeeds(t *testing.T) {
 // with the same error.
 func TestCorpusMatchesSteps(t *testing.T) {
 	n, visited := 0, 0
-	forCorpusModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, preparedCorpus, func(t *testing.T, f string, m *hlo.Module) {
 		if m.NumInstructions() > 5000 {
 			return
 		}

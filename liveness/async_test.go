@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/stretchr/testify/require"
 )
 
@@ -190,7 +191,7 @@ ENTRY e {
 // its start to its done.
 func TestAsyncPairsCorpus(t *testing.T) {
 	pairs, kinds := 0, map[string]int{}
-	forCorpusModules(t, []string{"paired*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"paired*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if hlo.Verify(m) != nil {
 			return
 		}

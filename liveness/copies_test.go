@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/stretchr/testify/require"
 )
@@ -109,7 +110,7 @@ func TestInsertCopiesOnRandomModules(t *testing.T) {
 // forest: the walk answers).
 func TestSequentialTreeMatchesWalkCorpus(t *testing.T) {
 	pairs := 0
-	forCorpusModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"paired-jax*/*/*after_optimizations.txt", "hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if hlo.Verify(m) != nil || len(m.Computations) < 2 {
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 )
 
@@ -130,7 +131,7 @@ func checkEvents(t *testing.T, a *Analysis, em *Events, tl *Timeline, seed uint6
 // TestEventsMatchLayoutOnCorpus: the same on every corpus module (with
 // its copies inserted), in its own order and in a random one.
 func TestEventsMatchLayoutOnCorpus(t *testing.T) {
-	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"hlo/*/*.hlo", "paired*/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
 		a, err := prepare(m)
 		if err != nil {
 			return // the pipeline's own tests cover these

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -303,7 +304,7 @@ func TestSchedulersMatchReferenceCorpus(t *testing.T) {
 		}
 	}
 	n := 0
-	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired-jax/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"hlo/*/*.hlo", "paired-jax/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
 		check(filepath.Base(f), m)

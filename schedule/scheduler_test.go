@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
@@ -123,7 +124,7 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 // TestSchedulersOnCorpus schedules every corpus module (call graph
 // flattened) with each scheduler and checks the result is a valid order.
 func TestSchedulersOnCorpus(t *testing.T) {
-	forCorpusModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"hlo/*/*.hlo", "paired/*/*after_optimizations.txt"}, func(t *testing.T, f string, m *hlo.Module) {
 		_, err := hlo.FlattenCallGraph(m)
 		require.NoError(t, err)
 		a, err := liveness.Analyze(m, liveness.Options{})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -47,7 +48,7 @@ var corpusColumns = [7]string{Keep, List, DFS, PostOrder, Heuristic, Search, Opt
 func TestSearchCorpus(t *testing.T) {
 	var files []string
 	for _, p := range []string{"hlo/xla/*.hlo", "hlo/neuron/*.hlo"} {
-		files = append(files, corpusFiles(t, p)...)
+		files = append(files, corpusmod.Files(t, p)...)
 	}
 	type job struct {
 		file string

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -174,7 +175,7 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 func TestSegmentModelOnCorpus(t *testing.T) {
 	relaxedOrders = 0
 	total := 0
-	forCorpusModules(t, []string{"hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
+	corpusmod.ForModules(t, []string{"hlo/*/*.hlo"}, func(t *testing.T, f string, m *hlo.Module) {
 		if m.NumInstructions() > 3000 {
 			return
 		}
