@@ -34,6 +34,9 @@ type memRegion struct{ addr, size, base int64 }
 
 func (r memRegion) end() int64 { return r.addr + r.size }
 
+// Bounds implements exec.Region.
+func (r memRegion) Bounds() (addr, size int64) { return r.addr, r.size }
+
 // Memory is a GPU's memory as a running program sees it: an Allocator's
 // allocations with their bytes. It implements exec.Memory. It is not safe
 // for concurrent use.
@@ -124,17 +127,7 @@ func (m *Memory) Free(addr int64) error {
 
 // find returns the index of the live region based at addr, or where one
 // based there would go.
-func (m *Memory) find(addr int64) (int, bool) {
-	return slices.BinarySearchFunc(m.regions, addr, func(r memRegion, addr int64) int {
-		switch {
-		case r.addr < addr:
-			return -1
-		case r.addr > addr:
-			return 1
-		}
-		return 0
-	})
-}
+func (m *Memory) find(addr int64) (int, bool) { return exec.FindRegion(m.regions, addr) }
 
 // touchesLive reports whether page p holds a byte of a live region.
 func (m *Memory) touchesLive(p int64) bool {
@@ -151,14 +144,7 @@ func (m *Memory) touchesLive(p int64) bool {
 
 // check reports an access of n bytes at addr outside every live region.
 func (m *Memory) check(what string, n int, addr int64) error {
-	if n == 0 {
-		return nil
-	}
-	i, ok := m.find(addr)
-	if !ok {
-		i-- // the last region based below addr
-	}
-	if i < 0 || addr < m.regions[i].addr || int64(n) > m.regions[i].end()-addr {
+	if !exec.InRegion(m.regions, addr, n) {
 		return fmt.Errorf("%w: gpu: %s: %s of %d bytes at %#x", exec.ErrOutOfBounds, m.alloc.Name(), what, n, addr)
 	}
 	return nil

@@ -62,6 +62,9 @@ type hbmRegion struct {
 
 func (r hbmRegion) end() int64 { return r.addr + r.size }
 
+// Bounds implements exec.Region.
+func (r hbmRegion) Bounds() (addr, size int64) { return r.addr, r.size }
+
 // HBM is a compacting HBM allocator that implements exec.Memory and
 // exec.Mover. It is not safe for concurrent use.
 type HBM struct {
@@ -320,28 +323,11 @@ func (h *HBM) Free(addr int64) error {
 }
 
 // find returns the index of the live region based at addr.
-func (h *HBM) find(addr int64) (int, bool) {
-	return slices.BinarySearchFunc(h.regions, addr, func(r hbmRegion, addr int64) int {
-		switch {
-		case r.addr < addr:
-			return -1
-		case r.addr > addr:
-			return 1
-		}
-		return 0
-	})
-}
+func (h *HBM) find(addr int64) (int, bool) { return exec.FindRegion(h.regions, addr) }
 
 // check reports an access of n bytes at addr outside every live region.
 func (h *HBM) check(what string, n int, addr int64) error {
-	if n == 0 {
-		return nil
-	}
-	i, ok := h.find(addr)
-	if !ok {
-		i-- // the last region based below addr
-	}
-	if i < 0 || addr < h.regions[i].addr || int64(n) > h.regions[i].end()-addr {
+	if !exec.InRegion(h.regions, addr, n) {
 		return fmt.Errorf("%w: tpu: hbm %s of %d bytes at %d", exec.ErrOutOfBounds, what, n, addr)
 	}
 	return nil
