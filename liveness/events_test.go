@@ -2,7 +2,6 @@ package liveness
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,74 +11,15 @@ import (
 	"github.com/hlomem/hlomem/internal/randhlo"
 )
 
-// randomOrder returns a random topological order of c (operands and
-// control predecessors first), drawn with rng.
-func randomOrder(c *hlo.Computation, rng *rand.Rand) []*hlo.Instruction {
-	ix := hlo.NewInstructionIndex(c)
-	n := len(c.Instructions)
-	deps := make([]int, n)
-	for i, in := range c.Instructions {
-		deps[i] = len(distinct(in.Operands)) + len(in.ControlPredecessors())
-	}
-	var ready []int
-	for i := range deps {
-		if deps[i] == 0 {
-			ready = append(ready, i)
-		}
-	}
-	out := make([]*hlo.Instruction, 0, n)
-	seen := make([]int, n)
-	for len(ready) > 0 {
-		k := rng.IntN(len(ready))
-		i := ready[k]
-		ready[k] = ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		in := c.Instructions[i]
-		out = append(out, in)
-		release := func(u *hlo.Instruction) {
-			j := ix.Of(u)
-			if j < 0 {
-				return
-			}
-			deps[j]--
-			if deps[j] == 0 {
-				ready = append(ready, j)
-			}
-		}
-		for _, u := range in.Users {
-			if j := ix.Of(u); j >= 0 && seen[j] != len(out) {
-				seen[j] = len(out)
-				release(u)
-			}
-		}
-		for _, u := range in.ControlSuccessors() {
-			release(u)
-		}
-	}
-	return out
-}
-
 // randomSchedule orders every sequential computation of a at random.
 func randomSchedule(a *Analysis, rng *rand.Rand) *Schedule {
 	s := NewSchedule("random")
 	for _, c := range a.Module.Computations {
 		if a.Kinds[c.ID] == Sequential {
-			s.Set(c, randomOrder(c, rng))
+			s.Set(c, randhlo.Order(c, rng))
 		}
 	}
 	return s
-}
-
-// distinct returns the instructions of ins without repeats, first
-// occurrences in order.
-func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
-	var out []*hlo.Instruction
-	for _, in := range ins {
-		if !slices.Contains(out, in) {
-			out = append(out, in)
-		}
-	}
-	return out
 }
 
 // TestEventsMatchLayout: the events of every value, resolved against a

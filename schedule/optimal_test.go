@@ -128,7 +128,7 @@ func forEachOrder(c *hlo.Computation, limit int, f func([]*hlo.Instruction)) boo
 	n := len(c.Instructions)
 	deps := make([]int, n)
 	for i, in := range c.Instructions {
-		deps[i] = len(distinct(in.Operands)) + len(in.ControlPredecessors())
+		deps[i] = len(randhlo.Distinct(in.Operands)) + len(in.ControlPredecessors())
 	}
 	order := make([]*hlo.Instruction, 0, n)
 	done := make([]bool, n)
@@ -146,7 +146,7 @@ func forEachOrder(c *hlo.Computation, limit int, f func([]*hlo.Instruction)) boo
 			}
 			done[i] = true
 			order = append(order, in)
-			for _, u := range distinct(in.Users) {
+			for _, u := range randhlo.Distinct(in.Users) {
 				if k := ix.Of(u); k >= 0 {
 					deps[k]--
 				}
@@ -158,7 +158,7 @@ func forEachOrder(c *hlo.Computation, limit int, f func([]*hlo.Instruction)) boo
 			for _, u := range in.ControlSuccessors() {
 				deps[ix.Of(u)]++
 			}
-			for _, u := range distinct(in.Users) {
+			for _, u := range randhlo.Distinct(in.Users) {
 				if k := ix.Of(u); k >= 0 {
 					deps[k]++
 				}
@@ -281,7 +281,7 @@ func TestOptimalNeverBeaten(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		for k := 0; k < 200; k++ {
 			s := liveness.NewSchedule("random")
-			s.Set(m.Entry, randomOrder(m.Entry, rng))
+			s.Set(m.Entry, randhlo.Order(m.Entry, rng))
 			require.NoError(t, a.Reschedule(s))
 			if len(a.Interference()) > 0 {
 				continue
