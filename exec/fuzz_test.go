@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/eval"
-	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/internal/randhlo"
@@ -20,9 +20,7 @@ import (
 
 // executeRandomCase plans the random module of seed (about size entry
 // instructions; scheduled as written when flags&1 and fuzzScheduled; for
-// the CPU target
-// when flags&2, else the GPU; without the dead code of its called
-// computations when it has some, around knownRootBug) and runs it on
+// the CPU target when flags&2, else the GPU) and runs it on
 // arguments drawn from argSeed: the plan passes its shadow check, and the run on the plan's
 // bytes computes bit for bit what the run without a plan computes. It
 // reports false, having checked nothing, when liveness refuses the module
@@ -34,9 +32,6 @@ func executeRandomCase(t *testing.T, seed uint64, size, flags uint8, argSeed uin
 	name := fmt.Sprintf("rand_%d.hlo", seed)
 	m, err := hlo.ParseModule(name, src)
 	require.NoError(t, err, src)
-	if dead := removeDeadCalledCode(t, m); len(dead) > 0 {
-		t.Logf("%s: dead code removed from called computations (%s): %v", name, knownRootBug, dead)
-	}
 	a, err := preptest.Prepare(m, "")
 	if err != nil {
 		return false
@@ -71,87 +66,8 @@ func executeRandomCase(t *testing.T, seed uint64, size, flags uint8, argSeed uin
 // fuzzScheduled lets FuzzExecute plan random modules scheduled as
 // written (is_scheduled=true), as XLA's dumps are, which never went
 // through copy insertion: liveness must repair their interference with
-// copies or refuse them. It is off until liveness is fixed: its repair
-// misses a value that an in-place instruction updates while a later call
-// still passes it to a loop that works in place (TestScheduledInPlaceBeforeCall).
-const fuzzScheduled = false
-
-// knownRootBug is the liveness bug FuzzExecute found: a value a called
-// computation returns (its root) does not stay live to the end of the
-// computation, so an instruction after it that works in place on its
-// buffer (a while whose state aliases its init operand) writes over the
-// computation's result; the shadow check passes the plan, as it trusts
-// the analysis' aliasing within a buffer. Such an instruction is dead
-// code, so executeRandomCase removes the dead code of the called
-// computations (removeDeadCalledCode) before it plans a module. Remove
-// that when liveness is fixed.
-const knownRootBug = "liveness does not keep a called computation's root live to the computation's end: dead code after it may write over it in place (TestDeadLoopOverCalledRoot)"
-
-// removeDeadCalledCode removes from the computations that a while, a
-// conditional or a call runs the instructions their root does not depend
-// on (through operands and control predecessors), then the computations
-// nothing calls any more, and returns the names of those instructions.
-func removeDeadCalledCode(t *testing.T, m *hlo.Module) []string {
-	t.Helper()
-	var removed []string
-	for _, c := range m.Computations {
-		for _, in := range c.Instructions {
-			var called []*hlo.Computation
-			switch in.Opcode {
-			case hlo.OpWhile:
-				called = []*hlo.Computation{in.Condition(), in.Body()}
-			case hlo.OpConditional:
-				called = in.Branches()
-			case hlo.OpCall:
-				called = []*hlo.Computation{in.ToApply()}
-			}
-			for _, cc := range called {
-				removed = append(removed, removeDeadIn(t, cc)...)
-			}
-		}
-	}
-	if len(removed) > 0 {
-		// The loops' and branches' computations left uncalled.
-		_, err := fusion.DCE(m)
-		require.NoError(t, err)
-		require.NoError(t, hlo.Verify(m))
-	}
-	return removed
-}
-
-// removeDeadIn removes the instructions of c, parameters aside, that c's
-// root does not depend on, users before their operands.
-func removeDeadIn(t *testing.T, c *hlo.Computation) []string {
-	if c == nil || c.Root == nil {
-		return nil
-	}
-	live := map[*hlo.Instruction]bool{}
-	stack := []*hlo.Instruction{c.Root}
-	for len(stack) > 0 {
-		in := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if live[in] {
-			continue
-		}
-		live[in] = true
-		stack = append(stack, in.Operands...)
-		stack = append(stack, in.ControlPredecessors()...)
-	}
-	var removed []string
-	for changed := true; changed; {
-		changed = false
-		for i := len(c.Instructions) - 1; i >= 0; i-- {
-			in := c.Instructions[i]
-			if live[in] || in.Opcode == hlo.OpParameter || len(in.Users) > 0 || len(in.ControlSuccessors()) > 0 {
-				continue
-			}
-			require.NoError(t, c.Remove(in))
-			removed = append(removed, in.Name)
-			changed = true
-		}
-	}
-	return removed
-}
+// copies or refuse them.
+const fuzzScheduled = true
 
 // FuzzExecute: random modules (element-wise chains, broadcasts,
 // reductions, tuples, in-place updates, calls, while loops, conditionals,
@@ -167,7 +83,7 @@ func FuzzExecute(f *testing.F) {
 	})
 }
 
-// deadLoopModule is the smallest form of knownRootBug FuzzExecute found:
+// deadLoopModule is the smallest form of the first bug FuzzExecute found:
 // the branch returns r, and a loop after it, dead, works in place on r's
 // buffer (its state aliases its init operand). Liveness ends r's live
 // range at the loop's init, so the plan lets the loop write over the
@@ -214,10 +130,9 @@ ENTRY %main {
 `
 
 // TestDeadLoopOverCalledRoot: a called computation's root stays live to
-// the end of the computation, so the plan of deadLoopModule computes what
-// the module computes. Skipped until liveness is fixed (knownRootBug).
+// the end of the computation (XLA's root rule, liveness/copies.go), so the
+// plan of deadLoopModule computes what the module computes.
 func TestDeadLoopOverCalledRoot(t *testing.T) {
-	t.Skip(knownRootBug)
 	planEqualsReference(t, "dead_loop.hlo", deadLoopModule)
 }
 
@@ -300,9 +215,94 @@ ENTRY %main {
 `
 
 // TestScheduledInPlaceBeforeCall: the plan of scheduledInPlaceModule
-// computes what the module computes. Skipped until liveness is fixed
-// (fuzzScheduled).
+// computes what the module computes: the while reads its init value when
+// the loop starts, after the fusion wrote over it, so the repair copies it.
 func TestScheduledInPlaceBeforeCall(t *testing.T) {
-	t.Skip("liveness' repair of a scheduled module misses the fusion's in-place update of a value a later call passes to a loop (fuzzScheduled)")
 	planEqualsReference(t, "in_place_before_call.hlo", scheduledInPlaceModule)
+}
+
+// TestRootResultVariants: forms of the two bugs FuzzExecute found that
+// each fail without the fix: deadLoopModule scheduled as written (the
+// repair gives the branch's root a copy), a branch returning its parameter
+// with a loop over it, a while in the same computation as an in-place
+// fusion over its init, and an in-place fusion after a branch's root,
+// scheduled and not.
+func TestRootResultVariants(t *testing.T) {
+	sched := strings.Replace(deadLoopModule, "HloModule dead_loop", "HloModule dead_loop, is_scheduled=true", 1)
+	param := strings.Replace(deadLoopModule, "  ROOT %r = f32[4] sqrt(%xb)\n", "  ROOT %xb = f32[4] parameter(0)\n  %r = f32[4] sqrt(%xb)\n", 1)
+	param = strings.Replace(param, "  %xb = f32[4] parameter(0)\n  ROOT %xb", "  ROOT %xb", 1)
+	param = strings.Replace(param, "tuple(%zero, %r)", "tuple(%zero, %xb)", 1)
+	paramSched := strings.Replace(param, "HloModule dead_loop", "HloModule dead_loop, is_scheduled=true", 1)
+	sameComp := `HloModule same, is_scheduled=true
+
+%cond {
+  %s = (s32[], f32[256]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body {
+  %s = (s32[], f32[256]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = f32[256] get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %ni = s32[] add(%i, %one)
+  %neg = f32[256] negate(%x)
+  ROOT %t = (s32[], f32[256]) tuple(%ni, %neg)
+}
+
+%fused_dus {
+  %b = f32[256] parameter(0)
+  %u = f32[16] parameter(1)
+  %i = s32[] parameter(2)
+  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
+}
+
+ENTRY %main {
+  %p = f32[256] parameter(0)
+  %u = f32[16] parameter(1)
+  %e = f32[256] exponential(%p)
+  %idx = s32[] constant(186)
+  %dus = f32[256] fusion(%e, %u, %idx), kind=kLoop, calls=%fused_dus
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[256]) tuple(%zero, %e)
+  %w = (s32[], f32[256]) while(%init), condition=%cond, body=%body
+  %c = f32[256] get-tuple-element(%w), index=1
+  ROOT %t = (f32[256], f32[256]) tuple(%c, %dus)
+}
+`
+	dusAfterRoot := `HloModule dus_after_root, is_scheduled=true
+
+%fused_dus {
+  %b = f32[256] parameter(0)
+  %u = f32[16] parameter(1)
+  %i = s32[] parameter(2)
+  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
+}
+
+%branch {
+  %xb = f32[256] parameter(0)
+  ROOT %r = f32[256] sqrt(%xb)
+  %u = f32[16] constant({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16})
+  %idx = s32[] constant(3)
+  %dus = f32[256] fusion(%r, %u, %idx), kind=kLoop, calls=%fused_dus
+}
+
+%other {
+  %xo = f32[256] parameter(0)
+  ROOT %m = f32[256] negate(%xo)
+}
+
+ENTRY %main {
+  %p = f32[256] parameter(0)
+  %e = f32[256] exponential(%p)
+  %pr = pred[] constant(true)
+  ROOT %c = f32[256] conditional(%pr, %e, %e), true_computation=%branch, false_computation=%other
+}
+`
+	dusAfterRootU := strings.Replace(dusAfterRoot, ", is_scheduled=true", "", 1)
+	for name, src := range map[string]string{"sched": sched, "param": param, "paramSched": paramSched, "sameComp": sameComp, "dusAfterRoot": dusAfterRoot, "dusAfterRootU": dusAfterRootU} {
+		t.Run(name, func(t *testing.T) { planEqualsReference(t, name+".hlo", src) })
+	}
 }

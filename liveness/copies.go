@@ -26,6 +26,20 @@ package liveness
 //     undonated entry parameter, a value from a calling computation, or a
 //     value read somewhere the operation does not depend on.
 //
+// A while init leaf the loop changes and an in-place operand also need a
+// copy when the value is a result: some position of it is the root of the
+// computation the site is in, or of one that calls it. XLA's rule
+// (hlo_ordering.cc, HloOrdering::LiveRangeStrictlyBefore: "If the root
+// instruction aliases the buffer 'a', the live range of 'a' is until the
+// end of the computation and can never be strictly before another buffer
+// nested in the same computation. This is needed to prevent the root
+// instruction's buffers from being reused by later instructions even when
+// the root is not the last instruction in the schedule."; copy_insertion.cc,
+// CopyRemover::LiveRangeBefore, which keeps a copy when
+// a.value->IsRootOf(b's computation)): a result is live to the end of its
+// computation, so no later value of that computation may take its buffer,
+// whatever the schedule puts after the root.
+//
 // A scheduled module has been through XLA's copy insertion already; callers
 // run this only on unscheduled ones.
 
@@ -130,6 +144,9 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 					if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !paramDonated(v) {
 						return true
 					}
+					if resultAround(v, c, inside) {
+						return true // the loop's state would write over a result
+					}
 					var readers []*hlo.Instruction
 					for _, u := range v.Uses {
 						if u.Inst != w && u.Inst.Parent == c {
@@ -166,7 +183,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 						continue
 					}
 					v := a.ValueAt(op.Operands[p.Operand], p.OperandIndex)
-					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated, topo) {
+					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated, topo, inside) {
 						continue
 					}
 					inPlace = append(inPlace, inPlaceSite{op: op, operand: p.Operand, index: p.OperandIndex})
@@ -359,9 +376,10 @@ func anyUnder(ixs []hlo.ShapeIndex, prefix hlo.ShapeIndex) bool {
 }
 
 // needsInPlaceCopy reports whether the value v, which op overwrites in
-// place, is a constant or an undonated entry parameter, or is read by
-// something op does not depend on.
-func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo []bool) bool {
+// place, is a constant or an undonated entry parameter, a result of op's
+// computation or of one calling it (resultAround), or is read by something
+// op does not depend on.
+func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo []bool, inside *sequentialTree) bool {
 	if v.Inst.Opcode == hlo.OpConstant {
 		return true
 	}
@@ -371,6 +389,9 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 	if v.Inst.Parent != op.Parent {
 		return true // a value from the caller: keep the caller's copy intact
 	}
+	if resultAround(v, op.Parent, inside) {
+		return true
+	}
 	var readers []*hlo.Instruction
 	for _, u := range v.Uses {
 		if u.Inst != op && u.Inst.Parent == op.Parent {
@@ -378,6 +399,22 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 		}
 	}
 	return !dependsOnAll(op, readers, topo)
+}
+
+// resultAround reports whether v is a result of c or of a computation
+// that calls c sequentially, directly or not: some position of v is such a
+// computation's root. XLA keeps such a value live to the end of that
+// computation and never lets a value defined later within it, c's values
+// included, share its buffer (HloOrdering::LiveRangeStrictlyBefore, the
+// root-position rule; see the top of this file), even when the schedule
+// puts instructions after the root.
+func resultAround(v *Value, c *hlo.Computation, inside *sequentialTree) bool {
+	for _, p := range v.Positions {
+		if r := p.Inst.Parent; r != nil && r.Root == p.Inst && inside.within(r, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // sequentialTree answers "is x c or a computation c calls sequentially,

@@ -15,12 +15,23 @@ import (
 // read only before the next is written).
 type Interference struct {
 	Value *Value // the value read
-	Use   Use    // the read
-	At    int    // the step of the read
-	Over  *Value // the value written over it, before At
+	// Use is the read. For a result read (Result) it is the root's use of
+	// the value or, when the root uses nothing (it defines the value or is
+	// a parameter forwarding it), Use{Inst: root, Operand: -1, Index: the
+	// value's index in the root}.
+	Use  Use
+	At   int    // the step of the read
+	Over *Value // the value written over it, before At
+	// Result says the value is (part of) the result of Use.Inst's
+	// computation, which its caller reads when the computation ends (At).
+	Result bool
 }
 
 func (i *Interference) Error() string {
+	if i.Result {
+		return fmt.Sprintf("%s, in the result of %s, is read when that computation ends at step %d after %s, of the same buffer, is written at step %d",
+			i.Value.Name(), i.Use.Inst.Parent.Name, i.At, i.Over.Name(), i.Over.Range.Start)
+	}
 	return fmt.Sprintf("%s is read by %s at step %d after %s, of the same buffer, is written at step %d",
 		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.Over.Range.Start)
 }
@@ -33,11 +44,24 @@ func (u Use) ReadsNothing() bool {
 }
 
 // Interference returns the reads of a value after a later value of its
-// buffer was defined under the current schedule; a value live out of the
-// program is read by the entry's root, after every step. XLA's HloLiveRange cuts
+// buffer was defined under the current schedule. XLA's HloLiveRange cuts
 // each value's range where the next value of its buffer starts, which is
 // safe only when no such read exists; a module through XLA's copy
-// insertion has none.
+// insertion has none. Besides the reads at their instructions' steps, two
+// reads happen elsewhere:
+//
+//   - a result: a value at a computation's root (a position there) is read
+//     by the computation's caller when the computation ends, whatever the
+//     schedule puts after the root (a value live out of the program, at
+//     the entry's root, after every step). This is XLA's rule that a
+//     root's value lives to the end of its computation and can never be
+//     strictly before a value defined later within it
+//     (HloOrdering::LiveRangeStrictlyBefore; copies.go);
+//   - a loop's state: a while reads an init value it changes (not a
+//     loop-invariant slot, whose reads in the loop are its own uses) when the loop starts,
+//     at its condition's first step (the body and condition parameters
+//     hold the same bytes; HloLiveRange likewise keeps the init value live
+//     until the body starts).
 func (a *Analysis) Interference() []*Interference {
 	var found []*Interference
 	var defs []*Value
@@ -56,8 +80,8 @@ func (a *Analysis) Interference() []*Interference {
 		}
 		slices.SortFunc(defs, func(x, y *Value) int { return x.Range.Start - y.Range.Start })
 		for _, v := range b.Values {
-			if !v.Scheduled {
-				continue
+			if !v.Scheduled || !v.Shape.IsArray() {
+				continue // a tuple's index table: forwarded, not read
 			}
 			// The first value of the buffer written after v is.
 			i := sort.Search(len(defs), func(i int) bool { return defs[i].Range.Start > v.Range.Start })
@@ -65,23 +89,63 @@ func (a *Analysis) Interference() []*Interference {
 				continue
 			}
 			w := defs[i]
+			read := func(u Use, t int, result bool) {
+				if t > w.Range.Start {
+					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w, Result: result})
+				}
+			}
 			for _, u := range v.Uses {
-				// The entry's root tuple forwards the value out of the
-				// program: the caller reads it after the last step.
-				out := v.LiveOut && u.Inst == a.Module.Entry.Root
-				if u.ReadsNothing() && !out {
+				switch {
+				case u.Inst.IsRoot() && hasPosition(v, u.Inst):
+					if end := a.Spans[u.Inst.Parent.ID].End; end >= 0 {
+						read(u, end, true)
+					}
+				case u.Inst.Opcode == hlo.OpWhile:
+					// A slot the loop leaves alone holds v itself, whose
+					// reads inside the loop are its own uses.
+					if a.ValueAt(u.Inst, u.Index) != v {
+						read(u, a.loopStart(u.Inst), false)
+					}
+				case !u.ReadsNothing():
+					read(u, a.Time(u.Inst), false)
+				}
+			}
+			// A root that uses nothing: it defines v, or it is a parameter
+			// handing v on from the caller.
+			for _, p := range v.Positions {
+				c := p.Inst.Parent
+				if c == nil || c.Root != p.Inst || usedBy(v, p.Inst) {
 					continue
 				}
-				if !v.Shape.IsArray() {
-					continue // a tuple's index table: forwarded, not read
-				}
-				if t := a.Time(u.Inst); t > w.Range.Start || out && w.Range.Start > v.Range.Start {
-					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w})
+				if end := a.Spans[c.ID].End; end >= 0 {
+					read(Use{Inst: p.Inst, Operand: -1, Index: p.Index}, end, true)
 				}
 			}
 		}
 	}
 	return found
+}
+
+// loopStart returns the step at which the while w first reads its state:
+// its condition's first step (the condition runs first), else its body's,
+// else its own.
+func (a *Analysis) loopStart(w *hlo.Instruction) int {
+	for _, c := range []*hlo.Computation{w.Condition(), w.Body()} {
+		if c != nil && a.Spans[c.ID].Start >= 0 && a.Spans[c.ID].Start < a.Spans[c.ID].End {
+			return a.Spans[c.ID].Start
+		}
+	}
+	return a.Time(w)
+}
+
+// usedBy reports whether in uses v.
+func usedBy(v *Value, in *hlo.Instruction) bool {
+	for _, u := range v.Uses {
+		if u.Inst == in {
+			return true
+		}
+	}
+	return false
 }
 
 // repairInterference gives every read that interference finds a copy of
@@ -111,12 +175,34 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		}
 		s := a.Schedule
 		copies := map[*Value]*hlo.Instruction{}
+		results := map[*hlo.Computation]map[*Value]bool{}
 		for _, f := range found {
 			u := f.Use
+			if f.Result && (u.Operand < 0 || len(u.Index) > 0) {
+				// The root holds the value but does not take it as an
+				// operand: give the root a copy of its own instead.
+				c := u.Inst.Parent
+				if results[c][f.Value] {
+					continue
+				}
+				if results[c] == nil {
+					results[c] = map[*Value]bool{}
+				}
+				results[c][f.Value] = true
+				if err := copyResult(m, s, names, f); err != nil {
+					return nil, changed, err
+				}
+				changed = true
+				continue
+			}
 			if h, ok := handOver(a, f); ok {
 				// The read is in a computation the value's own one calls:
 				// copy where the value is handed over.
 				u = h
+			} else if l, ok := tupleLeaf(a, u, f.Value); ok {
+				// A leaf of a tuple built in the reader's computation (a
+				// while's init): copy the leaf where the tuple takes it.
+				u = l
 			}
 			cp := copies[f.Value]
 			if cp == nil || cp.Parent != u.Inst.Parent {
@@ -177,18 +263,25 @@ func addCopy(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference
 	if len(u.Index) > 0 || !op.Shape.IsArray() {
 		return nil, unrepaired(m, f, "the read is through a tuple, which a copy cannot repair here")
 	}
-	seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
 	v := f.Value
 	src := op
 	var path hlo.ShapeIndex
-	if v.Inst.Parent == c && slices.Contains(seq, v.Inst) {
+	if v.Inst.Parent == c && slices.Contains(s.Sequence(c), v.Inst) {
 		src, path = v.Inst, v.Index
-		if v.Inst.Opcode == hlo.OpParameter {
-			// Defined when the computation starts, wherever the
-			// schedule lists it: list it first.
-			seq = slices.DeleteFunc(seq, func(x *hlo.Instruction) bool { return x == v.Inst })
-			seq = slices.Insert(seq, 0, v.Inst)
-		}
+	}
+	return copyFrom(m, s, names, f, c, src, path)
+}
+
+// copyFrom adds to c, in the module and in schedule s, a copy of the
+// array at index path of src, made right after src (through
+// get-tuple-elements down to path), and returns it. A parameter src is
+// listed first: it is defined when the computation starts, wherever the
+// schedule lists it.
+func copyFrom(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference, c *hlo.Computation, src *hlo.Instruction, path hlo.ShapeIndex) (*hlo.Instruction, error) {
+	seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
+	if src.Opcode == hlo.OpParameter && slices.Contains(seq, src) {
+		seq = slices.DeleteFunc(seq, func(x *hlo.Instruction) bool { return x == src })
+		seq = slices.Insert(seq, 0, src)
 	}
 	// Each new instruction goes right after the last, in the module and
 	// in the schedule.
@@ -222,6 +315,138 @@ func addCopy(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference
 	return cp, nil
 }
 
+// copyResult gives the root of f's computation, which holds f's value at
+// some index without taking it as an operand there (the root defines the
+// value, is a parameter or a get-tuple-element handing it on, or nests it
+// in tuples), a copy of the value of its own at each index where it holds
+// it. The copy is made right after the value is defined in the
+// computation, or right after the earliest instruction of the computation
+// holding it (a parameter, listed first), so that it holds the value
+// before anything later in the computation writes over it; the root is
+// rebuilt around it.
+func copyResult(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference) error {
+	root := f.Use.Inst
+	c := root.Parent
+	v := f.Value
+	seq := s.Sequence(c)
+	var src *hlo.Instruction
+	var path hlo.ShapeIndex
+	if v.Inst.Parent == c && slices.Contains(seq, v.Inst) {
+		src, path = v.Inst, v.Index
+	} else {
+		best := len(seq)
+		for _, p := range v.Positions {
+			k := slices.Index(seq, p.Inst)
+			if p.Inst.Parent != c || k < 0 {
+				continue
+			}
+			if p.Inst.Opcode == hlo.OpParameter {
+				k = -1 // copyFrom lists it first
+			}
+			if k < best {
+				src, path, best = p.Inst, p.Index, k
+			}
+		}
+	}
+	if src == nil {
+		return unrepaired(m, f, "the value has no instruction in that computation to copy from")
+	}
+	var at []hlo.ShapeIndex
+	for _, p := range v.Positions {
+		if p.Inst == root {
+			at = append(at, p.Index)
+		}
+	}
+	cp, err := copyFrom(m, s, names, f, c, src, path)
+	if err != nil {
+		return err
+	}
+	nr := root
+	for _, ix := range at {
+		if nr, err = replaceLeaf(m, s, names, f, nr, ix, cp); err != nil {
+			return err
+		}
+	}
+	c.Root = nr
+	return nil
+}
+
+// replaceLeaf returns x with the array at index ix replaced by cp (a
+// bitcast of it when the shapes differ): cp itself at the top level, x
+// with a new operand when x is a tuple, else a new tuple of x's elements,
+// taken with get-tuple-element, added at the end of x's computation (in
+// the module and in schedule s).
+func replaceLeaf(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interference, x *hlo.Instruction, ix hlo.ShapeIndex, cp *hlo.Instruction) (*hlo.Instruction, error) {
+	if len(ix) == 0 {
+		if !x.Shape.IsArray() {
+			return nil, unrepaired(m, f, "no array to copy")
+		}
+		return reshapedCopy(s, names, cp, x), nil
+	}
+	k := ix[0]
+	if !x.Shape.IsTuple() || k < 0 || int(k) >= len(x.Shape.Tuple) {
+		return nil, unrepaired(m, f, "the result's index is not in the root's shape")
+	}
+	if x.Opcode == hlo.OpTuple && len(x.Operands) == len(x.Shape.Tuple) {
+		e, err := replaceLeaf(m, s, names, f, x.Operands[k], ix[1:], cp)
+		if err != nil {
+			return nil, err
+		}
+		x.ReplaceOperand(int(k), e)
+		return x, nil
+	}
+	c := x.Parent
+	seq := slices.Clone(s.Sequence(c))
+	add := func(in *hlo.Instruction) {
+		c.InsertBefore(in, nil)
+		seq = append(seq, in)
+	}
+	elems := make([]*hlo.Instruction, len(x.Shape.Tuple))
+	for j := range x.Shape.Tuple {
+		if j == int(k) && len(ix) == 1 {
+			continue
+		}
+		g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[j], Operands: []*hlo.Instruction{x}, TupleIndex: int64(j)}
+		add(g)
+		elems[j] = g
+	}
+	s.Set(c, seq)
+	if len(ix) == 1 {
+		elems[k] = reshapedCopy(s, names, cp, &hlo.Instruction{Shape: x.Shape.Tuple[k]})
+	} else {
+		e, err := replaceLeaf(m, s, names, f, elems[k], ix[1:], cp)
+		if err != nil {
+			return nil, err
+		}
+		elems[k] = e
+	}
+	t := &hlo.Instruction{Name: names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems}
+	c.InsertBefore(t, nil)
+	s.Set(c, append(slices.Clone(s.Sequence(c)), t))
+	return t, nil
+}
+
+// tupleLeaf finds, for a use u of v through a tuple index (a while taking
+// its state), the tuple in u's computation that takes v as an operand at
+// the end of that index, and returns that operand as a use; false when
+// the index does not go down through tuple instructions to v.
+func tupleLeaf(a *Analysis, u Use, v *Value) (Use, bool) {
+	if len(u.Index) == 0 || u.Operand < 0 || u.Operand >= len(u.Inst.Operands) {
+		return Use{}, false
+	}
+	op, ix := u.Inst.Operands[u.Operand], u.Index
+	for len(ix) > 0 && op.Opcode == hlo.OpTuple && int(ix[0]) < len(op.Operands) {
+		// The leaf is the value itself, or a get-tuple-element of the tuple
+		// that holds it (a loop's state handed on to an inner loop).
+		if len(ix) == 1 && (op.Operands[ix[0]] == v.Inst && len(v.Index) == 0 ||
+			op.Operands[ix[0]].Shape.IsArray() && a.ValueAt(op.Operands[ix[0]], nil) == v) {
+			return Use{Inst: op, Operand: int(ix[0])}, true
+		}
+		op, ix = op.Operands[ix[0]], ix[1:]
+	}
+	return Use{}, false
+}
+
 // handOver finds, for a read in another computation than the one defining
 // the value, the call or conditional in the defining computation that hands
 // the value on towards the read.
@@ -242,16 +467,8 @@ func handOver(a *Analysis, f *Interference) (Use, bool) {
 		// loop-invariant slot holding a donated parameter, read in the
 		// body after the parameter's buffer is written): copy the leaf
 		// where the tuple that holds it is built.
-		op, ix := x.Inst.Operands[x.Operand], x.Index
-		for len(ix) > 0 && op.Opcode == hlo.OpTuple && int(ix[0]) < len(op.Operands) {
-			// The leaf is the value itself, or a get-tuple-element of
-			// the tuple that holds it (a loop's state handed on to an
-			// inner loop).
-			if len(ix) == 1 && (op.Operands[ix[0]] == f.Value.Inst && len(f.Value.Index) == 0 ||
-				op.Operands[ix[0]].Shape.IsArray() && a.ValueAt(op.Operands[ix[0]], nil) == f.Value) {
-				return Use{Inst: op, Operand: int(ix[0])}, true
-			}
-			op, ix = op.Operands[ix[0]], ix[1:]
+		if l, ok := tupleLeaf(a, x, f.Value); ok {
+			return l, true
 		}
 	}
 	return Use{}, false
