@@ -31,13 +31,46 @@ type builder struct {
 	dropped map[*hlo.Computation]bool
 	// after holds instructions to insert right after another one.
 	after map[*hlo.Instruction][]*hlo.Instruction
+	// sorted marks the fused computations whose parameters lead their
+	// list, in number order (see paramsFirst).
+	sorted map[*hlo.Computation]bool
 }
 
 type addedComp struct{ c, before *hlo.Computation }
 
 func newBuilder(m *hlo.Module) *builder {
 	return &builder{m: m, names: hlo.NewNameUniquer(m), pos: map[*hlo.Instruction]int{},
-		gone: map[*hlo.Instruction]bool{}, dropped: map[*hlo.Computation]bool{}, after: map[*hlo.Instruction][]*hlo.Instruction{}}
+		gone: map[*hlo.Instruction]bool{}, dropped: map[*hlo.Computation]bool{}, after: map[*hlo.Instruction][]*hlo.Instruction{},
+		sorted: map[*hlo.Computation]bool{}}
+}
+
+// paramsFirst moves fc's parameters to the front of its list, in number
+// order, keeping the order of the rest. The builder's edits of a fused
+// computation rely on it (a new parameter goes at index n, fused producers
+// right after the parameters), and a fused computation as XLA prints it
+// may interleave its parameters with the instructions that read them.
+// Only computations the builder edits are reordered, once each.
+func (b *builder) paramsFirst(fc *hlo.Computation) {
+	if b.sorted[fc] {
+		return
+	}
+	b.sorted[fc] = true
+	n := len(fc.Params)
+	lead := true
+	for i := 0; i < n && i < len(fc.Instructions); i++ {
+		lead = lead && fc.Instructions[i] == fc.Params[i]
+	}
+	if lead {
+		return
+	}
+	out := make([]*hlo.Instruction, 0, len(fc.Instructions))
+	out = append(out, fc.Params...)
+	for _, in := range fc.Instructions {
+		if in.Opcode != hlo.OpParameter {
+			out = append(out, in)
+		}
+	}
+	fc.Instructions = out
 }
 
 // addComputation records fc to go before c in the module's list.
@@ -156,6 +189,7 @@ func fusionName(in *hlo.Instruction, kind hlo.FusionKind) string {
 // when f does not read it yet.
 func (b *builder) param(f, op *hlo.Instruction) *hlo.Instruction {
 	fc := f.Calls()[0]
+	b.paramsFirst(fc)
 	for i, o := range f.Operands {
 		if o == op {
 			return fc.Params[i]
@@ -247,6 +281,7 @@ func (b *builder) dropParam(f *hlo.Instruction, j int) {
 // f's fused computation that computes p's value.
 func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 	fc := f.Calls()[0]
+	b.paramsFirst(fc)
 	j := -1
 	for i, o := range f.Operands {
 		if o == p {

@@ -2,10 +2,12 @@ package fusion
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/stretchr/testify/require"
@@ -35,11 +37,28 @@ func fuse(t *testing.T, m *hlo.Module, opts Options) (bool, []Decision) {
 	changed, err := Run(context.Background(), m, opts)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
+	requireListedInOrder(t, m)
 	text := m.String()
 	again, err := hlo.ParseModule("again.hlo", text)
 	require.NoError(t, err, text)
 	require.Equal(t, text, again.String())
 	return changed, ds
+}
+
+// requireListedInOrder fails unless every computation of m lists each
+// instruction after its operands (the order fusion's edits of a fused
+// computation rely on, and the one XLA prints).
+func requireListedInOrder(t *testing.T, m *hlo.Module) {
+	t.Helper()
+	for _, c := range m.Computations {
+		seen := map[*hlo.Instruction]bool{}
+		for _, in := range c.Instructions {
+			for _, op := range in.Operands {
+				require.True(t, seen[op], "%s: %s reads %s before it is listed:\n%s", c.Name, in.Name, op.Name, c)
+			}
+			seen[in] = true
+		}
+	}
 }
 
 func reasons(ds []Decision) string {
@@ -350,6 +369,43 @@ ENTRY main {
 	require.NotNil(t, mof, m.String())
 	require.Equal(t, hlo.OpTuple, mof.Calls()[0].Root.Opcode)
 	require.Len(t, mof.Users, 2)
+}
+
+// TestFusedParamsInterleaved: XLA may print a fused computation's
+// parameters among the instructions that read them (CPU dumps do).
+// Fusing a producer into such a fusion, and merging it with a sibling,
+// keeps every list in dependency order and computes what the module did
+// (a CPU dump of jit_fn, paired-jax-cpu module_0245, once crashed the
+// sibling merge here).
+func TestFusedParamsInterleaved(t *testing.T) {
+	const text = `HloModule interleaved
+
+fc {
+  p1 = f32[8]{0} parameter(1)
+  n = f32[8]{0} negate(p1)
+  sq = f32[8]{0} multiply(n, n)
+  p0 = f32[8]{0} parameter(0)
+  ROOT a = f32[8]{0} add(sq, p0)
+}
+
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  y = f32[8]{0} parameter(1)
+  e = f32[8]{0} exponential(y)
+  f = f32[8]{0} fusion(x, e), kind=kLoop, calls=fc
+  d = f32[8]{0} subtract(x, y)
+  s = f32[8]{0} negate(d)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(f, s)
+}`
+	m := parse(t, text)
+	args := eval.RandomArgs(m, rand.New(rand.NewPCG(1, 2)))
+	want, err := eval.Computation(m.Entry, args)
+	require.NoError(t, err)
+	_, ds := fuse(t, m, Options{NoGuard: true})
+	require.Contains(t, reasons(ds), "sibling", reasons(ds)+m.String())
+	got, err := eval.Computation(m.Entry, args)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
 }
 
 // TestGuardDeclines: fusing both slices into their consumer would keep
