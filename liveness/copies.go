@@ -102,18 +102,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 	ci := &copier{names: hlo.NewNameUniquer(m)}
 	topo := topologicalComputations(m)
 	inside := newSequentialTree(m)
-	type site struct {
-		c     *hlo.Computation
-		root  bool // replace c's root
-		while *hlo.Instruction
-		need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool
-	}
-	var sites []site
-	type inPlaceSite struct {
-		op      *hlo.Instruction
-		operand int
-		index   hlo.ShapeIndex
-	}
+	var sites []copySite
 	var inPlace []inPlaceSite
 	entry := m.Entry
 	donated := map[string]bool{}
@@ -131,7 +120,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 			switch in.Opcode {
 			case hlo.OpWhile:
 				w := in
-				sites = append(sites, site{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
+				sites = append(sites, copySite{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 					if a.ValueAt(w, ix) == v {
 						return false // loop-invariant: the loop never writes it
 					}
@@ -157,7 +146,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 				}})
 				if b := w.Body(); b != nil && len(b.Params) == 1 {
 					body := b
-					sites = append(sites, site{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
+					sites = append(sites, copySite{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 						if v.Inst.Opcode == hlo.OpConstant || seen[v] {
 							return true
 						}
@@ -194,7 +183,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 					if br == nil {
 						continue
 					}
-					sites = append(sites, site{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
+					sites = append(sites, copySite{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !inside.within(br, v.Inst.Parent) ||
 							v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == br
 					}})
@@ -202,7 +191,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 			}
 		}
 	}
-	sites = append(sites, site{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
+	sites = append(sites, copySite{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
 		if v.Inst.Opcode == hlo.OpConstant || seen[v] {
 			return true
 		}
@@ -233,56 +222,83 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 		return a, changed, nil
 	}
 	for _, s := range sites {
-		var x *hlo.Instruction
-		if s.root {
-			x = s.c.Root
-		} else {
-			x = s.while.Operands[0]
+		if ci.copySite(a, s) {
+			changed = true
 		}
-		seen := map[*Value]bool{}
-		count := map[*Value]int{}
-		x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if !sub.IsTuple() {
-				if v := a.ValueAt(x, ix); v != nil {
-					count[v]++
-				}
-			}
-		})
-		var needs []hlo.ShapeIndex
-		any := false
-		x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-			if sub.IsTuple() {
-				return
-			}
-			v := a.ValueAt(x, ix)
-			if v == nil {
-				return
-			}
-			if s.need(v, ix, seen, count[v] > 1) {
-				needs = append(needs, append(hlo.ShapeIndex{}, ix...))
-				any = true
-			}
-			seen[v] = true
-		})
-		if !any {
-			continue
-		}
-		before := s.while
-		if s.root {
-			before = nil
-		}
-		nx := ci.rebuild(s.c, x, hlo.ShapeIndex{}, needs, before)
-		if s.root {
-			s.c.Root = nx
-		} else {
-			s.while.ReplaceOperand(0, nx)
-		}
-		changed = true
 	}
 	if changed {
 		m.Renumber()
 	}
 	return a, changed, nil
+}
+
+// copySite is a place where copy insertion may copy values: the root of
+// computation c (root), or the init operand of a while; need says
+// whether the value v at index ix needs a copy there (seen: v is at an
+// earlier index; dup: v is at several).
+type copySite struct {
+	c     *hlo.Computation
+	root  bool // replace c's root
+	while *hlo.Instruction
+	need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool
+}
+
+// inPlaceSite is an operand an instruction overwrites in place that needs
+// a copy.
+type inPlaceSite struct {
+	op      *hlo.Instruction
+	operand int
+	index   hlo.ShapeIndex
+}
+
+// copySite copies at s the leaves whose values need it and reports
+// whether it changed the module.
+func (ci *copier) copySite(a *Analysis, s copySite) bool {
+	var x *hlo.Instruction
+	if s.root {
+		x = s.c.Root
+	} else {
+		x = s.while.Operands[0]
+	}
+	seen := map[*Value]bool{}
+	count := map[*Value]int{}
+	x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		if !sub.IsTuple() {
+			if v := a.ValueAt(x, ix); v != nil {
+				count[v]++
+			}
+		}
+	})
+	var needs []hlo.ShapeIndex
+	any := false
+	x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+		if sub.IsTuple() {
+			return
+		}
+		v := a.ValueAt(x, ix)
+		if v == nil {
+			return
+		}
+		if s.need(v, ix, seen, count[v] > 1) {
+			needs = append(needs, append(hlo.ShapeIndex{}, ix...))
+			any = true
+		}
+		seen[v] = true
+	})
+	if !any {
+		return false
+	}
+	before := s.while
+	if s.root {
+		before = nil
+	}
+	nx := ci.rebuild(s.c, x, hlo.ShapeIndex{}, needs, before)
+	if s.root {
+		s.c.Root = nx
+	} else {
+		s.while.ReplaceOperand(0, nx)
+	}
+	return true
 }
 
 type copier struct {
