@@ -3,6 +3,9 @@ package assign
 import (
 	"io"
 
+	"github.com/hlomem/hlomem/internal/poll"
+	"github.com/hlomem/hlomem/liveness"
+
 	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/jsonw"
@@ -105,7 +108,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 	j.Key("allocations")
 	j.BeginArray()
 	for i, al := range as.Allocations {
-		if err := outputFailed(i, j.Err); err != nil {
+		if err := poll.OutputFailed(i, j.Err); err != nil {
 			return err
 		}
 		j.BeginObject()
@@ -126,14 +129,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 		for _, s := range al.Slots {
 			v := s.Value
 			j.BeginObject()
-			j.Key("id")
-			j.Int(int64(v.ID))
-			j.Key("name")
-			j.String(v.Inst.Name)
-			j.Key("index")
-			j.Ints(v.Index)
-			j.Key("shape")
-			j.String(v.Shape.String())
+			liveness.WriteValueKeys(j, v)
 			j.Key("offset")
 			j.Int(s.Offset)
 			j.Key("size")

@@ -52,6 +52,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hlomem/hlomem/internal/poll"
+
 	"github.com/hlomem/hlomem/assign/pack"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
@@ -599,7 +601,7 @@ func (as *Assignment) assignGlobal(ctx context.Context) error {
 	as.reusable = reusable
 	entry := as.Module.Entry
 	for i, b := range bufs {
-		if i%pollEvery == pollEvery-1 {
+		if poll.Due(i) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -632,10 +634,6 @@ func (as *Assignment) assignGlobal(ctx context.Context) error {
 	}
 	return nil
 }
-
-// pollEvery is how many steps of a long loop run between two looks at the
-// context.
-const pollEvery = 8192
 
 // special gives constants and entry parameters their own allocation.
 func (as *Assignment) special(b *liveness.Buffer, entry *hlo.Computation, reusable *reusableSet) bool {

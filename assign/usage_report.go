@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hlomem/hlomem/internal/poll"
+
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -40,7 +42,7 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 	var cum int64
 	sorted := as.sortedBySize()
 	for i, al := range sorted {
-		if err := outputFailed(i, b.Flush); err != nil {
+		if err := poll.OutputFailed(i, b.Flush); err != nil {
 			return err
 		}
 		cum += al.Size
@@ -48,7 +50,7 @@ func (as *Assignment) WriteReport(w io.Writer) error {
 	}
 	b.WriteString("\n\nAllocations sorted by size with their values:\n")
 	for i, al := range sorted {
-		if err := outputFailed(i, b.Flush); err != nil {
+		if err := poll.OutputFailed(i, b.Flush); err != nil {
 			return err
 		}
 		b.WriteString(al.header(HumanBytes(al.Size)))

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hlomem/hlomem/internal/poll"
+
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
 )
@@ -79,7 +81,7 @@ func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error 
 		b.WriteString(al.header(fmt.Sprint(al.Size)))
 		b.WriteByte('\n')
 		for _, s := range al.Slots {
-			if err := outputFailed(n, b.Flush); err != nil {
+			if err := poll.OutputFailed(n, b.Flush); err != nil {
 				return err
 			}
 			n++
@@ -136,7 +138,7 @@ func (as *Assignment) writeUsedValues(b *bufio.Writer) error {
 	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true, ElideLargeConstants: true}
 	b.WriteString("Used values:\n")
 	for i, v := range used {
-		if err := outputFailed(i, b.Flush); err != nil {
+		if err := poll.OutputFailed(i, b.Flush); err != nil {
 			return err
 		}
 		b.WriteString(valueLabel(Slot{Value: v}))
@@ -164,15 +166,4 @@ func (as *Assignment) writeUsedValues(b *bufio.Writer) error {
 		b.WriteByte('\n')
 	}
 	return nil
-}
-
-// outputFailed calls flush every pollEvery steps of a writing loop (i
-// counts them) and returns its error: the output has failed (an
-// interrupted command's output refuses every write), so the loop stops
-// rather than format the rest for nothing.
-func outputFailed(i int, flush func() error) error {
-	if i%pollEvery != pollEvery-1 {
-		return nil
-	}
-	return flush()
 }

@@ -404,39 +404,14 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 	for i := range tl.Spans {
 		tl.Spans[i] = Span{-1, -1}
 	}
-	walked := make([]bool, nc)               // by computation ID; set on entry, so a cycle stops
-	asyncCtx := make([]*hlo.Computation, nc) // by computation ID
-	var walk func(c *hlo.Computation, ctx *hlo.Computation)
-	walk = func(c *hlo.Computation, ctx *hlo.Computation) {
-		if c == nil || walked[c.ID] {
-			return
-		}
-		walked[c.ID] = true
-		if ctx != nil {
-			asyncCtx[c.ID] = ctx
-		}
-		start := len(tl.Seq)
-		for _, in := range s.Sequence(c) {
-			switch in.Opcode {
-			case hlo.OpCall, hlo.OpConditional:
-				for _, callee := range in.Callees() {
-					walk(callee, ctx)
-				}
-			case hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone:
-				if firstFullyBound(in) {
-					w := AsyncComputation(in)
-					walk(w, w)
-				}
-			case hlo.OpWhile:
-				walk(in.Condition(), ctx)
-				walk(in.Body(), ctx)
-			}
+	starts := make([]int, nc) // by computation ID
+	asyncCtx := walkFlattened(a.Module, s.Sequence,
+		func(c *hlo.Computation) { starts[c.ID] = len(tl.Seq) },
+		func(in *hlo.Instruction) {
 			tl.Times[in.ID] = len(tl.Seq)
 			tl.Seq = append(tl.Seq, in)
-		}
-		tl.Spans[c.ID] = Span{start, len(tl.Seq)}
-	}
-	walk(a.Module.Entry, nil)
+		},
+		func(c *hlo.Computation) { tl.Spans[c.ID] = Span{starts[c.ID], len(tl.Seq)} })
 
 	end := len(tl.Seq)
 	entry := a.Module.Entry

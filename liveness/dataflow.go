@@ -40,6 +40,8 @@ package liveness
 import (
 	"context"
 
+	"github.com/hlomem/hlomem/internal/poll"
+
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/binheap"
 )
@@ -777,7 +779,7 @@ func (d *dataflow) propagate(ctx context.Context) error {
 		}
 	}
 	for n := 0; w.heap.Len() > 0; n++ {
-		if n%pollEvery == pollEvery-1 {
+		if poll.Due(n) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

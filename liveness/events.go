@@ -71,17 +71,37 @@ type Events struct {
 func (a *Analysis) flattenedComputations() (flat []bool, asyncCtx []*hlo.Computation) {
 	nc := len(a.Module.Computations)
 	flat = make([]bool, nc)
-	asyncCtx = make([]*hlo.Computation, nc)
+	asyncCtx = walkFlattened(a.Module, func(c *hlo.Computation) []*hlo.Instruction { return c.Instructions },
+		func(c *hlo.Computation) { flat[c.ID] = true }, nil, nil)
+	return flat, asyncCtx
+}
+
+// walkFlattened walks the computations that layout flattens into one
+// sequence, from m's entry: each once, its instructions in the order seq
+// gives, entering a computation called by call, conditional, while (its
+// condition, then its body) and the first fully bound op of an async
+// chain right before the instruction that calls it. enter and leave
+// bracket each computation, inst sees each instruction after the
+// computations it calls; any may be nil. It returns, by computation ID,
+// each computation's asynchronous context (the async computation it runs
+// in, nil for the caller's thread).
+func walkFlattened(m *hlo.Module, seq func(*hlo.Computation) []*hlo.Instruction, enter func(*hlo.Computation), inst func(*hlo.Instruction), leave func(*hlo.Computation)) []*hlo.Computation {
+	nc := len(m.Computations)
+	walked := make([]bool, nc) // set on entry, so a cycle stops
+	asyncCtx := make([]*hlo.Computation, nc)
 	var walk func(c, ctx *hlo.Computation)
 	walk = func(c, ctx *hlo.Computation) {
-		if c == nil || flat[c.ID] {
+		if c == nil || walked[c.ID] {
 			return
 		}
-		flat[c.ID] = true
+		walked[c.ID] = true
 		if ctx != nil {
 			asyncCtx[c.ID] = ctx
 		}
-		for _, in := range c.Instructions {
+		if enter != nil {
+			enter(c)
+		}
+		for _, in := range seq(c) {
 			switch in.Opcode {
 			case hlo.OpCall, hlo.OpConditional:
 				for _, callee := range in.Callees() {
@@ -96,10 +116,16 @@ func (a *Analysis) flattenedComputations() (flat []bool, asyncCtx []*hlo.Computa
 				walk(in.Condition(), ctx)
 				walk(in.Body(), ctx)
 			}
+			if inst != nil {
+				inst(in)
+			}
+		}
+		if leave != nil {
+			leave(c)
 		}
 	}
-	walk(a.Module.Entry, nil)
-	return flat, asyncCtx
+	walk(m.Entry, nil)
+	return asyncCtx
 }
 
 // Events reads the Events of every value of a, following Layout step by

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 
+	"github.com/hlomem/hlomem/internal/poll"
+
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/jsonw"
 )
@@ -56,14 +58,14 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 	fmt.Fprintf(b, "HloLiveRange (max %d):\n", a.EndTime())
 	b.WriteString("  InstructionSequence:\n")
 	for t, in := range a.Sequence {
-		if err := outputFailed(t, b.Flush); err != nil {
+		if err := poll.OutputFailed(t, b.Flush); err != nil {
 			return err
 		}
 		fmt.Fprintf(b, "    %d:%s\n", t, in.Name)
 	}
 	b.WriteString("  BufferLiveRange:\n")
 	for i, v := range a.Values {
-		if err := outputFailed(i, b.Flush); err != nil {
+		if err := poll.OutputFailed(i, b.Flush); err != nil {
 			return err
 		}
 		if v.Scheduled {
@@ -228,7 +230,7 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.Key("sequence")
 	j.BeginArray()
 	for i, in := range a.Sequence {
-		if err := outputFailed(i, j.Err); err != nil {
+		if err := poll.OutputFailed(i, j.Err); err != nil {
 			return err
 		}
 		j.String(in.Name)
@@ -237,21 +239,14 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.Key("values")
 	j.BeginArray()
 	for i, v := range a.Values {
-		if err := outputFailed(i, j.Err); err != nil {
+		if err := poll.OutputFailed(i, j.Err); err != nil {
 			return err
 		}
 		if !v.Scheduled {
 			continue
 		}
 		j.BeginObject()
-		j.Key("id")
-		j.Int(int64(v.ID))
-		j.Key("name")
-		j.String(v.Inst.Name)
-		j.Key("index")
-		j.Ints(v.Index)
-		j.Key("shape")
-		j.String(v.Shape.String())
+		WriteValueKeys(j, v)
 		j.Key("size")
 		j.Int(v.Size)
 		j.Key("start")
@@ -274,7 +269,7 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.Key("buffers")
 	j.BeginArray()
 	for i, b := range a.Buffers {
-		if err := outputFailed(i, j.Err); err != nil {
+		if err := poll.OutputFailed(i, j.Err); err != nil {
 			return err
 		}
 		r, ok := b.Range()
@@ -321,6 +316,19 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 
 // writeBytesTime opens an object and writes its "bytes" and "time" fields,
 // as the lower bound and the XLA peak both report them.
+// WriteValueKeys writes the keys that name value v in every JSON output
+// (liveness's values, assign's slots): id, name, index and shape.
+func WriteValueKeys(j *jsonw.Writer, v *Value) {
+	j.Key("id")
+	j.Int(int64(v.ID))
+	j.Key("name")
+	j.String(v.Inst.Name)
+	j.Key("index")
+	j.Ints(v.Index)
+	j.Key("shape")
+	j.String(v.Shape.String())
+}
+
 func writeBytesTime(j *jsonw.Writer, bytes int64, time int) {
 	j.BeginObject()
 	j.Key("bytes")
