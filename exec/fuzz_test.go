@@ -16,6 +16,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/preptest"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // executeRandomCase plans the random module of seed (about size entry
@@ -141,9 +142,16 @@ func TestDeadLoopOverCalledRoot(t *testing.T) {
 // reference run computes.
 func planEqualsReference(t *testing.T, name, src string) {
 	t.Helper()
+	planEqualsReferenceUnder(t, name, src, "")
+}
+
+// planEqualsReferenceUnder is planEqualsReference under the named
+// scheduler.
+func planEqualsReferenceUnder(t *testing.T, name, src, scheduler string) {
+	t.Helper()
 	m, err := hlo.ParseModule(name, src)
 	require.NoError(t, err)
-	a, err := preptest.Prepare(m, "")
+	a, err := preptest.Prepare(m, scheduler)
 	require.NoError(t, err)
 	ctx := context.Background()
 	as, err := assign.Assign(ctx, a, assign.Options{})
@@ -304,5 +312,64 @@ ENTRY %main {
 	dusAfterRootU := strings.Replace(dusAfterRoot, ", is_scheduled=true", "", 1)
 	for name, src := range map[string]string{"sched": sched, "param": param, "paramSched": paramSched, "sameComp": sameComp, "dusAfterRoot": dusAfterRoot, "dusAfterRootU": dusAfterRootU} {
 		t.Run(name, func(t *testing.T) { planEqualsReference(t, name+".hlo", src) })
+	}
+}
+
+// branchLoopsModule: both branches of a conditional loop in place on the
+// same operand. Only one branch runs, so neither loop's writes reach the
+// other's reads: liveness must plan it (mutually exclusive branches do
+// not interfere, as in XLA's ordering; it once refused, "copies did not
+// repair it", gpu's TestExecuteOnBFC seeds 14 and 22) and the plan must
+// compute what the module does whichever branch is taken.
+const branchLoopsModule = `HloModule branch_loops
+
+%cond {
+  %s = (s32[], f32[256]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body {
+  %s = (s32[], f32[256]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = f32[256] get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %ni = s32[] add(%i, %one)
+  %m = f32[256] multiply(%x, %x)
+  ROOT %t = (s32[], f32[256]) tuple(%ni, %m)
+}
+
+%branch.a {
+  %x = f32[256] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[256]) tuple(%zero, %x)
+  %w = (s32[], f32[256]) while(%init), condition=%cond, body=%body
+  ROOT %o = f32[256] get-tuple-element(%w), index=1
+}
+
+%branch.b {
+  %x = f32[256] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[256]) tuple(%zero, %x)
+  %w = (s32[], f32[256]) while(%init), condition=%cond, body=%body
+  ROOT %o = f32[256] get-tuple-element(%w), index=1
+}
+
+ENTRY %main {
+  %p = f32[256] parameter(0)
+  %e = f32[256] exponential(%p)
+  %pred = pred[] constant(PRED)
+  ROOT %c = f32[256] conditional(%pred, %e, %e), true_computation=%branch.a, false_computation=%branch.b
+}
+`
+
+func TestBranchLoopsInPlace(t *testing.T) {
+	for _, pred := range []string{"true", "false"} {
+		for _, sched := range []string{schedule.Keep, schedule.PostOrder, schedule.Best} {
+			t.Run(pred+"/"+sched, func(t *testing.T) {
+				planEqualsReferenceUnder(t, "branch_loops.hlo", strings.ReplaceAll(branchLoopsModule, "PRED", pred), sched)
+			})
+		}
 	}
 }

@@ -90,7 +90,7 @@ func (a *Analysis) Interference() []*Interference {
 			}
 			w := defs[i]
 			read := func(u Use, t int, result bool) {
-				if t > w.Range.Start {
+				if t > w.Range.Start && !a.exclusive(u.Inst, w.Inst) {
 					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w, Result: result})
 				}
 			}
@@ -124,6 +124,61 @@ func (a *Analysis) Interference() []*Interference {
 		}
 	}
 	return found
+}
+
+// exclusive reports whether x and y run in different branches of one
+// conditional, so that at most one of them runs: the flattened sequence
+// lays every branch out, one after another, but a read in one branch never
+// sees what another branch writes. XLA's ordering says the same
+// (HloOrdering: instructions in different branches of a conditional are
+// mutually exclusive, neither runs before the other).
+func (a *Analysis) exclusive(x, y *hlo.Instruction) bool {
+	if x == nil || y == nil || x.Parent == y.Parent {
+		return false
+	}
+	branches := a.enclosingBranches(x)
+	if len(branches) == 0 {
+		return false
+	}
+	for _, b := range a.enclosingBranches(y) {
+		for _, o := range branches {
+			if o.cond == b.cond {
+				return o.branch != b.branch
+			}
+		}
+	}
+	return false
+}
+
+// branchOf is a conditional and the index of one of its branches.
+type branchOf struct {
+	cond   *hlo.Instruction
+	branch int
+}
+
+// enclosingBranches lists, innermost first, the conditionals whose
+// branches in runs in and which branch that is. In a flattened module each
+// computation has one call site; a computation with several (or none)
+// ends the walk.
+func (a *Analysis) enclosingBranches(in *hlo.Instruction) []branchOf {
+	var out []branchOf
+	c := in.Parent
+	for range len(a.Module.Computations) { // a bound: the call graph has no cycle
+		if c == nil || c.ID < 0 || c.ID >= len(a.callers) || len(a.callers[c.ID]) != 1 {
+			break
+		}
+		site := a.callers[c.ID][0]
+		if site.Opcode == hlo.OpConditional {
+			for i, b := range site.Callees() {
+				if b == c {
+					out = append(out, branchOf{site, i})
+					break
+				}
+			}
+		}
+		c = site.Parent
+	}
+	return out
 }
 
 // loopStart returns the step at which the while w first reads its state:
