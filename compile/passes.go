@@ -121,6 +121,9 @@ func dcePass(_ context.Context, _ *planner, u *unit) (bool, error) { return fusi
 func fusionPass(ctx context.Context, p *planner, u *unit) (bool, error) {
 	o := p.opts.Fusion
 	o.Measure = p.measure
+	if p.searches(u.Module) {
+		o.Probe = p.probe
+	}
 	o.Before, u.before = u.before, nil
 	return fusion.Run(ctx, u.Module, o)
 }
@@ -129,7 +132,36 @@ func fusionPass(ctx context.Context, p *planner, u *unit) (bool, error) {
 // would (the prepare slice, under the pipeline's schedule), its lower
 // bound and, with PlanCost, the plan's total.
 func (p *planner) measure(ctx context.Context, m *hlo.Module) (fusion.Measure, error) {
-	u := &unit{Module: m, sub: &subOptions{scheduler: p.opts.Scheduler, search: p.search()}}
+	return p.measureUnder(ctx, m, p.opts.Scheduler)
+}
+
+// probe is measure under XLA's heuristic scheduler: fusion's guard
+// bisects with it when the pipeline's scheduler searches (each search is
+// costly, and the guard measures many modules), and confirms what it finds
+// with measure.
+func (p *planner) probe(ctx context.Context, m *hlo.Module) (fusion.Measure, error) {
+	return p.measureUnder(ctx, m, schedule.Heuristic)
+}
+
+// searches reports whether the pipeline schedules m with a searching
+// scheduler (best, search, optimal; the default for an unscheduled
+// module).
+func (p *planner) searches(m *hlo.Module) bool {
+	if p.opts.Search.Budget < 0 {
+		return false // the search runs its warm start only: a heuristic already
+	}
+	switch p.opts.Scheduler {
+	case schedule.Best, schedule.Search, schedule.Optimal:
+		return true
+	case "":
+		return !m.IsScheduled
+	}
+	return false
+}
+
+// measureUnder is measure with the named scheduler.
+func (p *planner) measureUnder(ctx context.Context, m *hlo.Module, scheduler string) (fusion.Measure, error) {
+	u := &unit{Module: m, sub: &subOptions{scheduler: scheduler, search: p.search()}}
 	if err := p.run(ctx, u, prepare); err != nil {
 		return fusion.Measure{}, err
 	}

@@ -29,7 +29,13 @@ type Options struct {
 	// one, a cost (for example the total of a buffer assignment, which
 	// alignment and the packer make differ from the bound). The pipeline
 	// (package compile) gives it; it is required unless NoGuard.
-	Measure func(ctx context.Context, m *hlo.Module) (Measure, error)
+	Measure MeasureFunc
+	// Probe, when set, is a cheaper stand-in for Measure (the pipeline
+	// gives the same preparation under a heuristic scheduler when its own
+	// scheduler searches): the guard bisects with it to find which fusion
+	// raises the measure, then confirms the answer with Measure, which
+	// alone decides what is kept and gives every figure reported.
+	Probe MeasureFunc
 	// Before, when set, is the module as it came to the passes that ran
 	// before fusion (simplification, CSE, dead-code removal): the guard
 	// keeps its measure, and when those passes raised it on their own,
@@ -40,6 +46,9 @@ type Options struct {
 	// the order they were taken.
 	Explain func(Decision)
 }
+
+// MeasureFunc prepares m, a module the guard owns, and measures it.
+type MeasureFunc func(ctx context.Context, m *hlo.Module) (Measure, error)
 
 // Measure is a module's figures under the guard (Options.Measure).
 type Measure struct {

@@ -438,6 +438,41 @@ func TestGuardDeclines(t *testing.T) {
 	require.Positive(t, fusions, "the harmless fusions are still made")
 }
 
+// TestGuardProbe: a probe (Options.Probe) only guides the guard's
+// bisection. Whatever it says (the measure itself, nothing ever raised,
+// everything raised), the guard keeps and declines what it does without
+// one, and a probe that agrees with the measure saves measurements.
+func TestGuardProbe(t *testing.T) {
+	src, err := os.ReadFile("testdata/guard.hlo")
+	require.NoError(t, err)
+	run := func(probe MeasureFunc) (text, why string, measured int) {
+		counted := func(ctx context.Context, m *hlo.Module) (Measure, error) {
+			measured++
+			return lowerBound(ctx, m)
+		}
+		m := parse(t, string(src))
+		_, ds := fuse(t, m, Options{Measure: counted, Probe: probe})
+		return m.String(), reasons(ds), measured
+	}
+	want, wantWhy, plain := run(nil)
+	require.Contains(t, wantWhy, "raises the lower bound", "the guard declines a fusion here (the test's premise)")
+	never := func(context.Context, *hlo.Module) (Measure, error) { return Measure{}, nil }
+	always := func(_ context.Context, m *hlo.Module) (Measure, error) {
+		return Measure{LowerBound: int64(m.NumIDs())}, nil // grows with every fusion
+	}
+	for name, probe := range map[string]MeasureFunc{"same": lowerBound, "never": never, "always": always} {
+		t.Run(name, func(t *testing.T) {
+			got, why, n := run(probe)
+			t.Logf("%d measurements (%d without a probe)", n, plain)
+			require.Equal(t, want, got)
+			require.Equal(t, wantWhy, why)
+			if name == "same" {
+				require.LessOrEqual(t, n, plain, "the probe bisects, the measure confirms")
+			}
+		})
+	}
+}
+
 // TestGuardKeepsCost: the measure's cost is kept from rising as the lower bound
 // is. A cost that counts the fusions rises with every fusion, so the guard
 // declines each, naming the cost, and the module ends unfused.

@@ -174,15 +174,23 @@ func settle(m *hlo.Module) {
 func guard(ctx context.Context, m, orig *hlo.Module, opts Options, base measure, forbid map[[2]string]bool, first *fuser, firstX measure, firstErr error) (int, []Decision) {
 	var refused []Decision
 	// trial fuses a clone of orig (m unfused), making at most limit
-	// fusions, and measures the result in place: the clone is its own. A
-	// fused module that cannot be prepared measures as raising the bound.
-	trial := func(limit int) (*fuser, measure, error) {
+	// fusions, and measures the result in place with by: the clone is its
+	// own. A fused module that cannot be prepared measures as raising the
+	// bound.
+	trial := func(limit int, by MeasureFunc) (*fuser, measure, error) {
 		c := orig.Clone()
 		f := runFuser(ctx, c, opts, forbid, limit)
 		settle(c)
-		x, err := measureModule(ctx, c, opts)
+		x, err := measureWith(ctx, c, by)
 		return f, x, err
 	}
+	// above reports whether the first k fusions raise the measure kept
+	// (a module that cannot be prepared does), and what it measured.
+	above := func(k int) (bool, measured) {
+		_, x, err := trial(k, opts.Measure)
+		return err != nil || x.above(base), measured{x, err}
+	}
+	p := &prober{opts: opts, orig: orig, trial: trial}
 	// lo fusions are known not to raise the measure: after a culprit at
 	// k is forbidden, the first k-1 decisions stay as they were, so the
 	// next search starts past them.
@@ -193,22 +201,28 @@ func guard(ctx context.Context, m, orig *hlo.Module, opts Options, base measure,
 		}
 		f, x, xerr := first, firstX, firstErr
 		if round > 0 {
-			f, x, xerr = trial(-1)
+			f, x, xerr = trial(-1, opts.Measure)
 		}
 		if xerr == nil && !x.above(base) {
 			return -1, refused
 		}
-		// The smallest k > lo whose first k fusions raise the measure;
-		// found remembers what each prefix measured.
-		found := map[int]measured{}
-		k := lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
-			if ctx.Err() != nil {
-				return true
-			}
-			_, xk, xerr := trial(lo + i + 1)
-			found[lo+i+1] = measured{xk, xerr}
-			return xerr != nil || xk.above(base)
-		})
+		// The smallest k > lo whose first k fusions raise the measure,
+		// and what prefix k measured: found by the probe and confirmed
+		// under the measure kept when Options.Probe is set, else (or when
+		// the two disagree) by bisection under the measure kept.
+		k, r, ok := p.culprit(ctx, lo, f.made, above)
+		if !ok {
+			found := map[int]measured{}
+			k = lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
+				if ctx.Err() != nil {
+					return true
+				}
+				up, xk := above(lo + i + 1)
+				found[lo+i+1] = xk
+				return up
+			})
+			r = found[k]
+		}
 		if k > f.made {
 			// No prefix raises it on its own: the sibling order or a
 			// non-monotone measure. Keep the prefix known to be safe
@@ -222,13 +236,60 @@ func guard(ctx context.Context, m, orig *hlo.Module, opts Options, base measure,
 				Reason: fmt.Sprintf("it and every later fusion are left out: after %d declined fusions the fused module still measures above the unfused one (%s)", round, base)})
 			return k - 1, refused
 		}
-		// The search measured prefix k: it found the measure above base there.
-		r := found[k]
 		lo = k - 1
 		forbid[[2]string{d.Producer, d.Consumer}] = true
 		refused = append(refused, Decision{Computation: d.Computation, Kind: d.Kind, Producer: d.Producer, Consumer: d.Consumer,
 			Reason: "fusing it " + raises(base, r.x, r.err)})
 	}
+}
+
+// prober finds the guard's culprit with Options.Probe, a cheaper measure
+// (the same preparation under a heuristic scheduler where the pipeline
+// searches): the bisection's many measurements are the probe's, and only
+// its answer is measured with the measure kept. The answer stands when
+// prefix k raises the measure kept and prefix k-1 does not: k is then a
+// point where the prefixes cross from safe to raising, which is what
+// bisection under the measure kept finds (the same point whenever the
+// prefixes' measures rise monotonically, bisection's own premise).
+// Otherwise the guard bisects under the measure kept.
+type prober struct {
+	opts  Options
+	orig  *hlo.Module
+	trial func(limit int, by MeasureFunc) (*fuser, measure, error)
+	base  *measured // the probe's measure of orig, once taken
+}
+
+func (p *prober) culprit(ctx context.Context, lo, made int, above func(k int) (bool, measured)) (int, measured, bool) {
+	if p.opts.Probe == nil || made <= lo {
+		return 0, measured{}, false
+	}
+	if p.base == nil {
+		x, err := measureWith(ctx, p.orig.Clone(), p.opts.Probe)
+		p.base = &measured{x, err}
+	}
+	if p.base.err != nil {
+		return 0, measured{}, false
+	}
+	k := lo + 1 + sort.Search(made-lo, func(i int) bool {
+		if ctx.Err() != nil {
+			return true
+		}
+		_, x, err := p.trial(lo+i+1, p.opts.Probe)
+		return err != nil || x.above(p.base.x)
+	})
+	if k > made || ctx.Err() != nil {
+		return 0, measured{}, false
+	}
+	up, r := above(k)
+	if !up {
+		return 0, measured{}, false
+	}
+	if k-1 > lo {
+		if before, _ := above(k - 1); before {
+			return 0, measured{}, false
+		}
+	}
+	return k, r, true
 }
 
 // measured is a measure, or why the module has none.
@@ -291,7 +352,12 @@ func measureClone(ctx context.Context, m *hlo.Module, opts Options, settled bool
 
 // measureModule measures m in place with Options.Measure.
 func measureModule(ctx context.Context, m *hlo.Module, opts Options) (measure, error) {
-	x, err := opts.Measure(ctx, m)
+	return measureWith(ctx, m, opts.Measure)
+}
+
+// measureWith measures m in place with by.
+func measureWith(ctx context.Context, m *hlo.Module, by MeasureFunc) (measure, error) {
+	x, err := by(ctx, m)
 	if err != nil {
 		return measure{}, err
 	}
