@@ -99,8 +99,8 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 	if err != nil {
 		return nil, false, err
 	}
-	ci := &copier{names: hlo.NewNameUniquer(m)}
-	topo := topologicalComputations(m)
+	ci := &copier{names: hlo.NewNameUniquer(m), seen: make([]bool, len(a.Values)), count: make([]int32, len(a.Values))}
+	deps := &depSearch{m: m, topo: topologicalComputations(m)}
 	inside := newSequentialTree(m)
 	var sites []copySite
 	var inPlace []inPlaceSite
@@ -120,14 +120,14 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 			switch in.Opcode {
 			case hlo.OpWhile:
 				w := in
-				sites = append(sites, copySite{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
+				sites = append(sites, copySite{c: c, while: w, need: func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool {
 					if a.ValueAt(w, ix) == v {
 						return false // loop-invariant: the loop never writes it
 					}
 					// A value the loop writes here and that the state
 					// holds at another leaf too (one the loop may leave
 					// alone and read on) shares one buffer with itself.
-					if v.Inst.Opcode == hlo.OpConstant || seen[v] || dup {
+					if v.Inst.Opcode == hlo.OpConstant || seen[v.ID] || dup {
 						return true
 					}
 					if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry && !paramDonated(v) {
@@ -142,12 +142,12 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 							readers = append(readers, u.Inst)
 						}
 					}
-					return !dependsOnAll(w, readers, topo)
+					return !deps.all(w, readers)
 				}})
 				if b := w.Body(); b != nil && len(b.Params) == 1 {
 					body := b
-					sites = append(sites, copySite{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
-						if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+					sites = append(sites, copySite{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool {
+						if v.Inst.Opcode == hlo.OpConstant || seen[v.ID] {
 							return true
 						}
 						// Passing the loop state through at the same index is free.
@@ -172,7 +172,7 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 						continue
 					}
 					v := a.ValueAt(op.Operands[p.Operand], p.OperandIndex)
-					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated, topo, inside) {
+					if v == nil || !needsInPlaceCopy(a, op, v, entry, paramDonated, deps, inside) {
 						continue
 					}
 					inPlace = append(inPlace, inPlaceSite{op: op, operand: p.Operand, index: p.OperandIndex})
@@ -183,16 +183,16 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 					if br == nil {
 						continue
 					}
-					sites = append(sites, copySite{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
-						return v.Inst.Opcode == hlo.OpConstant || seen[v] || !inside.within(br, v.Inst.Parent) ||
+					sites = append(sites, copySite{c: br, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool {
+						return v.Inst.Opcode == hlo.OpConstant || seen[v.ID] || !inside.within(br, v.Inst.Parent) ||
 							v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == br
 					}})
 				}
 			}
 		}
 	}
-	sites = append(sites, copySite{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool {
-		if v.Inst.Opcode == hlo.OpConstant || seen[v] {
+	sites = append(sites, copySite{c: entry, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool {
+		if v.Inst.Opcode == hlo.OpConstant || seen[v.ID] {
 			return true
 		}
 		if v.Inst.Opcode == hlo.OpParameter && v.Inst.Parent == entry {
@@ -235,12 +235,12 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 // copySite is a place where copy insertion may copy values: the root of
 // computation c (root), or the init operand of a while; need says
 // whether the value v at index ix needs a copy there (seen: v is at an
-// earlier index; dup: v is at several).
+// earlier index, by value ID; dup: v is at several).
 type copySite struct {
 	c     *hlo.Computation
 	root  bool // replace c's root
 	while *hlo.Instruction
-	need  func(v *Value, ix hlo.ShapeIndex, seen map[*Value]bool, dup bool) bool
+	need  func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool
 }
 
 // inPlaceSite is an operand an instruction overwrites in place that needs
@@ -260,12 +260,15 @@ func (ci *copier) copySite(a *Analysis, s copySite) bool {
 	} else {
 		x = s.while.Operands[0]
 	}
-	seen := map[*Value]bool{}
-	count := map[*Value]int{}
+	// seen and count are by value ID; they are cleared again below for
+	// the next site.
+	seen, count := ci.seen, ci.count
+	var leaves []*Value
 	x.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
 		if !sub.IsTuple() {
 			if v := a.ValueAt(x, ix); v != nil {
-				count[v]++
+				count[v.ID]++
+				leaves = append(leaves, v)
 			}
 		}
 	})
@@ -279,12 +282,15 @@ func (ci *copier) copySite(a *Analysis, s copySite) bool {
 		if v == nil {
 			return
 		}
-		if s.need(v, ix, seen, count[v] > 1) {
+		if s.need(v, ix, seen, count[v.ID] > 1) {
 			needs = append(needs, append(hlo.ShapeIndex{}, ix...))
 			any = true
 		}
-		seen[v] = true
+		seen[v.ID] = true
 	})
+	for _, v := range leaves {
+		seen[v.ID], count[v.ID] = false, 0
+	}
 	if !any {
 		return false
 	}
@@ -303,6 +309,10 @@ func (ci *copier) copySite(a *Analysis, s copySite) bool {
 
 type copier struct {
 	names *hlo.NameUniquer
+	// seen and count, by value ID of the round's analysis, are copySite's
+	// tables, all false and zero between sites.
+	seen  []bool
+	count []int32
 }
 
 // rebuild returns x with the leaves listed in needs replaced by copies,
@@ -352,18 +362,21 @@ func (ci *copier) rebuild(c *hlo.Computation, x *hlo.Instruction, ix hlo.ShapeIn
 
 // moveAfterOperands moves x behind its last operand in c's order if needed.
 func moveAfterOperands(c *hlo.Computation, x *hlo.Instruction) {
-	pos := map[*hlo.Instruction]int{}
+	// pos is by instruction ID: the copies rebuild added since the last
+	// Renumber have IDs up to NumIDs. An operand outside c counts as 0.
+	pos := make([]int, c.Module.NumIDs())
 	for i, in := range c.Instructions {
-		pos[in] = i
+		pos[in.ID] = i
 	}
 	last := -1
 	for _, o := range x.Operands {
-		last = max(last, pos[o])
+		last = max(last, pos[o.ID])
 	}
-	if pos[x] > last {
+	px := pos[x.ID]
+	if px > last {
 		return
 	}
-	ins := append(c.Instructions[:pos[x]:pos[x]], c.Instructions[pos[x]+1:]...)
+	ins := append(c.Instructions[:px:px], c.Instructions[px+1:]...)
 	last-- // x was removed in front of it
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
 	out = append(out, ins[:last+1]...)
@@ -395,7 +408,7 @@ func anyUnder(ixs []hlo.ShapeIndex, prefix hlo.ShapeIndex) bool {
 // place, is a constant or an undonated entry parameter, a result of op's
 // computation or of one calling it (resultAround), or is read by something
 // op does not depend on.
-func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, topo []bool, inside *sequentialTree) bool {
+func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Computation, donated func(*Value) bool, deps *depSearch, inside *sequentialTree) bool {
 	if v.Inst.Opcode == hlo.OpConstant {
 		return true
 	}
@@ -414,7 +427,7 @@ func needsInPlaceCopy(a *Analysis, op *hlo.Instruction, v *Value, entry *hlo.Com
 			readers = append(readers, u.Inst)
 		}
 	}
-	return !dependsOnAll(op, readers, topo)
+	return !deps.all(op, readers)
 }
 
 // resultAround reports whether v is a result of c or of a computation
@@ -529,20 +542,21 @@ func (t *sequentialTree) within(c, x *hlo.Computation) bool {
 		pc, px := t.pre[c.ID], t.pre[x.ID]
 		return pc != 0 && px != 0 && pc <= px && px < t.end[c.ID]
 	}
-	return within(c)[x]
+	return within(c)[x.ID]
 }
 
-// within returns c and the computations it calls sequentially, directly
-// or not: the values defined there are c's own.
-func within(c *hlo.Computation) map[*hlo.Computation]bool {
-	seen := map[*hlo.Computation]bool{c: true}
+// within returns, by computation ID, c and the computations it calls
+// sequentially, directly or not: the values defined there are c's own.
+func within(c *hlo.Computation) []bool {
+	seen := make([]bool, len(c.Module.Computations))
+	seen[c.ID] = true
 	stack := []*hlo.Computation{c}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, callee := range calleesOf(x) {
-			if !seen[callee] {
-				seen[callee] = true
+			if !seen[callee.ID] {
+				seen[callee.ID] = true
 				stack = append(stack, callee)
 			}
 		}
@@ -550,17 +564,30 @@ func within(c *hlo.Computation) map[*hlo.Computation]bool {
 	return seen
 }
 
-// dependsOnAll reports whether x depends on every instruction in ys
-// (through operands and control predecessors). In a computation whose text
-// order is topological, an instruction placed after x cannot be a
-// dependency, and the backward search from x stops below the earliest of
-// ys.
-func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo []bool) bool {
+// depSearch answers dependsOnAll for the sites of one round of copy
+// insertion. Its marks are by instruction ID, stamped per search so that
+// one table serves them all; they grow with the module, as the sites
+// judged after others were copied at meet the copies (NewInstruction IDs).
+type depSearch struct {
+	m    *hlo.Module
+	topo []bool // topologicalComputations at the start of the round
+	// want[id] and seen[id] equal stamp for an instruction wanted or seen
+	// by the current search.
+	want, seen []uint32
+	stamp      uint32
+	stack      []*hlo.Instruction
+}
+
+// all reports whether x depends on every instruction in ys (through
+// operands and control predecessors). In a computation whose text order
+// is topological, an instruction placed after x cannot be a dependency,
+// and the backward search from x stops below the earliest of ys.
+func (d *depSearch) all(x *hlo.Instruction, ys []*hlo.Instruction) bool {
 	if len(ys) == 0 {
 		return true
 	}
 	bound := -1
-	if topo[x.Parent.ID] {
+	if d.topo[x.Parent.ID] {
 		bound = x.ID
 		for _, y := range ys {
 			if y.ID > x.ID {
@@ -569,25 +596,29 @@ func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo []bool) bool {
 			bound = min(bound, y.ID)
 		}
 	}
-	want := make(map[*hlo.Instruction]bool, len(ys))
+	st := d.next()
+	want, seen := d.want, d.seen
+	nwant := 0
 	for _, y := range ys {
-		want[y] = true
+		if want[y.ID] != st {
+			want[y.ID] = st
+			nwant++
+		}
 	}
 	found := 0
-	seen := map[*hlo.Instruction]bool{}
-	stack := []*hlo.Instruction{x}
-	for len(stack) > 0 && found < len(want) {
+	stack := append(d.stack[:0], x)
+	for len(stack) > 0 && found < nwant {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		visit := func(d *hlo.Instruction) {
-			if seen[d] || d.ID < bound {
+		visit := func(in *hlo.Instruction) {
+			if seen[in.ID] == st || in.ID < bound {
 				return
 			}
-			seen[d] = true
-			if want[d] {
+			seen[in.ID] = st
+			if want[in.ID] == st {
 				found++
 			}
-			stack = append(stack, d)
+			stack = append(stack, in)
 		}
 		for _, o := range c.Operands {
 			visit(o)
@@ -596,7 +627,23 @@ func dependsOnAll(x *hlo.Instruction, ys []*hlo.Instruction, topo []bool) bool {
 			visit(p)
 		}
 	}
-	return found == len(want)
+	d.stack = stack[:0]
+	return found == nwant
+}
+
+// next returns a new stamp, the tables grown to the module's IDs.
+func (d *depSearch) next() uint32 {
+	if n := d.m.NumIDs(); n > len(d.seen) {
+		d.want = append(d.want, make([]uint32, n-len(d.want))...)
+		d.seen = append(d.seen, make([]uint32, n-len(d.seen))...)
+	}
+	d.stamp++
+	if d.stamp == 0 { // wrapped: clear the old stamps
+		clear(d.want)
+		clear(d.seen)
+		d.stamp = 1
+	}
+	return d.stamp
 }
 
 // topologicalComputations reports for each computation (by ID) whether

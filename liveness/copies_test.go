@@ -121,7 +121,7 @@ func TestSequentialTreeMatchesWalkCorpus(t *testing.T) {
 		for _, c := range m.Computations {
 			w := within(c)
 			for _, x := range m.Computations {
-				require.Equal(t, w[x], tree.within(c, x), "%s: within(%s, %s)", f, c.Name, x.Name)
+				require.Equal(t, w[x.ID], tree.within(c, x), "%s: within(%s, %s)", f, c.Name, x.Name)
 				pairs++
 			}
 		}

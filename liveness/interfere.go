@@ -229,21 +229,24 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 			names = hlo.NewNameUniquer(m)
 		}
 		s := a.Schedule
-		copies := map[*Value]*hlo.Instruction{}
-		results := map[*hlo.Computation]map[*Value]bool{}
+		// copies[v.ID] is the copy of v made this round; results[c.ID]
+		// marks, by value ID, the values given a copy at c's root (made
+		// for the few computations that need one).
+		copies := make([]*hlo.Instruction, len(a.Values))
+		results := make([][]bool, len(m.Computations))
 		for _, f := range found {
 			u := f.Use
 			if f.Result && (u.Operand < 0 || len(u.Index) > 0) {
 				// The root holds the value but does not take it as an
 				// operand: give the root a copy of its own instead.
 				c := u.Inst.Parent
-				if results[c][f.Value] {
+				if results[c.ID] != nil && results[c.ID][f.Value.ID] {
 					continue
 				}
-				if results[c] == nil {
-					results[c] = map[*Value]bool{}
+				if results[c.ID] == nil {
+					results[c.ID] = make([]bool, len(a.Values))
 				}
-				results[c][f.Value] = true
+				results[c.ID][f.Value.ID] = true
 				if err := copyResult(m, s, names, f); err != nil {
 					return nil, changed, err
 				}
@@ -259,13 +262,13 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 				// while's init): copy the leaf where the tuple takes it.
 				u = l
 			}
-			cp := copies[f.Value]
+			cp := copies[f.Value.ID]
 			if cp == nil || cp.Parent != u.Inst.Parent {
 				var err error
 				if cp, err = addCopy(m, s, names, f, u); err != nil {
 					return nil, changed, err
 				}
-				copies[f.Value] = cp
+				copies[f.Value.ID] = cp
 			}
 			u.Inst.ReplaceOperand(u.Operand, reshapedCopy(s, names, cp, u.Inst.Operands[u.Operand]))
 			changed = true
@@ -461,7 +464,7 @@ func replaceLeaf(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interfer
 		if j == int(k) && len(ix) == 1 {
 			continue
 		}
-		g := &hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[j], Operands: []*hlo.Instruction{x}, TupleIndex: int64(j)}
+		g := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("get-tuple-element"), Opcode: hlo.OpGetTupleElement, Shape: x.Shape.Tuple[j], Operands: []*hlo.Instruction{x}, TupleIndex: int64(j)})
 		add(g)
 		elems[j] = g
 	}
@@ -475,7 +478,7 @@ func replaceLeaf(m *hlo.Module, s *Schedule, names *hlo.NameUniquer, f *Interfer
 		}
 		elems[k] = e
 	}
-	t := &hlo.Instruction{Name: names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems}
+	t := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: x.Shape, Operands: elems})
 	c.InsertBefore(t, nil)
 	s.Set(c, append(slices.Clone(s.Sequence(c)), t))
 	return t, nil

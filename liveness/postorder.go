@@ -101,34 +101,43 @@ func (s *instMarks) set(in *hlo.Instruction, v uint8) {
 // condition first (the paired dumps of the corpus show both). So the walk
 // here takes each computation's call sites in the order their callees
 // appear in the text, and puts a while's condition before its body.
+//
+// m is renumbered: a computation's text position is its ID, and called
+// and seen are by ID.
 func valueOrder(m *hlo.Module) []*hlo.Computation {
-	textPos := make(map[*hlo.Computation]int, len(m.Computations))
-	called := map[*hlo.Computation]bool{}
-	for i, c := range m.Computations {
-		textPos[c] = i
+	called := make([]bool, len(m.Computations))
+	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			for _, callee := range in.Callees() {
-				called[callee] = true
+				if callee != nil {
+					called[callee.ID] = true
+				}
 			}
 		}
 	}
 	key := func(in *hlo.Instruction) int {
 		k := len(m.Computations)
 		for _, callee := range in.Callees() {
-			if p, ok := textPos[callee]; ok && p < k {
-				k = p
+			if callee != nil && callee.ID < k {
+				k = callee.ID
 			}
 		}
 		return k
 	}
+	textPos := func(c *hlo.Computation) int {
+		if c == nil {
+			return 0
+		}
+		return c.ID
+	}
 	var out []*hlo.Computation
-	seen := map[*hlo.Computation]bool{}
+	seen := make([]bool, len(m.Computations))
 	var visit func(c *hlo.Computation)
 	visit = func(c *hlo.Computation) {
-		if c == nil || seen[c] {
+		if c == nil || seen[c.ID] {
 			return
 		}
-		seen[c] = true
+		seen[c.ID] = true
 		var sites []*hlo.Instruction
 		for _, in := range c.Instructions {
 			if in.Ext != nil && len(in.Callees()) > 0 {
@@ -147,7 +156,7 @@ func valueOrder(m *hlo.Module) []*hlo.Computation {
 			callees := in.Callees()
 			if len(callees) > 1 {
 				callees = append([]*hlo.Computation(nil), callees...)
-				sort.SliceStable(callees, func(i, j int) bool { return textPos[callees[i]] < textPos[callees[j]] })
+				sort.SliceStable(callees, func(i, j int) bool { return textPos(callees[i]) < textPos(callees[j]) })
 			}
 			for _, callee := range callees {
 				visit(callee)
@@ -156,7 +165,7 @@ func valueOrder(m *hlo.Module) []*hlo.Computation {
 		out = append(out, c)
 	}
 	for _, c := range m.Computations {
-		if !called[c] {
+		if !called[c.ID] {
 			visit(c)
 		}
 	}

@@ -506,35 +506,38 @@ type spacePlanner struct {
 	a    *liveness.Analysis
 	opts SpaceOptions
 	// pos is each instruction's position in its computation's schedule
-	// (by ID; -1 outside the sequential computations), compIndex each
-	// computation's index in Module.Computations.
-	pos       []int
-	compIndex map[*hlo.Computation]int
+	// (by ID; -1 outside the sequential computations). The analysis
+	// renumbered the module: a computation's ID is its index in
+	// Module.Computations, and the tables below are by computation ID.
+	pos []int
 	// placeable marks the computations of VMEM placements (see
 	// spaceComputations).
-	placeable map[*hlo.Computation]bool
+	placeable []bool
 	// cum[c][i] is the bytes the first i instructions of computation c's
-	// schedule move (instCost), for the windows.
-	cum   map[*hlo.Computation][]int64
-	costs map[*hlo.Computation]int64
+	// schedule move (instCost), for the windows; costs[c] is compCost(c),
+	// -1 until computed.
+	cum   [][]int64
+	costs []int64
 }
 
 func newSpacePlanner(a *liveness.Analysis, opts SpaceOptions) *spacePlanner {
 	m := a.Module
+	nc := len(m.Computations)
 	sp := &spacePlanner{
 		a:         a,
 		opts:      opts,
 		pos:       make([]int, m.NumInstructions()),
-		compIndex: make(map[*hlo.Computation]int, len(m.Computations)),
-		placeable: map[*hlo.Computation]bool{},
-		cum:       map[*hlo.Computation][]int64{},
-		costs:     map[*hlo.Computation]int64{},
+		placeable: make([]bool, nc),
+		cum:       make([][]int64, nc),
+		costs:     make([]int64, nc),
 	}
 	for i := range sp.pos {
 		sp.pos[i] = -1
 	}
-	for i, c := range m.Computations {
-		sp.compIndex[c] = i
+	for i := range sp.costs {
+		sp.costs[i] = -1
+	}
+	for _, c := range m.Computations {
 		if a.Kinds[c.ID] != liveness.Sequential {
 			continue
 		}
@@ -544,10 +547,10 @@ func newSpacePlanner(a *liveness.Analysis, opts SpaceOptions) *spacePlanner {
 			sp.pos[x.ID] = j
 			cum[j+1] = satAdd(cum[j], sp.instCost(x))
 		}
-		sp.cum[c] = cum
+		sp.cum[c.ID] = cum
 	}
 	for _, c := range spaceComputations(a) {
-		sp.placeable[c] = true
+		sp.placeable[c.ID] = true
 	}
 	return sp
 }
@@ -601,15 +604,15 @@ func (sp *spacePlanner) compCost(c *hlo.Computation) int64 {
 	if c == nil {
 		return 0
 	}
-	if n, ok := sp.costs[c]; ok {
+	if n := sp.costs[c.ID]; n >= 0 {
 		return n
 	}
-	sp.costs[c] = 0 // a cycle (refused by verification) costs nothing
+	sp.costs[c.ID] = 0 // a cycle (refused by verification) costs nothing
 	var n int64
 	for _, x := range c.Instructions {
 		n = satAdd(n, sp.instCost(x))
 	}
-	sp.costs[c] = n
+	sp.costs[c.ID] = n
 	return n
 }
 
@@ -619,7 +622,7 @@ func (sp *spacePlanner) windowFits(c *hlo.Computation, lo, hi int, bytes int64) 
 	if lo < 0 || hi < lo {
 		return false, 0
 	}
-	cum := sp.cum[c]
+	cum := sp.cum[c.ID]
 	moved := cum[hi] - cum[lo]
 	if hi-lo < sp.opts.MinWindow {
 		return false, moved
@@ -638,15 +641,16 @@ func (sp *spacePlanner) windowFits(c *hlo.Computation, lo, hi int, bytes int64) 
 func spaceComputations(a *liveness.Analysis) []*hlo.Computation {
 	entry := a.Module.Entry
 	out := []*hlo.Computation{entry}
-	seen := map[*hlo.Computation]bool{entry: true}
+	seen := make([]bool, len(a.Module.Computations)) // by ID
+	seen[entry.ID] = true
 	for i := 0; i < len(out); i++ {
 		for _, in := range out[i].Instructions {
 			if in.Opcode != hlo.OpCall {
 				continue
 			}
 			for _, c := range in.Callees() {
-				if c != nil && !seen[c] && a.Kinds[c.ID] == liveness.Sequential {
-					seen[c] = true
+				if c != nil && !seen[c.ID] && a.Kinds[c.ID] == liveness.Sequential {
+					seen[c.ID] = true
 					out = append(out, c)
 				}
 			}
@@ -661,7 +665,7 @@ func (sp *spacePlanner) candidates(inSMEM []bool) []*spaceCand {
 	a := sp.a
 	var out []*spaceCand
 	for _, v := range a.Values {
-		if !sp.placeable[v.Inst.Parent] || v.Buffer == nil || inSMEM[v.Buffer.ID] {
+		if !sp.placeable[v.Inst.Parent.ID] || v.Buffer == nil || inSMEM[v.Buffer.ID] {
 			continue
 		}
 		if c := sp.prefetch(v, v.Inst); c != nil {
@@ -727,7 +731,7 @@ func (sp *spacePlanner) prefetch(v *liveness.Value, d *hlo.Instruction) *spaceCa
 	if !ok || d.Shape.MemorySpace() != HBMSpace || sp.pos[d.ID] < 0 {
 		return nil
 	}
-	c := &spaceCand{kind: Prefetch, value: v.ID, name: d.Name, comp: sp.compIndex[d.Parent], def: sp.pos[d.ID], bytes: v.Size, aligned: aligned}
+	c := &spaceCand{kind: Prefetch, value: v.ID, name: d.Name, comp: d.Parent.ID, def: sp.pos[d.ID], bytes: v.Size, aligned: aligned}
 	var movable []spaceUse
 	for _, u := range v.Uses {
 		if movableUse(u, d) {
@@ -756,7 +760,7 @@ func (sp *spacePlanner) prefetch(v *liveness.Value, d *hlo.Instruction) *spaceCa
 	c.hbmUses = len(v.Uses) - len(c.uses)
 	c.last = c.uses[len(c.uses)-1].pos
 	c.window = c.first - c.start - 1
-	c.windowBytes = sp.cum[d.Parent][c.first] - sp.cum[d.Parent][c.start+1]
+	c.windowBytes = sp.cum[d.Parent.ID][c.first] - sp.cum[d.Parent.ID][c.start+1]
 	c.benefit = len(c.uses) - 1
 	seq := sp.a.Schedule.Sequence(d.Parent)
 	c.lo, c.hi = sp.a.Time(seq[c.start])+1, sp.a.Time(seq[c.last])
@@ -852,7 +856,7 @@ func (sp *spacePlanner) produce(v *liveness.Value) []*spaceCand {
 	})
 	seq := sp.a.Schedule.Sequence(d.Parent)
 	mk := func(kind SpaceKind, vm, hbm []spaceUse) *spaceCand {
-		c := &spaceCand{kind: kind, value: v.ID, name: d.Name, comp: sp.compIndex[d.Parent], def: def,
+		c := &spaceCand{kind: kind, value: v.ID, name: d.Name, comp: d.Parent.ID, def: def,
 			bytes: v.Size, aligned: aligned, uses: vm, hbm: hbm, hbmUses: len(hbm)}
 		c.start, c.first = def, def
 		c.last = def
@@ -886,7 +890,7 @@ func (sp *spacePlanner) produce(v *liveness.Value) []*spaceCand {
 			c := mk(ProduceEvict, all[:k], all[k:])
 			c.first = e
 			c.window = e - def - 1
-			c.windowBytes = sp.cum[d.Parent][e] - sp.cum[d.Parent][def+1]
+			c.windowBytes = sp.cum[d.Parent.ID][e] - sp.cum[d.Parent.ID][def+1]
 			c.hi = max(c.hi, sp.a.Time(seq[e]))
 			c.benefit = k
 			out = append(out, c)
@@ -1094,7 +1098,7 @@ func (sp *spacePlanner) scalarCandidate(b *liveness.Buffer) *scalarCand {
 			if in.Parent == nil || sp.a.Kinds[in.Parent.ID] != liveness.Sequential || sp.pos[in.ID] < 0 {
 				return nil
 			}
-			c.positions = append(c.positions, scalarPos{comp: sp.compIndex[in.Parent], pos: sp.pos[in.ID], index: p.Index})
+			c.positions = append(c.positions, scalarPos{comp: in.Parent.ID, pos: sp.pos[in.ID], index: p.Index})
 		}
 		s0, e0 := v.Range.HalfOpen()
 		c.lo, c.hi = min(c.lo, s0), max(c.hi, e0-1)
@@ -1221,11 +1225,13 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 		comp.RebuildUsers()
 	}
 	out.Renumber()
-	at := make(map[*hlo.Instruction]int, 2*len(chosen))
+	// at is each copy-start's and copy-done's position, by instruction ID
+	// (out is renumbered).
+	at := make([]int, out.NumIDs())
 	for _, ci := range comps {
 		for i, in := range out.Computations[ci].Instructions {
 			if in.Opcode == hlo.OpCopyStart || in.Opcode == hlo.OpCopyDone {
-				at[in] = i
+				at[in.ID] = i
 			}
 		}
 	}
@@ -1248,7 +1254,7 @@ func rewriteSpaces(out *hlo.Module, chosen []*spaceCand, scalars []*scalarCand) 
 		d.Done = d.Start
 		if starts[i] != nil {
 			d.CopyStart, d.CopyDone = starts[i].Name, dones[i].Name
-			d.Start, d.Done = at[starts[i]], at[dones[i]]
+			d.Start, d.Done = at[starts[i].ID], at[dones[i].ID]
 		}
 		if c.kind == ProduceEvict {
 			d.Start = newPos[slot{c.comp, c.def}]
