@@ -507,13 +507,20 @@ func tupleLeaf(a *Analysis, u Use, v *Value) (Use, bool) {
 
 // handOver finds, for a read in another computation than the one defining
 // the value, the call or conditional in the defining computation that hands
-// the value on towards the read.
+// the value on towards the read. When the value is overwritten inside the
+// reader's computation (a loop there working in place on the parameter
+// that holds it), a copy handed over would share the parameter's buffer
+// with that loop all the same: there is none, and the read gets a copy of
+// the parameter made where its computation starts.
 func handOver(a *Analysis, f *Interference) (Use, bool) {
 	home := f.Value.Inst.Parent
 	if f.Use.Inst.Parent == home {
 		return Use{}, false
 	}
 	target := f.Use.Inst.Parent
+	if f.Over != nil && f.Over.Inst.Parent != nil && reaches(target, f.Over.Inst.Parent, 0) {
+		return Use{}, false
+	}
 	for _, x := range f.Value.Uses {
 		if x.Inst.Parent != home || !callsInto(x.Inst, target) {
 			continue
