@@ -36,7 +36,10 @@
 // same table (flatten-call-graph, copy-insertion, schedule) under the
 // pipeline's own scheduler, so a fusion is kept only when the plan the
 // pipeline would make is no worse; FusionMeasure gives that measure to a
-// caller running fusion.Run on its own. Memory-space assignment prepares
+// caller running fusion.Run on its own. When that scheduler searches, the
+// guard's bisection probes with the same slice under XLA's heuristic
+// scheduler and confirms what it finds with the searched measure, which
+// alone decides what is kept and gives every figure reported. Memory-space assignment prepares
 // and re-plans with the same slice.
 //
 // Packages below compile (liveness, schedule, fusion, assign, tpu) hold the
