@@ -153,6 +153,17 @@ func TestInterruptEveryCommand(t *testing.T) {
 				continue
 			}
 			require.Equal(t, exitInterrupted, code, "%s: stderr %s", name, stderr)
+			if stderr == "\nhlomem "+args[0]+": interrupted while printing its output\n" {
+				// The work was done (its files, whole, are in place) and
+				// the signal cut the copy of its spooled standard output:
+				// on a loaded machine printing can take a quarter of the
+				// run. Said so; nothing else to check.
+				t.Logf("%s: interrupted while printing (%d bytes printed)", name, len(stdout))
+				require.NoError(t, os.WriteFile(golden, []byte("kept\n"), 0o644))
+				os.Remove(html)
+				os.Remove(svg)
+				continue
+			}
 			require.Equal(t, "hlomem "+args[0]+": interrupted; nothing written\n", stderr, name)
 			require.Empty(t, stdout, name)
 			// interruptGrace bounds how long a stage may take to notice;
