@@ -21,27 +21,36 @@ type builder struct {
 	m     *hlo.Module
 	names *hlo.NameUniquer
 	// pos gives an instruction's index in its computation's list (for
-	// wrap's replacement in place); maintained by the fuser.
-	pos map[*hlo.Instruction]int
+	// wrap's replacement in place); maintained by the fuser, reset for
+	// each computation. Tables by instruction ID (byID) are the builder's
+	// own, for m alone.
+	pos byID[int32]
 	// gone marks instructions taken out of their computation's list.
-	gone map[*hlo.Instruction]bool
+	gone marks
 	// added lists new fused computations with the computation they go
 	// before; dropped marks fused computations no longer called.
 	added   []addedComp
 	dropped map[*hlo.Computation]bool
-	// after holds instructions to insert right after another one.
+	// after holds instructions to insert right after another one. A map:
+	// only multi-output merges set it, a few entries, where a table would
+	// span every ID up to the largest key.
 	after map[*hlo.Instruction][]*hlo.Instruction
 	// sorted marks the fused computations whose parameters lead their
-	// list, in number order (see paramsFirst).
+	// list, in number order (see paramsFirst). Maps keyed by computation
+	// (dropped, sorted): new fused computations have no ID of their own
+	// until the module is renumbered.
 	sorted map[*hlo.Computation]bool
+	// remap is inline's scratch table, seen dependsOn's; each is reset
+	// for every call.
+	remap byID[*hlo.Instruction]
+	seen  marks
 }
 
 type addedComp struct{ c, before *hlo.Computation }
 
 func newBuilder(m *hlo.Module) *builder {
-	return &builder{m: m, names: hlo.NewNameUniquer(m), pos: map[*hlo.Instruction]int{},
-		gone: map[*hlo.Instruction]bool{}, dropped: map[*hlo.Computation]bool{}, after: map[*hlo.Instruction][]*hlo.Instruction{},
-		sorted: map[*hlo.Computation]bool{}}
+	return &builder{m: m, names: hlo.NewNameUniquer(m), dropped: map[*hlo.Computation]bool{},
+		after: map[*hlo.Instruction][]*hlo.Instruction{}, sorted: map[*hlo.Computation]bool{}}
 }
 
 // paramsFirst moves fc's parameters to the front of its list, in number
@@ -82,18 +91,18 @@ func (b *builder) addComputation(fc, c *hlo.Computation) {
 // compact drops the instructions taken out of c's list and inserts the
 // ones recorded to follow another.
 func (b *builder) compact(c *hlo.Computation) {
-	if len(b.gone) == 0 && len(b.after) == 0 {
+	if b.gone.size() == 0 && len(b.after) == 0 {
 		return
 	}
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
 	for _, in := range c.Instructions {
-		if !b.gone[in] {
+		if !b.gone.has(in.ID) {
 			out = append(out, in)
 		}
 		out = append(out, b.after[in]...)
 	}
 	c.Instructions = out
-	clear(b.gone)
+	b.gone.reset()
 	clear(b.after)
 }
 
@@ -144,14 +153,14 @@ func (b *builder) wrap(in *hlo.Instruction, kind hlo.FusionKind) *hlo.Instructio
 
 	// Users of in become users of f; in leaves c's list, f takes its slot.
 	in.ReplaceAllUsesWith(f)
-	if i, ok := b.pos[in]; ok && i < len(c.Instructions) && c.Instructions[i] == in {
+	if i, ok := b.pos.get(in.ID); ok && int(i) < len(c.Instructions) && c.Instructions[i] == in {
 		c.Instructions[i] = f
-		b.pos[f] = i
+		b.pos.set(f.ID, i)
 	} else {
 		for i, y := range c.Instructions {
 			if y == in {
 				c.Instructions[i] = f
-				b.pos[f] = i
+				b.pos.set(f.ID, int32(i))
 				break
 			}
 		}
@@ -238,7 +247,7 @@ func (b *builder) drop(in *hlo.Instruction, ops []*hlo.Instruction) {
 	for _, op := range ops {
 		dropUser(op, in)
 	}
-	b.gone[in] = true
+	b.gone.mark(in.ID)
 	if in.Opcode == hlo.OpFusion {
 		b.dropped[in.Calls()[0]] = true
 	}
@@ -343,9 +352,10 @@ func (b *builder) fuseInto(f, p *hlo.Instruction) *hlo.Instruction {
 // every copy, in order; the caller places them in dst's computation.
 func (b *builder) inline(dst, src *hlo.Instruction) (root *hlo.Instruction, added []*hlo.Instruction) {
 	fc, sc := dst.Calls()[0], src.Calls()[0]
-	remap := map[*hlo.Instruction]*hlo.Instruction{}
+	remap := &b.remap
+	remap.reset()
 	for i, p := range sc.Params {
-		remap[p] = b.param(dst, src.Operands[i])
+		remap.set(p.ID, b.param(dst, src.Operands[i]))
 	}
 	// src's only user is dst: its fused computation is dropped, so its
 	// instructions move, keeping their names, instead of being copied.
@@ -361,12 +371,12 @@ func (b *builder) inline(dst, src *hlo.Instruction) (root *hlo.Instruction, adde
 			cp = b.clone(in, fc)
 		}
 		for k, op := range cp.Operands {
-			cp.Operands[k] = remap[op]
+			cp.Operands[k] = remap.at(op.ID)
 		}
-		remap[in] = cp
+		remap.set(in.ID, cp)
 		added = append(added, cp)
 	}
-	return remap[sc.Root], added
+	return remap.at(sc.Root.ID), added
 }
 
 // element returns get-tuple-element(t), index=i, of the given shape, for

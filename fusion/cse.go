@@ -37,8 +37,9 @@ func CSE(m *hlo.Module) (changed bool, err error) {
 	m.Renumber() // operand IDs feed the hash
 	pure := newPurity()
 	seed := maphash.MakeSeed()
+	var gone marks // the module's, reset for each computation
 	for _, c := range m.Computations {
-		if cseComputation(c, pure, seed) {
+		if cseComputation(c, pure, seed, &gone) {
 			changed = true
 		}
 	}
@@ -48,9 +49,11 @@ func CSE(m *hlo.Module) (changed bool, err error) {
 	return changed, nil
 }
 
-func cseComputation(c *hlo.Computation, pure *purity, seed maphash.Seed) bool {
+// cseComputation merges the equal instructions of c and reports whether it
+// did; gone is scratch space by instruction ID, reset here.
+func cseComputation(c *hlo.Computation, pure *purity, seed maphash.Seed, gone *marks) bool {
 	table := make(map[uint64][]*hlo.Instruction, len(c.Instructions))
-	var gone map[*hlo.Instruction]bool
+	gone.reset()
 	for _, in := range c.Instructions {
 		if !cseCandidate(in, pure) {
 			continue
@@ -68,18 +71,15 @@ func cseComputation(c *hlo.Computation, pure *purity, seed maphash.Seed) bool {
 			continue
 		}
 		in.ReplaceAllUsesWith(same)
-		if gone == nil {
-			gone = map[*hlo.Instruction]bool{}
-		}
-		gone[in] = true
+		gone.mark(in.ID)
 	}
-	if gone == nil {
+	if gone.size() == 0 {
 		return false
 	}
 	// The replaced instructions have no users left (their users were
 	// pointed at the kept ones) and are not roots any more; drop them
 	// from the list and from their operands' users in one sweep.
-	dropInstructions(c, func(in *hlo.Instruction) bool { return gone[in] })
+	dropInstructions(c, func(in *hlo.Instruction) bool { return gone.has(in.ID) })
 	return true
 }
 

@@ -198,9 +198,9 @@ func (f *fuser) computation(c *hlo.Computation) {
 	if !f.b.m.IsScheduled {
 		c.SortTopologically()
 	}
-	f.b.pos = make(map[*hlo.Instruction]int, len(c.Instructions))
+	f.b.pos.reset()
 	for i, in := range c.Instructions {
-		f.b.pos[in] = i
+		f.b.pos.set(in.ID, int32(i))
 	}
 	order := slices.Clone(c.Instructions)
 	for i := len(order) - 1; i >= 0 && !f.full(); i-- {
@@ -212,7 +212,7 @@ func (f *fuser) computation(c *hlo.Computation) {
 	}
 	f.b.compact(c)
 	for i, in := range c.Instructions {
-		f.b.pos[in] = i
+		f.b.pos.set(in.ID, int32(i))
 	}
 	if !f.opts.NoMultiOutput {
 		f.producerConsumer(c)

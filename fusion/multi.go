@@ -19,7 +19,7 @@ func (f *fuser) siblings(c *hlo.Computation) {
 		if f.full() {
 			return
 		}
-		if x.Parent != c || f.b.gone[x] || x.Opcode == hlo.OpConstant || x.Opcode == hlo.OpIota {
+		if x.Parent != c || f.b.gone.has(x.ID) || x.Opcode == hlo.OpConstant || x.Opcode == hlo.OpIota {
 			continue
 		}
 		var cands []*hlo.Instruction
@@ -30,7 +30,7 @@ func (f *fuser) siblings(c *hlo.Computation) {
 		}
 		for i := 0; i+1 < len(cands); i += 2 {
 			a, b := cands[i], cands[i+1]
-			if f.b.gone[a] || f.b.gone[b] {
+			if f.b.gone.has(a.ID) || f.b.gone.has(b.ID) {
 				continue
 			}
 			if why := f.siblingBlocked(a, b); why != "" {
@@ -53,14 +53,14 @@ func (f *fuser) siblings(c *hlo.Computation) {
 // singleOutput reports whether u is a live single-output loop or input
 // fusion of c without control edges: one that can take a second output.
 func (f *fuser) singleOutput(c *hlo.Computation, u *hlo.Instruction) bool {
-	return u.Opcode == hlo.OpFusion && u.Parent == c && !f.b.gone[u] &&
+	return u.Opcode == hlo.OpFusion && u.Parent == c && !f.b.gone.has(u.ID) &&
 		(u.FusionKind() == hlo.FusionLoop || u.FusionKind() == hlo.FusionInput) &&
 		u.Calls()[0].Root.Opcode != hlo.OpTuple && !hasControl(u)
 }
 
 // ordered returns a and b, the one earlier in their computation first.
 func (f *fuser) ordered(a, b *hlo.Instruction) (first, second *hlo.Instruction) {
-	if f.b.pos[a] > f.b.pos[b] {
+	if f.b.pos.at(a.ID) > f.b.pos.at(b.ID) {
 		return b, a
 	}
 	return a, b
@@ -102,7 +102,7 @@ func (f *fuser) siblingBlocked(a, b *hlo.Instruction) string {
 	}
 	first, second := f.ordered(a, b)
 	for _, u := range first.Users {
-		if f.b.pos[u] <= f.b.pos[second] {
+		if f.b.pos.at(u.ID) <= f.b.pos.at(second.ID) {
 			return fmt.Sprintf("%s is read by %s before %s runs", first.Name, u.Name, second.Name)
 		}
 	}
@@ -116,11 +116,12 @@ func inPlaceRoot(r *hlo.Instruction) bool {
 
 // dependsOn reports whether x depends on y in their computation.
 func (f *fuser) dependsOn(x, y *hlo.Instruction) bool {
-	py, ok := f.b.pos[y]
+	py, ok := f.b.pos.get(y.ID)
 	if !ok {
 		return true
 	}
-	seen := map[*hlo.Instruction]bool{}
+	seen := &f.b.seen
+	seen.reset()
 	stack := append(slices.Clone(x.Operands), x.ControlPredecessors()...)
 	for len(stack) > 0 {
 		z := stack[len(stack)-1]
@@ -128,11 +129,11 @@ func (f *fuser) dependsOn(x, y *hlo.Instruction) bool {
 		if z == y {
 			return true
 		}
-		if seen[z] {
+		if seen.has(z.ID) {
 			continue
 		}
-		seen[z] = true
-		if q, ok := f.b.pos[z]; !ok || q <= py {
+		seen.mark(z.ID)
+		if q, ok := f.b.pos.get(z.ID); !ok || q <= py {
 			continue
 		}
 		stack = append(stack, z.Operands...)
@@ -175,8 +176,10 @@ func (f *fuser) mergeSiblings(c *hlo.Computation, a, b *hlo.Instruction) *hlo.In
 	first, second := f.ordered(a, b)
 	gtes := []*hlo.Instruction{bl.element(c, mf, 0, a.Shape), bl.element(c, mf, 1, b.Shape)}
 	bl.after[second] = append(bl.after[second], mf, gtes[0], gtes[1])
-	at := f.b.pos[second]
-	f.b.pos[mf], f.b.pos[gtes[0]], f.b.pos[gtes[1]] = at, at, at
+	at := f.b.pos.at(second.ID)
+	f.b.pos.set(mf.ID, at)
+	f.b.pos.set(gtes[0].ID, at)
+	f.b.pos.set(gtes[1].ID, at)
 	for i, s := range []*hlo.Instruction{a, b} {
 		s.ReplaceAllUsesWith(gtes[i])
 	}
@@ -198,7 +201,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 			return
 		}
 		p := c.Instructions[i] // c's list changes only in compact
-		if p.Parent != c || f.b.gone[p] || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
+		if p.Parent != c || f.b.gone.has(p.ID) || len(p.Users) < 2 || producerBlocked(p) != "" || p.Opcode == hlo.OpConstant || p.Opcode == hlo.OpIota {
 			continue
 		}
 		if p.Opcode == hlo.OpFusion && p.Calls()[0].Root.Opcode == hlo.OpTuple {
@@ -225,7 +228,7 @@ func (f *fuser) producerConsumer(c *hlo.Computation) {
 		}
 		if why == "" {
 			for _, x := range p.Users {
-				if x != u && f.b.pos[x] <= f.b.pos[u] {
+				if x != u && f.b.pos.at(x.ID) <= f.b.pos.at(u.ID) {
 					why = fmt.Sprintf("%s is read by %s before %s runs", p.Name, x.Name, u.Name)
 					break
 				}
@@ -276,7 +279,8 @@ func (f *fuser) mergeProducer(c *hlo.Computation, p, u *hlo.Instruction) {
 		c.Root = g0
 	}
 	bl.after[u] = append(bl.after[u], g0, g1)
-	f.b.pos[g0], f.b.pos[g1] = f.b.pos[u], f.b.pos[u]
+	f.b.pos.set(g0.ID, f.b.pos.at(u.ID))
+	f.b.pos.set(g1.ID, f.b.pos.at(u.ID))
 	p.ReplaceAllUsesWith(g1)
 	bl.drop(p, p.Operands)
 }

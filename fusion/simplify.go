@@ -46,8 +46,9 @@ func Simplify(m *hlo.Module) (changed bool, err error) {
 		return false, nil
 	}
 	defer recoverPass("simplify", &changed, &err)
+	var gone marks // the module's, shared by the simplifiers
 	for _, c := range m.Computations {
-		s := &simplifier{c: c, entry: c == m.Entry}
+		s := &simplifier{c: c, entry: c == m.Entry, gone: &gone}
 		// Every sweep visits the instructions in order, so a chain
 		// folds in one; the bound only guards against rules undoing
 		// each other, which none does.
@@ -70,7 +71,7 @@ type simplifier struct {
 	entry bool
 	// gone holds the instructions replaced in this sweep; they are
 	// dropped from the computation when it ends.
-	gone map[*hlo.Instruction]bool
+	gone *marks
 	// rootView holds what the computation's result reads without a
 	// computation in between: the root, and through tuples,
 	// get-tuple-elements and bitcasts, what they forward.
@@ -78,19 +79,19 @@ type simplifier struct {
 }
 
 func (s *simplifier) sweep() bool {
-	s.gone = map[*hlo.Instruction]bool{}
+	s.gone.reset()
 	s.rootView = rootView(s.c)
 	changed := false
 	for _, in := range slices.Clone(s.c.Instructions) {
-		if s.gone[in] || hasControl(in) {
+		if s.gone.has(in.ID) || hasControl(in) {
 			continue
 		}
 		if s.visit(in) {
 			changed = true
 		}
 	}
-	if len(s.gone) > 0 {
-		dropInstructions(s.c, func(in *hlo.Instruction) bool { return s.gone[in] })
+	if s.gone.size() > 0 {
+		dropInstructions(s.c, func(in *hlo.Instruction) bool { return s.gone.has(in.ID) })
 	}
 	return changed
 }
@@ -188,7 +189,7 @@ func (s *simplifier) forward(in, x *hlo.Instruction) bool {
 		return false
 	}
 	in.ReplaceAllUsesWith(x)
-	s.gone[in] = true
+	s.gone.mark(in.ID)
 	return true
 }
 
@@ -229,7 +230,7 @@ func (s *simplifier) concatenate(in *hlo.Instruction) bool {
 	cp.Users = nil
 	s.c.InsertBefore(&cp, in)
 	in.ReplaceAllUsesWith(&cp)
-	s.gone[in] = true
+	s.gone.mark(in.ID)
 	return true
 }
 
