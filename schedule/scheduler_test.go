@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/internal/corpusmod"
 	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/liveness/boundtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,7 +90,7 @@ func TestSchedulersOnRandomModules(t *testing.T) {
 				got[b.ID] = true
 			}
 			require.Equal(t, live, got, "seed %d %s: buffers live at the peak", seed, name)
-			checkLowerBound(t, a)
+			boundtest.Check(t, a)
 		}
 		x, xc, err := HeuristicBest(a)
 		require.NoError(t, err)

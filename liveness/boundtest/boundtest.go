@@ -1,8 +1,7 @@
-package schedule
-
-// The lower bound's brute-force check, as liveness's tests hold it
-// (lowerbound_test.go there), for the tests that check it under the
-// schedulers' orders.
+// Package boundtest holds the brute-force oracle for liveness's lower
+// bound, for the tests of liveness and of the schedulers that check the
+// bound under their orders.
+package boundtest
 
 import (
 	"testing"
@@ -13,9 +12,10 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-// bruteLowerBound recomputes LowerBound step by step from its definition,
-// pair by pair.
-func bruteLowerBound(a *liveness.Analysis, share liveness.ShareFunc) int64 {
+// Brute recomputes Analysis.LowerBoundWith(nil, share) (LowerBound when
+// share is nil) step by step from its definition, pair by pair: the
+// oracle the bound's tests hold it to. It is quadratic; for tests only.
+func Brute(a *liveness.Analysis, share liveness.ShareFunc) int64 {
 	var best, own int64
 	for _, b := range a.Buffers {
 		if a.OwnsMemory(b) {
@@ -89,15 +89,16 @@ func bruteLowerBound(a *liveness.Analysis, share liveness.ShareFunc) int64 {
 	return best + own
 }
 
-// checkLowerBound checks LowerBound against bruteLowerBound and its proof:
-// every listed buffer live at Time, their sizes less the savings making
-// the bound.
-func checkLowerBound(t *testing.T, a *liveness.Analysis) {
+// Check checks a's LowerBound and LowerBoundWith (under
+// liveness.CanShareOperandBufferWithUser) against Brute, and the bound's
+// proof: every listed buffer live at its Time, their sizes less the
+// savings making the bound, never more than every buffer apart.
+func Check(t testing.TB, a *liveness.Analysis) {
 	t.Helper()
 	with := a.LowerBoundWith(nil, liveness.CanShareOperandBufferWithUser)
-	require.Equal(t, bruteLowerBound(a, liveness.CanShareOperandBufferWithUser), with.Bytes, "LowerBoundWith against its definition")
+	require.Equal(t, Brute(a, liveness.CanShareOperandBufferWithUser), with.Bytes, "LowerBoundWith against its definition")
 	lb := a.LowerBound(nil)
-	require.Equal(t, bruteLowerBound(a, nil), lb.Bytes, "LowerBound against its definition")
+	require.Equal(t, Brute(a, nil), lb.Bytes, "LowerBound against its definition")
 	require.LessOrEqual(t, lb.Bytes, with.Bytes, "a stricter reuse rule never lowers the bound")
 	var sum int64
 	for _, b := range lb.Live {
