@@ -2,18 +2,42 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/golden"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) != "hlomem" {
+		// The tests that run commands in this process (Main) must not
+		// read the machine's client-allocator settings: run --device
+		// would model another pool. (Scripts run hlomem with their own
+		// environment, which may set them on purpose.)
+		for _, k := range clientEnv {
+			os.Unsetenv(k)
+		}
+	}
 	testscript.Main(m, map[string]func(){
 		"hlomem": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// clientEnv are the environment variables gpu.ConfigFromEnv reads.
+var clientEnv = []string{gpu.EnvPreallocate, gpu.EnvMemFraction, gpu.EnvOldMemFraction, gpu.EnvAllocator, gpu.EnvUnifiedMemory}
+
+// TestClientEnvCleared: the in-process tests see none of clientEnv, even
+// when the machine running them sets it.
+func TestClientEnvCleared(t *testing.T) {
+	for _, k := range clientEnv {
+		_, set := os.LookupEnv(k)
+		require.False(t, set, k)
+	}
 }
 
 // scriptCmds are the commands scripts have beyond testscript's own, added
