@@ -12,7 +12,7 @@ CORPUS   ?= $(abspath ../shared/corpus)
 FUZZTIME ?= 20s
 BENCH    ?= .
 
-.PHONY: demo test test-corpus test-all check bench fuzz build
+.PHONY: demo test test-corpus test-all test-race check bench fuzz build
 
 build:
 	$(GO) build ./...
@@ -37,9 +37,15 @@ check:
 test: check
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -short -timeout 10m ./...
 
-# test-corpus: everything, every corpus module.
+# test-corpus: everything, every corpus module, then the race detector on
+# the packages whose tests exercise concurrency (gpu's concurrent
+# allocators, the portfolio's parallel packers).
 test-corpus: check
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -timeout 40m ./...
+	$(MAKE) test-race
+
+test-race:
+	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -race -short -timeout 10m ./gpu ./assign/pack
 
 test-all: test-corpus
 

@@ -914,7 +914,8 @@ func TestBFCAddrTable(t *testing.T) {
 	}
 }
 
-// The allocator may be shared between goroutines (run with -race).
+// The allocator may be shared between goroutines (make test-race runs
+// this under the race detector).
 func TestBFCConcurrent(t *testing.T) {
 	a := bfcNew(t, BFCOptions{Limit: 256 * bfcMiB, AllowGrowth: true})
 	done := make(chan error)
