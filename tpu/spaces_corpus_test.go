@@ -63,7 +63,7 @@ func TestAssignSpacesCorpus(t *testing.T) {
 			out, rep, err := AssignSpaces(context.Background(), m, spaceOpts(SpaceOptions{VMEM: vmem, SMEM: gen.SMEM}, &gen))
 			took := time.Since(t0)
 			require.NoError(t, err, name)
-			c := checkSpaces(t, name, m, out, rep, vmem, time.Second)
+			c := checkSpaces(t, name, m, out, rep, vmem, numericsIfQuick)
 			require.LessOrEqual(t, rep.SMEMHeap, gen.SMEM, name)
 			modules++
 			if rep.Placed > 0 {
