@@ -60,8 +60,9 @@
 // repairs it and searches again.
 //
 // The searches are deterministic: their budget counts expansions, not
-// time; the timeout (Options.Timeout) is a safety net, and a result it
-// cut short says so (Stopped).
+// time; the timeout (Options.Timeout) is a safety net counted in the
+// process's CPU time, so a busy machine does not cut a search short where
+// an idle one would not, and a result it cut short says so (Stopped).
 //
 // # Errors
 //

@@ -44,7 +44,8 @@ package schedule
 //     F(empty) is known (the proof), or when the budget of expanded sets
 //     runs out (no proof). The budget is counted in expansions, so that a
 //     result does not depend on the machine's speed; a deadline caps the
-//     wall-clock time as a safety net, and a result it cuts short may.
+//     CPU time as a safety net, and a result it cuts short may (though not
+//     on how busy the machine is).
 //
 // The model is exact (segment.go), so F(empty) is the least LowerBound
 // over the window's orders; the caller still checks LowerBound itself.
@@ -53,7 +54,6 @@ import (
 	"context"
 	"math/bits"
 	"slices"
-	"time"
 )
 
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
@@ -66,8 +66,8 @@ const workPerExpansion = 16384
 type exactOptions struct {
 	// Budget is the most sets the search expands (0: no bound).
 	Budget int64
-	// Deadline, when not zero, stops the search at that time.
-	Deadline time.Time
+	// Deadline, when set, stops the search once it passes.
+	Deadline cutoff
 	// Floor is a figure no order beats: the search stops at it.
 	Floor int64
 	// MaxDead bounds the words of the dead sets kept (0: 32 million,
@@ -209,7 +209,7 @@ func (d *dfs) explore(ready []int32, peak, theta int64) (val int64, exact bool) 
 		return theta + 1, false
 	}
 	if d.res.Expansions&1023 == 0 {
-		if d.ctx.Err() != nil || !d.opts.Deadline.IsZero() && time.Now().After(d.opts.Deadline) {
+		if d.ctx.Err() != nil || d.opts.Deadline.passed() {
 			d.stopped = true
 			return theta + 1, false
 		}

@@ -91,9 +91,9 @@ package schedule
 //
 // Budgets. The budget is counted in expansions (an expansion whose steps
 // visit many values counting as several, exact.go workPerExpansion), so
-// a result is reproducible on any machine; the wall-clock timeout (DefaultSearch-
-// Timeout, DefaultOptimalTimeout) is a safety net, and a search it cuts
-// short says so (Stopped) and claims no proof.
+// a result is reproducible on any machine; the timeout (DefaultSearch-
+// Timeout, DefaultOptimalTimeout: CPU time, see cutoff) is a safety net,
+// and a search it cuts short says so (Stopped) and claims no proof.
 import (
 	"context"
 	"fmt"
@@ -113,8 +113,10 @@ type Options struct {
 	// Optimal, whose budget comes on top of a first phase that is Search
 	// with its default budget; a negative budget runs only the warm start.
 	Budget int64
-	// Timeout caps the wall-clock time, a safety net on slow machines: a
-	// result it cuts short depends on the machine. 0 means
+	// Timeout caps the CPU time the process spends while the search runs
+	// (wall-clock time where the system does not report CPU time), a
+	// safety net on slow machines: a result it cuts short depends on the
+	// machine's speed, but not on how busy it is. 0 means
 	// DefaultSearchTimeout or DefaultOptimalTimeout; negative, none.
 	Timeout time.Duration
 	// Cost, when set, measures what the user is shown of an order (the
@@ -197,7 +199,7 @@ type searcher struct {
 	peak     int64
 	budget   int64 // left
 	used     int64
-	deadline time.Time
+	deadline cutoff
 	stopped  bool
 	// callerSegs caches callerSegment (looked up by key only); byID
 	// serves instByID.
@@ -243,9 +245,7 @@ func runSearch(ctx context.Context, a *liveness.Analysis, opts Options, exact bo
 		return useFallback("every heuristic order needs further copies")
 	}
 	st := &searcher{ctx: ctx, a: a, em: a.Events(), budget: opts.Budget}
-	if opts.Timeout > 0 {
-		st.deadline = time.Now().Add(opts.Timeout)
-	}
+	st.deadline = newCutoff(opts.Timeout)
 	st.setSchedule(inc)
 	proof := proofState{ok: exact}
 	var searched *liveness.Schedule // Optimal's first phase: Search's order
@@ -633,7 +633,7 @@ func (st *searcher) exactOpts(cap int64, floor int64) (exactOptions, bool) {
 	if st.budget <= 0 || st.stopped {
 		return exactOptions{}, false
 	}
-	if st.ctx.Err() != nil || !st.deadline.IsZero() && time.Now().After(st.deadline) {
+	if st.ctx.Err() != nil || st.deadline.passed() {
 		st.stopped = true
 		return exactOptions{}, false
 	}
@@ -644,7 +644,7 @@ func (st *searcher) exactOpts(cap int64, floor int64) (exactOptions, bool) {
 func (st *searcher) spend(r exactResult, o exactOptions) {
 	st.used += r.Expansions
 	st.budget -= r.Expansions
-	if !r.Exhausted && (o.Budget >= st.budget+r.Expansions || !o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
+	if !r.Exhausted && (o.Budget >= st.budget+r.Expansions || o.Deadline.passed()) {
 		st.stopped = true
 	}
 }
