@@ -148,7 +148,10 @@ func TestPairedTotalsCorpus(t *testing.T) {
 	}
 	t.Logf("\n| module | instructions | before | after | XLA |\n|---|---|---|---|---|\n%s\n| total | | %d | %d | %d |",
 		strings.Join(rows, "\n"), sumBefore, sumAfter, sumXLA)
-	require.Len(t, rows, 27, "the 27 paired torch-xla modules")
+	require.Len(t, rows, len(files))
+	if !testing.Short() {
+		require.Len(t, rows, 27, "the 27 paired torch-xla modules")
+	}
 	require.Less(t, sumAfter, sumBefore)
 	require.LessOrEqual(t, float64(sumAfter), 1.01*float64(sumXLA), "simplified totals against XLA's over the corpus")
 }
