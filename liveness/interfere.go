@@ -217,6 +217,13 @@ func usedBy(v *Value, in *hlo.Instruction) bool {
 func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analysis, bool, error) {
 	changed := false
 	var names *hlo.NameUniquer
+	// handed marks the reads repaired by a copy handed over by the
+	// caller. When such a read interferes again (the value is overwritten
+	// inside the reader's computation: a loop there working in place on
+	// the parameter that holds it, whose buffer the handed-over copy
+	// shares all the same), it gets a copy of the parameter made where its
+	// computation starts instead.
+	handed := map[readSite]bool{}
 	for round := 0; ; round++ {
 		found := a.Interference()
 		if len(found) == 0 {
@@ -234,6 +241,7 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		// for the few computations that need one).
 		copies := make([]*hlo.Instruction, len(a.Values))
 		results := make([][]bool, len(m.Computations))
+		var handedNow []readSite
 		for _, f := range found {
 			u := f.Use
 			if f.Result && (u.Operand < 0 || len(u.Index) > 0) {
@@ -253,7 +261,9 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 				changed = true
 				continue
 			}
-			if h, ok := handOver(a, f); ok {
+			site := readSite{u.Inst, u.Operand}
+			if h, ok := handOver(a, f); ok && !handed[site] {
+				handedNow = append(handedNow, site)
 				// The read is in a computation the value's own one calls:
 				// copy where the value is handed over.
 				u = h
@@ -272,6 +282,9 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 			}
 			u.Inst.ReplaceOperand(u.Operand, reshapedCopy(s, names, cp, u.Inst.Operands[u.Operand]))
 			changed = true
+		}
+		for _, site := range handedNow {
+			handed[site] = true
 		}
 		m.Renumber()
 		var err error
@@ -505,22 +518,21 @@ func tupleLeaf(a *Analysis, u Use, v *Value) (Use, bool) {
 	return Use{}, false
 }
 
+// readSite is a read: the instruction and its operand.
+type readSite struct {
+	inst    *hlo.Instruction
+	operand int
+}
+
 // handOver finds, for a read in another computation than the one defining
 // the value, the call or conditional in the defining computation that hands
-// the value on towards the read. When the value is overwritten inside the
-// reader's computation (a loop there working in place on the parameter
-// that holds it), a copy handed over would share the parameter's buffer
-// with that loop all the same: there is none, and the read gets a copy of
-// the parameter made where its computation starts.
+// the value on towards the read.
 func handOver(a *Analysis, f *Interference) (Use, bool) {
 	home := f.Value.Inst.Parent
 	if f.Use.Inst.Parent == home {
 		return Use{}, false
 	}
 	target := f.Use.Inst.Parent
-	if f.Over != nil && f.Over.Inst.Parent != nil && reaches(target, f.Over.Inst.Parent, 0) {
-		return Use{}, false
-	}
 	for _, x := range f.Value.Uses {
 		if x.Inst.Parent != home || !callsInto(x.Inst, target) {
 			continue
