@@ -150,11 +150,9 @@ func (p *planner) searches(m *hlo.Module) bool {
 	if p.opts.Search.Budget < 0 {
 		return false // the search runs its warm start only: a heuristic already
 	}
-	switch p.opts.Scheduler {
+	switch schedule.Effective(p.opts.Scheduler, m) {
 	case schedule.Best, schedule.Search, schedule.Optimal:
 		return true
-	case "":
-		return !m.IsScheduled
 	}
 	return false
 }

@@ -90,25 +90,9 @@ func FuzzExecute(f *testing.F) {
 // range at the loop's init, so the plan lets the loop write over the
 // conditional's result. The module scheduled as written fails the same
 // way, and so does one whose branch returns its parameter.
-const deadLoopModule = `HloModule dead_loop
+var deadLoopModule = `HloModule dead_loop
 
-%cond {
-  %s = (s32[], f32[4]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body {
-  %s = (s32[], f32[4]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[4] get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %ni = s32[] add(%i, %one)
-  %neg = f32[4] negate(%x)
-  ROOT %t = (s32[], f32[4]) tuple(%ni, %neg)
-}
-
+` + randhlo.CountedLoop("f32[4]", "neg", "negate(%x)") + `
 %branch {
   %xb = f32[4] parameter(0)
   ROOT %r = f32[4] sqrt(%xb)
@@ -177,25 +161,9 @@ func planEqualsReferenceUnder(t *testing.T, name, src, scheduler string) {
 // so the call reads the fusion's result instead of e. Without
 // is_scheduled=true liveness inserts the copies itself and the plan is
 // right.
-const scheduledInPlaceModule = `HloModule in_place_before_call, is_scheduled=true
+var scheduledInPlaceModule = `HloModule in_place_before_call, is_scheduled=true
 
-%cond {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[256] get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %ni = s32[] add(%i, %one)
-  %neg = f32[256] negate(%x)
-  ROOT %t = (s32[], f32[256]) tuple(%ni, %neg)
-}
-
+` + randhlo.CountedLoop("f32[256]", "neg", "negate(%x)") + `
 %callee {
   %x = f32[256] parameter(0)
   %zero = s32[] constant(0)
@@ -204,13 +172,7 @@ const scheduledInPlaceModule = `HloModule in_place_before_call, is_scheduled=tru
   ROOT %wout = f32[256] get-tuple-element(%w), index=1
 }
 
-%fused_dus {
-  %b = f32[256] parameter(0)
-  %u = f32[16] parameter(1)
-  %i = s32[] parameter(2)
-  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
-}
-
+` + fusedDUS + `
 ENTRY %main {
   %p = f32[256] parameter(0)
   %u = f32[16] parameter(1)
@@ -219,6 +181,16 @@ ENTRY %main {
   %dus = f32[256] fusion(%e, %u, %idx), kind=kLoop, calls=%fused_dus
   %c = f32[256] call(%e), to_apply=%callee
   ROOT %t = (f32[256], f32[256]) tuple(%c, %dus)
+}
+`
+
+// fusedDUS is a fused computation that updates its first operand in
+// place (a dynamic-update-slice at its root).
+const fusedDUS = `%fused_dus {
+  %b = f32[256] parameter(0)
+  %u = f32[16] parameter(1)
+  %i = s32[] parameter(2)
+  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
 }
 `
 
@@ -243,30 +215,8 @@ func TestRootResultVariants(t *testing.T) {
 	paramSched := strings.Replace(param, "HloModule dead_loop", "HloModule dead_loop, is_scheduled=true", 1)
 	sameComp := `HloModule same, is_scheduled=true
 
-%cond {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[256] get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %ni = s32[] add(%i, %one)
-  %neg = f32[256] negate(%x)
-  ROOT %t = (s32[], f32[256]) tuple(%ni, %neg)
-}
-
-%fused_dus {
-  %b = f32[256] parameter(0)
-  %u = f32[16] parameter(1)
-  %i = s32[] parameter(2)
-  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
-}
-
+` + randhlo.CountedLoop("f32[256]", "neg", "negate(%x)") + `
+` + fusedDUS + `
 ENTRY %main {
   %p = f32[256] parameter(0)
   %u = f32[16] parameter(1)
@@ -282,13 +232,7 @@ ENTRY %main {
 `
 	dusAfterRoot := `HloModule dus_after_root, is_scheduled=true
 
-%fused_dus {
-  %b = f32[256] parameter(0)
-  %u = f32[16] parameter(1)
-  %i = s32[] parameter(2)
-  ROOT %d = f32[256] dynamic-update-slice(%b, %u, %i)
-}
-
+` + fusedDUS + `
 %branch {
   %xb = f32[256] parameter(0)
   ROOT %r = f32[256] sqrt(%xb)
@@ -321,25 +265,9 @@ ENTRY %main {
 // not interfere, as in XLA's ordering; it once refused, "copies did not
 // repair it", gpu's TestExecuteOnBFC seeds 14 and 22) and the plan must
 // compute what the module does whichever branch is taken.
-const branchLoopsModule = `HloModule branch_loops
+var branchLoopsModule = `HloModule branch_loops
 
-%cond {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body {
-  %s = (s32[], f32[256]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[256] get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %ni = s32[] add(%i, %one)
-  %m = f32[256] multiply(%x, %x)
-  ROOT %t = (s32[], f32[256]) tuple(%ni, %m)
-}
-
+` + randhlo.CountedLoop("f32[256]", "m", "multiply(%x, %x)") + `
 %branch.a {
   %x = f32[256] parameter(0)
   %zero = s32[] constant(0)

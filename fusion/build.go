@@ -64,12 +64,7 @@ func (b *builder) paramsFirst(fc *hlo.Computation) {
 		return
 	}
 	b.sorted[fc] = true
-	n := len(fc.Params)
-	lead := true
-	for i := 0; i < n && i < len(fc.Instructions); i++ {
-		lead = lead && fc.Instructions[i] == fc.Params[i]
-	}
-	if lead {
+	if n := len(fc.Params); n <= len(fc.Instructions) && slices.Equal(fc.Instructions[:n], fc.Params) {
 		return
 	}
 	out := make([]*hlo.Instruction, 0, len(fc.Instructions))

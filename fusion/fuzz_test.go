@@ -143,23 +143,7 @@ func referenceOutputs(ctx context.Context, t *testing.T, m *hlo.Module, argSeed 
 func loopOverParameter(readAfter string) string {
 	return `HloModule loop_over_parameter, is_scheduled=true
 
-%cond {
-  %s = (s32[], f32[64]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body {
-  %s = (s32[], f32[64]) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[64] get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %ni = s32[] add(%i, %one)
-  %neg = f32[64] negate(%x)
-  ROOT %t = (s32[], f32[64]) tuple(%ni, %neg)
-}
-
+` + randhlo.CountedLoop("f32[64]", "neg", "negate(%x)") + `
 %callee {
   %x = f32[64] parameter(0)
   %negate = f32[64] negate(%x)

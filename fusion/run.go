@@ -213,12 +213,9 @@ func guard(ctx context.Context, m, orig *hlo.Module, opts Options, base measure,
 		k, r, ok := p.culprit(ctx, lo, f.made, above)
 		if !ok {
 			found := map[int]measured{}
-			k = lo + 1 + sort.Search(max(f.made-lo, 0), func(i int) bool {
-				if ctx.Err() != nil {
-					return true
-				}
-				up, xk := above(lo + i + 1)
-				found[lo+i+1] = xk
+			k = firstRaising(ctx, lo, f.made, func(k int) bool {
+				up, xk := above(k)
+				found[k] = xk
 				return up
 			})
 			r = found[k]
@@ -264,17 +261,15 @@ func (p *prober) culprit(ctx context.Context, lo, made int, above func(k int) (b
 		return 0, measured{}, false
 	}
 	if p.base == nil {
-		x, err := measureWith(ctx, p.orig.Clone(), p.opts.Probe)
+		// As the guard's own base: orig's clone, settled.
+		x, err := measureClone(ctx, p.orig, Options{Measure: p.opts.Probe}, false)
 		p.base = &measured{x, err}
 	}
 	if p.base.err != nil {
 		return 0, measured{}, false
 	}
-	k := lo + 1 + sort.Search(made-lo, func(i int) bool {
-		if ctx.Err() != nil {
-			return true
-		}
-		_, x, err := p.trial(lo+i+1, p.opts.Probe)
+	k := firstRaising(ctx, lo, made, func(k int) bool {
+		_, x, err := p.trial(k, p.opts.Probe)
 		return err != nil || x.above(p.base.x)
 	})
 	if k > made || ctx.Err() != nil {
@@ -290,6 +285,16 @@ func (p *prober) culprit(ctx context.Context, lo, made int, above func(k int) (b
 		}
 	}
 	return k, r, true
+}
+
+// firstRaising returns the smallest k in (lo, made] whose first k
+// fusions raise a measure (raises(k)), by bisection: made+1 when none
+// does. Once ctx is done it stops, its answer meaningless (the caller
+// returns the context's error).
+func firstRaising(ctx context.Context, lo, made int, raises func(k int) bool) int {
+	return lo + 1 + sort.Search(max(made-lo, 0), func(i int) bool {
+		return ctx.Err() != nil || raises(lo+i+1)
+	})
 }
 
 // measured is a measure, or why the module has none.
@@ -347,12 +352,7 @@ func measureClone(ctx context.Context, m *hlo.Module, opts Options, settled bool
 	if !settled {
 		settle(c)
 	}
-	return measureModule(ctx, c, opts)
-}
-
-// measureModule measures m in place with Options.Measure.
-func measureModule(ctx context.Context, m *hlo.Module, opts Options) (measure, error) {
-	return measureWith(ctx, m, opts.Measure)
+	return measureWith(ctx, c, opts.Measure)
 }
 
 // measureWith measures m in place with by.

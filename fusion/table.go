@@ -12,31 +12,27 @@ package fusion
 // earlier generation reads as absent. That keeps clearing a table of the
 // module's size, once per computation or per search, constant in time.
 type byID[T any] struct {
-	e   []stamped[T]
-	gen uint32 // the current generation; 0 until the first reset or set
-	n   int    // entries set in the current generation
-}
-
-type stamped[T any] struct {
-	gen uint32
-	v   T
+	gen []uint32 // gen[id] is the generation entry id was set in
+	val []T      // its value (no memory at all for an empty T)
+	cur uint32   // the current generation; 0 until the first reset or set
+	n   int      // entries set in the current generation
 }
 
 // reset clears every entry.
 func (t *byID[T]) reset() {
-	t.gen++
+	t.cur++
 	t.n = 0
-	if t.gen == 0 {
+	if t.cur == 0 {
 		// Wrapped around: old stamps could match again.
-		clear(t.e)
-		t.gen = 1
+		clear(t.gen)
+		t.cur = 1
 	}
 }
 
 // get returns the entry of id and whether it is set.
 func (t *byID[T]) get(id int) (T, bool) {
-	if id >= 0 && id < len(t.e) && t.gen != 0 && t.e[id].gen == t.gen {
-		return t.e[id].v, true
+	if id >= 0 && id < len(t.gen) && t.cur != 0 && t.gen[id] == t.cur {
+		return t.val[id], true
 	}
 	var zero T
 	return zero, false
@@ -50,58 +46,32 @@ func (t *byID[T]) at(id int) T {
 
 // set sets the entry of id to v.
 func (t *byID[T]) set(id int, v T) {
-	if t.gen == 0 {
-		t.gen = 1
+	if t.cur == 0 {
+		t.cur = 1
 	}
-	if id >= len(t.e) {
-		t.e = append(t.e, make([]stamped[T], id+1-len(t.e))...)
+	if id >= len(t.gen) {
+		t.gen = append(t.gen, make([]uint32, id+1-len(t.gen))...)
+		t.val = append(t.val, make([]T, id+1-len(t.val))...)
 	}
-	if t.e[id].gen != t.gen {
-		t.e[id].gen = t.gen
+	if t.gen[id] != t.cur {
+		t.gen[id] = t.cur
 		t.n++
 	}
-	t.e[id].v = v
+	t.val[id] = v
 }
 
 // size returns the number of entries set.
 func (t *byID[T]) size() int { return t.n }
 
-// marks is a set of instruction IDs, a byID[bool] in a quarter of the
-// space: an ID is in the set when its stamp is the current generation.
-type marks struct {
-	gen []uint32
-	cur uint32 // the current generation; 0 until the first reset or mark
-	n   int    // IDs marked in the current generation
-}
-
-// reset empties the set.
-func (s *marks) reset() {
-	s.cur++
-	s.n = 0
-	if s.cur == 0 {
-		clear(s.gen)
-		s.cur = 1
-	}
-}
+// marks is a set of instruction IDs: a byID of empty values, 4 bytes per
+// ID (the stamps; the values take none).
+type marks struct{ byID[struct{}] }
 
 // has reports whether id is in the set.
 func (s *marks) has(id int) bool {
-	return id >= 0 && id < len(s.gen) && s.cur != 0 && s.gen[id] == s.cur
+	_, ok := s.get(id)
+	return ok
 }
 
 // mark adds id to the set.
-func (s *marks) mark(id int) {
-	if s.cur == 0 {
-		s.cur = 1
-	}
-	if id >= len(s.gen) {
-		s.gen = append(s.gen, make([]uint32, id+1-len(s.gen))...)
-	}
-	if s.gen[id] != s.cur {
-		s.gen[id] = s.cur
-		s.n++
-	}
-}
-
-// size returns the number of IDs in the set.
-func (s *marks) size() int { return s.n }
+func (s *marks) mark(id int) { s.set(id, struct{}{}) }

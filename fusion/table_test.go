@@ -30,7 +30,7 @@ func TestByID(t *testing.T) {
 	if tb.at(1000) != 3 || tb.at(5) != 0 || tb.size() != 1 {
 		t.Fatal("grown table: wrong entries")
 	}
-	tb.gen = ^uint32(0) // the next reset wraps around
+	tb.cur = ^uint32(0) // the next reset wraps around
 	tb.set(7, 1)
 	tb.reset()
 	if _, ok := tb.get(7); ok {

@@ -111,6 +111,9 @@ const (
 	EnvUnifiedMemory  = "TF_FORCE_UNIFIED_MEMORY"
 )
 
+// EnvVars lists the variables ConfigFromEnv reads.
+var EnvVars = []string{EnvPreallocate, EnvMemFraction, EnvOldMemFraction, EnvAllocator, EnvUnifiedMemory}
+
 // ConfigFromEnv returns DefaultConfig changed by the environment, read
 // through getenv (os.Getenv; "" is unset):
 //   - XLA_PYTHON_CLIENT_PREALLOCATE: false, False or 0 (any case) turn

@@ -102,6 +102,18 @@ func ByName(ctx context.Context, a *liveness.Analysis, name string, opts Options
 	return nil, unknownScheduler(a.Module, name)
 }
 
+// Effective returns the scheduler Apply runs on m for name: name itself,
+// or for "" keep when m is scheduled and best otherwise.
+func Effective(name string, m *hlo.Module) string {
+	if name != "" {
+		return name
+	}
+	if m.IsScheduled {
+		return Keep
+	}
+	return Best
+}
+
 // Apply lays a (an analysis of a.Module without live ranges, or with
 // any) out under the named scheduler (Names; "" keeps a scheduled
 // module's own order and searches otherwise): the module's own order
@@ -124,12 +136,7 @@ func apply(ctx context.Context, a *liveness.Analysis, name string, opts Options)
 		ctx = context.Background()
 	}
 	m := a.Module
-	if name == "" {
-		name = Best
-		if m.IsScheduled {
-			name = Keep
-		}
-	}
+	name = Effective(name, m)
 	search := func(a *liveness.Analysis) (*SearchResult, error) {
 		if name == Optimal {
 			return RunOptimal(ctx, a, opts)

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 		// read the machine's client-allocator settings: run --device
 		// would model another pool. (Scripts run hlomem with their own
 		// environment, which may set them on purpose.)
-		for _, k := range clientEnv {
+		for _, k := range gpu.EnvVars {
 			os.Unsetenv(k)
 		}
 	}
@@ -28,13 +28,10 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// clientEnv are the environment variables gpu.ConfigFromEnv reads.
-var clientEnv = []string{gpu.EnvPreallocate, gpu.EnvMemFraction, gpu.EnvOldMemFraction, gpu.EnvAllocator, gpu.EnvUnifiedMemory}
-
-// TestClientEnvCleared: the in-process tests see none of clientEnv, even
+// TestClientEnvCleared: the in-process tests see none of gpu.EnvVars, even
 // when the machine running them sets it.
 func TestClientEnvCleared(t *testing.T) {
-	for _, k := range clientEnv {
+	for _, k := range gpu.EnvVars {
 		_, set := os.LookupEnv(k)
 		require.False(t, set, k)
 	}
