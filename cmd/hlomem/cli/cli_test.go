@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,11 +31,24 @@ func TestMain(m *testing.M) {
 
 // TestClientEnvCleared: the in-process tests see none of gpu.EnvVars, even
 // when the machine running them sets it.
+// It runs itself again in a test process started with every one of them
+// set, so it checks the clearing whatever the machine running it sets.
 func TestClientEnvCleared(t *testing.T) {
 	for _, k := range gpu.EnvVars {
 		_, set := os.LookupEnv(k)
 		require.False(t, set, k)
 	}
+	if os.Getenv("HLOMEM_TEST_ENV_CHILD") != "" {
+		return
+	}
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestClientEnvCleared$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HLOMEM_TEST_ENV_CHILD=1")
+	for _, k := range gpu.EnvVars {
+		cmd.Env = append(cmd.Env, k+"=0.5")
+	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the test process started with the variables set:\n%s", out)
+	require.Contains(t, string(out), "PASS")
 }
 
 // scriptCmds are the commands scripts have beyond testscript's own, added
