@@ -267,6 +267,10 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 				// The read is in a computation the value's own one calls:
 				// copy where the value is handed over.
 				u = h
+			} else if h, ok := outerHandOver(a, f); ok {
+				// The value is overwritten before the reader's computation
+				// starts: copy where a caller hands it on, before that.
+				u = h
 			} else if l, ok := tupleLeaf(a, u, f.Value); ok {
 				// A leaf of a tuple built in the reader's computation (a
 				// while's init): copy the leaf where the tuple takes it.
@@ -549,6 +553,63 @@ func handOver(a *Analysis, f *Interference) (Use, bool) {
 		}
 	}
 	return Use{}, false
+}
+
+// outerHandOver finds, for a read in a computation that starts only after
+// the value has been overwritten (so that no copy made inside it can
+// help), a use in a calling computation that hands the value on towards
+// the read, late enough to be close to it and early enough that a copy
+// made right after its operand comes before the overwrite. The value
+// need not be defined there: a computation's result reaches its caller's
+// call, and that caller may hand it to another callee (a conditional's
+// branch reading it after a call looped on it in place).
+func outerHandOver(a *Analysis, f *Interference) (Use, bool) {
+	target := f.Use.Inst.Parent
+	if target == nil || target.ID < 0 || target.ID >= len(a.Spans) {
+		return Use{}, false
+	}
+	start := a.Spans[target.ID].Start
+	if start < 0 || f.Over.Range.Start >= start {
+		return Use{}, false
+	}
+	best, bestAt := Use{}, -1
+	for _, x := range f.Value.Uses {
+		if x.Inst.Parent == target || !feeds(x, target) || x.Operand < 0 || x.Operand >= len(x.Inst.Operands) {
+			continue
+		}
+		h := x
+		if len(x.Index) > 0 {
+			l, ok := tupleLeaf(a, x, f.Value)
+			if !ok {
+				continue
+			}
+			h = l
+		}
+		src := h.Inst.Operands[h.Operand]
+		at := a.Time(src)
+		if src.Opcode == hlo.OpParameter {
+			if sp := a.Spans[src.Parent.ID]; sp.Start >= 0 {
+				at = sp.Start
+			}
+		}
+		if at < 0 || at >= f.Over.Range.Start || at <= bestAt {
+			continue
+		}
+		best, bestAt = h, at
+	}
+	return best, bestAt >= 0
+}
+
+// feeds reports whether use x hands its operand to target or to a
+// computation that calls it: for a conditional, the branch that operand
+// goes to; for a call or while, its callees.
+func feeds(x Use, target *hlo.Computation) bool {
+	if x.Inst.Opcode != hlo.OpConditional {
+		return callsInto(x.Inst, target)
+	}
+	branches := x.Inst.Callees()
+	b := x.Operand - 1
+	return b >= 0 && b < len(branches) && reaches(branches[b], target, 0)
 }
 
 // callsInto reports whether in is a call, while or conditional whose

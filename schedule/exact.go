@@ -123,7 +123,7 @@ func (s *segment) solve(ctx context.Context, inc []int32, opts exactOptions) exa
 	for b := range m {
 		d.indeg[b] = int32(len(s.preds[b]))
 	}
-	if opts.Bound && m <= 1024 && !opts.plain {
+	if opts.Bound && m <= min(1024, precedenceBlocks) && !opts.plain {
 		d.bound = newStateBound(s)
 	}
 	d.srcPreds = make([][]int32, m)

@@ -183,7 +183,16 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 	if testing.Short() {
 		seeds = 45
 	}
-	checked := 0
+	checked, _ := optimalAgainstBruteForce(t, seeds, true)
+	require.Greater(t, checked, seeds/2)
+}
+
+// optimalAgainstBruteForce checks Optimal and Search on seeds random DAGs
+// against every order. Optimal's figure is the least order's whenever it
+// says it is proven, and it must say so on each when mustProve. It
+// returns the DAGs checked and how many were proven.
+func optimalAgainstBruteForce(t *testing.T, seeds int, mustProve bool) (checked, proven int) {
+	t.Helper()
 	sizes := map[int]int{}
 	needs := 0
 	for seed := uint64(0); seed < uint64(seeds); seed++ {
@@ -230,9 +239,16 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 			continue
 		}
 		require.Empty(t, a.Interference(), "seed %d: optimal's order needs copies", seed)
-		require.Equal(t, best, r.LowerBound, "seed %d: optimal %d, brute force %d (order %v)\n%s", seed, r.LowerBound, best, names(bestOrder), src)
-		require.Equal(t, best, a.LowerBound(nil).Bytes)
-		require.True(t, r.Proven, "seed %d: not proven: %s\n%s", seed, r.Why, src)
+		require.Equal(t, r.LowerBound, a.LowerBound(nil).Bytes)
+		if mustProve {
+			require.True(t, r.Proven, "seed %d: not proven: %s\n%s", seed, r.Why, src)
+		}
+		if r.Proven {
+			require.Equal(t, best, r.LowerBound, "seed %d: optimal %d, brute force %d (order %v)\n%s", seed, r.LowerBound, best, names(bestOrder), src)
+			proven++
+		} else {
+			require.GreaterOrEqual(t, r.LowerBound, best, "seed %d", seed)
+		}
 
 		rs, err := RunSearch(context.Background(), a, Options{})
 		require.NoError(t, err)
@@ -240,8 +256,8 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 		require.LessOrEqual(t, rs.LowerBound, rs.Start, "seed %d", seed)
 		checked++
 	}
-	require.Greater(t, checked, seeds/2)
 	t.Logf("%d DAGs checked against every order (instructions: %v; %d kept a heuristic order with copies)", checked, sizes, needs)
+	return checked, proven
 }
 
 // TestOptimalNeverBeaten: on random DAGs of 14 to 29 instructions (too

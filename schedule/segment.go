@@ -678,7 +678,7 @@ func (s *segment) trackEndPositions() {
 	for id := range s.vals {
 		s.tracked[id] = -1
 	}
-	if len(s.blocks) > 4096 {
+	if len(s.blocks) > precedenceBlocks {
 		return
 	}
 	for id := range s.vals {
@@ -1344,13 +1344,19 @@ func (s *segment) mayGive(x int32, op *hlo.Instruction, b int32) bool {
 	return false
 }
 
+// precedenceBlocks is the largest window whose precedence between blocks
+// is computed (a bit row per block). Past it precedes answers false,
+// trackEndPositions tracks nothing and mayGive relaxes. A variable so
+// that the tests can force the relaxation on small windows.
+var precedenceBlocks = 4096
+
 // precedes reports whether block a must run before block b in every
 // order of the window (a reaches b through the constraints). The
 // reachability is computed on first use, for windows of up to 4096
 // blocks; larger ones answer false (so the relaxation takes more).
 func (s *segment) precedes(a, b int32) bool {
 	m := len(s.blocks)
-	if m > 4096 {
+	if m > precedenceBlocks {
 		return false
 	}
 	if s.reach == nil {
@@ -1498,7 +1504,7 @@ func (s *segment) inert(b int32) bool {
 // the optimum included.
 func (s *segment) staticBound() int64 {
 	m := len(s.blocks)
-	if m > 4096 {
+	if m > precedenceBlocks {
 		return 0
 	}
 	s.precedes(0, 0) // builds reach
