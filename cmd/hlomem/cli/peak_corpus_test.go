@@ -53,11 +53,13 @@ func peak(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestPeakCorpus runs hlomem peak on every paired corpus directory and on
-// the whole of paired/ (walked recursively): --update writes the golden
-// file, a second --update from scratch writes the same bytes, and the check
-// against it is clean.
-func TestPeakCorpus(t *testing.T) {
+// TestPeakCorpusDeterministic runs hlomem peak on every paired corpus
+// directory and on the whole of paired/ (walked recursively): --update
+// writes the golden file, a second --update from scratch writes the same
+// bytes, and the check against it is clean. A determinism test: the
+// figures are hlomem's own (TestPeakCorpusGrowth checks that the check
+// catches a regression; assign's tests check the figures against XLA's).
+func TestPeakCorpusDeterministic(t *testing.T) {
 	dirs, targets := pairedDirs(t)
 	dirs = append(dirs, corpus.Path(t, "paired"))
 	targets[corpus.Path(t, "paired")] = "gpu"

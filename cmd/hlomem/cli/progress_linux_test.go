@@ -17,12 +17,19 @@ import (
 	"github.com/hlomem/hlomem/report"
 )
 
+// envRequirePTY, when set (CI sets it), makes a machine without
+// pseudo-terminals fail the terminal tests instead of skipping them.
+const envRequirePTY = "HLOMEM_REQUIRE_PTY"
+
 // openPTY returns the two ends of a new pseudo-terminal.
 func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		if os.Getenv(envRequirePTY) != "" {
+			t.Fatalf("no pseudo-terminal, and %s is set: %v", envRequirePTY, err)
+		}
+		t.Skipf("no pseudo-terminal: %v (CI sets %s, which makes this a failure)", err, envRequirePTY)
 	}
 	t.Cleanup(func() { m.Close() })
 	require.NoError(t, unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0))
