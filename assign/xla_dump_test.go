@@ -90,16 +90,44 @@ func asyncHead(line, op string) string {
 	return line[:strings.LastIndex(line[:i+1], " ")]
 }
 
+// usedEntry is one entry of the "Used values:" section: its label as
+// printed, <ID name{index} @color>, and its text with the ID taken out of
+// the label.
+type usedEntry struct{ label, body string }
+
+// byValue is the "Used values:" section of dump by the value each entry
+// describes, name{index} of its label: the defining instruction and
+// shape index, which XLA's value IDs stand for; and those keys in the
+// section's order.
+func byValue(t *testing.T, what, dump string) (map[string]usedEntry, []string) {
+	t.Helper()
+	entries, labels := usedValues(t, dump)
+	out := make(map[string]usedEntry, len(labels))
+	var keys []string
+	for _, label := range labels {
+		id, rest, ok := strings.Cut(strings.TrimPrefix(label, "<"), " ")
+		require.True(t, ok && isDigits(id), "%s: label %q", what, label)
+		key, _, _ := strings.Cut(rest, " ")
+		_, dup := out[key]
+		require.False(t, dup, "%s: two values of %s", what, key)
+		out[key] = usedEntry{label, "<" + rest + strings.TrimPrefix(entries[label], label)}
+		keys = append(keys, key)
+	}
+	return out, keys
+}
+
 // TestPairedUsedValuesCorpus holds the "Used values" section of the XLA dump to
 // XLA's own on every paired module, assigned with --algo=xla so that the
 // allocations, and so the set of used values, are XLA's.
 //
-// The analysis does not always reproduce XLA's numbering of non-phi values
-// (the in-memory computation order that decides it is not in the text), so
-// values are compared where the label, ID and name, is also in XLA's
-// section. Such an entry must be XLA's line for line, except for what the
-// text does not determine or the printer does not reproduce, which is
-// counted and reported rather than failed:
+// Entries are matched by the value they describe, its defining instruction
+// and shape index (name{index} in the label), not by XLA's value ID: the
+// analysis does not always reproduce XLA's numbering of non-phi values
+// (the in-memory computation order that decides it is not in the text).
+// Every one of XLA's values must have its entry in ours, and every entry
+// must be XLA's line for line, the ID apart, which is counted and
+// reported; so is what the text does not determine or the printer does
+// not reproduce:
 //
 //   - positions or uses in another order: XLA lists positions in its
 //     in-memory post-order of computations and instructions and uses in
@@ -113,7 +141,7 @@ func asyncHead(line, op string) string {
 //     (all-to-all-start(...)) and the IR holds as async-start with its
 //     wrapped computation.
 func TestPairedUsedValuesCorpus(t *testing.T) {
-	var total, same, order, attrOrder, asyncSugar int
+	var modules, total, same, sameText, otherID, order, attrOrder, asyncSugar int
 	for _, set := range []struct {
 		dir, target string
 		n           int
@@ -121,7 +149,7 @@ func TestPairedUsedValuesCorpus(t *testing.T) {
 		dirs := corpus.All(t, set.dir+"/*")
 		require.Len(t, dirs, set.n, "%s: %d modules, want %d", set.dir, len(dirs), set.n)
 		dirs = corpus.Sample(t, dirs)
-		setTotal, setSame, whole := 0, 0, 0
+		setTotal, setSame, setOtherID, whole := 0, 0, 0, 0
 		for _, dir := range dirs {
 			name := set.dir + "/" + filepath.Base(dir)
 			text, err := os.ReadFile(globOne(t, filepath.Join(dir, "*after_optimizations-buffer-assignment.txt")))
@@ -131,24 +159,29 @@ func TestPairedUsedValuesCorpus(t *testing.T) {
 			as := assignModule(t, mods[0], Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			var dump strings.Builder
 			require.NoError(t, as.WriteXLA(&dump))
-			ours, labels := usedValues(t, dump.String())
-			xla, _ := usedValues(t, string(text))
+			ours, _ := byValue(t, name+" (ours)", dump.String())
+			xla, keys := byValue(t, name+" (XLA)", string(text))
 			require.Len(t, ours, len(xla), "%s: %d used values, XLA %d", name, len(ours), len(xla))
 			n := 0
-			for _, label := range labels {
-				want, ok := xla[label]
-				if !ok {
-					continue // the value's ID is not XLA's
+			for _, key := range keys {
+				want := xla[key]
+				got, ok := ours[key]
+				require.True(t, ok, "%s: XLA's value %s has no entry in ours", name, want.label)
+				if got.label != want.label {
+					setOtherID++
 				}
-				got := ours[label]
-				if got == want {
-					n++
+				if got.body == want.body {
+					if got.label == want.label {
+						n++
+					} else {
+						sameText++
+					}
 					continue
 				}
-				_, gp, gu, gf := entryParts(got)
-				_, wp, wu, wf := entryParts(want)
+				gl, gp, gu, gf := entryParts(got.body)
+				wl, wp, wu, wf := entryParts(want.body)
 				sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
-				ok = slices.Equal(sorted(gp), sorted(wp)) && slices.Equal(sorted(gu), sorted(wu))
+				ok = gl == wl && slices.Equal(sorted(gp), sorted(wp)) && slices.Equal(sorted(gu), sorted(wu))
 				if ok && (!slices.Equal(gp, wp) || !slices.Equal(gu, wu)) {
 					order++
 				}
@@ -164,8 +197,8 @@ func TestPairedUsedValuesCorpus(t *testing.T) {
 					}
 				}
 				if !ok {
-					require.Failf(t, "value differs from XLA's", "%s: value %s (-xla +ours):\n%s", name, label,
-						cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+					require.Failf(t, "value differs from XLA's", "%s: value %s, ours %s (-xla +ours):\n%s", name, want.label, got.label,
+						cmp.Diff(strings.Split(want.body, "\n"), strings.Split(got.body, "\n")))
 				}
 			}
 			if n == len(xla) {
@@ -174,14 +207,18 @@ func TestPairedUsedValuesCorpus(t *testing.T) {
 			setTotal += len(xla)
 			setSame += n
 		}
-		t.Logf("%s: %d of %d used values carry XLA's ID and are XLA's entry byte for byte; the whole section is XLA's on %d of %d modules",
-			set.dir, setSame, setTotal, whole, len(dirs))
+		t.Logf("%s: %d used values compared, all matched to ours by instruction and shape index; %d carry another ID than XLA's; "+
+			"%d are XLA's entry byte for byte, ID included; the whole section is XLA's on %d of %d modules",
+			set.dir, setTotal, setOtherID, setSame, whole, len(dirs))
+		modules += len(dirs)
 		total += setTotal
 		same += setSame
+		otherID += setOtherID
 	}
-	t.Logf("all paired modules: %d of %d used values (%.0f%%) are XLA's entry byte for byte; of the others with XLA's ID, "+
-		"%d list their positions or uses in another order, %d print attributes in another order, %d print an async collective as async-start",
-		same, total, 100*float64(same)/float64(max(total, 1)), order, attrOrder, asyncSugar)
+	t.Logf("%d paired modules: %d used values compared; %d (%.0f%%) carry another ID than XLA's; %d (%.0f%%) are XLA's entry byte for byte, ID included, "+
+		"and %d more but for the ID; of the others, %d list their positions or uses in another order, %d print attributes in another order, "+
+		"%d print an async collective as async-start",
+		modules, total, otherID, 100*float64(otherID)/float64(max(total, 1)), same, 100*float64(same)/float64(max(total, 1)), sameText, order, attrOrder, asyncSugar)
 }
 
 // TestUsedValuesElideLargeConstants: the "from instruction:" line prints a

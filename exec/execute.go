@@ -22,6 +22,11 @@ type Options struct {
 	// MaxSteps bounds the instructions run, loop iterations included
 	// (0: DefaultMaxSteps), so that a loop that never ends is an error.
 	MaxSteps int64
+	// Held, with Reference, has the reference run count the memory it
+	// holds at each step of the entry's schedule into Result.Held
+	// (referenceHeld). It takes an entry without while, conditional or
+	// call.
+	Held bool
 }
 
 // Mover is a Memory that may move live regions (a compacting allocator).
@@ -46,6 +51,10 @@ type Result struct {
 	// Steps is the number of instructions run, each loop iteration's
 	// counted again.
 	Steps int64
+	// Held is, with Options.Held, the bytes the reference run holds at
+	// each step 0..len(schedule) of the entry (the last one after the
+	// last instruction).
+	Held []int64
 }
 
 // Execute evaluates as's module for real on the bytes of mem: each value is
@@ -99,6 +108,9 @@ func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, me
 		return nil, err
 	}
 	if opts.Reference {
+		if opts.Held {
+			return x.referenceHeld(entry)
+		}
 		return x.reference(entry)
 	}
 	if mv, ok := mem.(Mover); ok {
