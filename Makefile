@@ -2,7 +2,8 @@
 #   make demo   run the CLI on the bundled example
 #   make test   the fast tier: gofmt check, go vet, go test -short (unit, script and
 #               golden tests, a fixed sample of the shared corpus)
-#   make test-corpus (or test-all)  every test on every corpus module
+#   make test-corpus (or test-all)  every test on every corpus module, the
+#               race detector, every fuzz target for FUZZTIME_CORPUS
 #   make build  the hlomem binary in ./hlomem
 #   make bench  benchmarks (corpus inputs and seeded generators)
 #   make fuzz   a short run of every fuzz target (FUZZTIME per target)
@@ -10,6 +11,7 @@
 GO       ?= go
 CORPUS   ?= $(abspath ../shared/corpus)
 FUZZTIME ?= 20s
+FUZZTIME_CORPUS ?= 5s
 BENCH    ?= .
 
 .PHONY: demo test test-corpus test-all test-race check bench fuzz build
@@ -39,10 +41,12 @@ test: check
 
 # test-corpus: everything, every corpus module, then the race detector on
 # the packages whose tests exercise concurrency (gpu's concurrent
-# allocators, the portfolio's parallel packers).
+# allocators, the portfolio's parallel packers), then every fuzz target
+# for a few seconds (its checked-in seeds, the corpus' and what it finds).
 test-corpus: check
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -timeout 40m ./...
 	$(MAKE) test-race
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME_CORPUS)
 
 test-race:
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -race -short -timeout 10m ./gpu ./assign/pack

@@ -358,3 +358,45 @@ func TestBranchReadAfterCalleeLoop(t *testing.T) {
 	sched := strings.Replace(branchReadAfterCalleeLoop, "HloModule branch_read_after_callee_loop", "HloModule branch_read_after_callee_loop, is_scheduled=true", 1)
 	planEqualsReference(t, "branch_read_scheduled.hlo", sched)
 }
+
+// TestUndonatedParameterNotWritten: a scheduled module whose fusion
+// updates an entry parameter in place without donating it (XLA's own
+// test module dynamic_update_slice_inplace.hlo has this form). The bytes
+// are the caller's: the plan gives the update a copy, and the parameter's
+// allocation holds the parameter alone. Before, the output was planned
+// into the parameter's allocation and the caller's input overwritten.
+func TestUndonatedParameterNotWritten(t *testing.T) {
+	src := `HloModule undonated, is_scheduled=true
+` + fusedDUS + `
+ENTRY %main {
+  %p = f32[256] parameter(0)
+  %u = f32[16] parameter(1)
+  %idx = s32[] constant(3)
+  ROOT %dus = f32[256] fusion(%p, %u, %idx), kind=kLoop, calls=%fused_dus
+}
+`
+	planEqualsReference(t, "undonated.hlo", src)
+	for _, donated := range []bool{false, true} {
+		text := src
+		if donated {
+			text = strings.Replace(src, "is_scheduled=true", "is_scheduled=true, input_output_alias={ {}: (0, {}) }", 1)
+		}
+		as := planText(t, text)
+		var param *assign.Allocation
+		for _, al := range as.Allocations {
+			if al.IsParameter() && al.Parameter == 0 {
+				param = al
+			}
+		}
+		require.NotNil(t, param)
+		names := []string{}
+		for _, s := range param.Slots {
+			names = append(names, s.Value.Inst.Name)
+		}
+		if donated {
+			require.Contains(t, names, "dus", "donated: the update works in the parameter's bytes")
+		} else {
+			require.Equal(t, []string{"p"}, names, "undonated: the parameter's allocation holds it alone")
+		}
+	}
+}

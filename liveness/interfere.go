@@ -25,9 +25,18 @@ type Interference struct {
 	// Result says the value is (part of) the result of Use.Inst's
 	// computation, which its caller reads when the computation ends (At).
 	Result bool
+	// ReadOnly says the value is a constant or an entry parameter that is
+	// not donated, whose bytes are not the program's to write: Over writes
+	// them (an in-place update), and the caller, or the next run, reads
+	// them after the program ends (At). Use is Over's instruction.
+	ReadOnly bool
 }
 
 func (i *Interference) Error() string {
+	if i.ReadOnly {
+		return fmt.Sprintf("%s, %s, is written over by %s at step %d",
+			i.Value.Name(), readOnlyKind(i.Value), i.Over.Name(), i.Over.Range.Start)
+	}
 	if i.Result {
 		return fmt.Sprintf("%s, in the result of %s, is read when that computation ends at step %d after %s, of the same buffer, is written at step %d",
 			i.Value.Name(), i.Use.Inst.Parent.Name, i.At, i.Over.Name(), i.Over.Range.Start)
@@ -89,6 +98,13 @@ func (a *Analysis) Interference() []*Interference {
 				continue
 			}
 			w := defs[i]
+			if a.readOnly(v) {
+				// XLA keeps a constant, and an entry parameter not donated,
+				// live to the program's end in a buffer of its own: copy
+				// insertion copies it before any in-place update.
+				found = append(found, &Interference{Value: v, Use: Use{Inst: w.Inst, Operand: -1}, At: len(a.Sequence), Over: w, ReadOnly: true})
+				continue
+			}
 			read := func(u Use, t int, result bool) {
 				if t > w.Range.Start && !a.exclusive(u.Inst, w.Inst) {
 					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w, Result: result})
@@ -124,6 +140,36 @@ func (a *Analysis) Interference() []*Interference {
 		}
 	}
 	return found
+}
+
+// readOnly reports whether v is a constant or an entry parameter's value
+// that is neither donated to an output (input_output_alias) nor a buffer
+// donor: bytes the program may read but not write.
+func (a *Analysis) readOnly(v *Value) bool {
+	switch {
+	case v.IsPhi:
+		return false
+	case v.Inst.Opcode == hlo.OpConstant:
+		return true
+	case v.Inst.Opcode != hlo.OpParameter || v.Inst.Parent != a.Module.Entry:
+		return false
+	}
+	if a.donated(v.Inst.ParameterNumber, v.Index) {
+		return false
+	}
+	for _, d := range a.Module.BufferDonors {
+		if d.Param == v.Inst.ParameterNumber && d.ParamIndex.Equal(v.Index) {
+			return false
+		}
+	}
+	return true
+}
+
+func readOnlyKind(v *Value) string {
+	if v.Inst.Opcode == hlo.OpConstant {
+		return "a constant"
+	}
+	return "an entry parameter not donated"
 }
 
 // exclusive reports whether x and y run in different branches of one
@@ -244,6 +290,13 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		var handedNow []readSite
 		for _, f := range found {
 			u := f.Use
+			if f.ReadOnly {
+				if err := copyReadOnly(m, a, s, names, f); err != nil {
+					return nil, changed, err
+				}
+				changed = true
+				continue
+			}
 			if f.Result && (u.Operand < 0 || len(u.Index) > 0) {
 				// The root holds the value but does not take it as an
 				// operand: give the root a copy of its own instead.
@@ -299,6 +352,84 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 			return nil, changed, err
 		}
 	}
+}
+
+// copyReadOnly repairs f, a constant or undonated entry parameter written
+// over by an in-place update: the update (or, when it runs in a computation
+// the value is handed to, the instruction handing it over there) takes a
+// copy instead, made right before it, as XLA's copy insertion copies the
+// operand of an in-place operation that may not be written.
+func copyReadOnly(m *hlo.Module, a *Analysis, s *Schedule, names *hlo.NameUniquer, f *Interference) error {
+	v, w := f.Value, f.Over.Inst
+	home := v.Inst.Parent
+	var at *hlo.Instruction // the instruction whose operands are redirected
+	if w.Parent == home {
+		at = w
+	} else {
+		for _, x := range v.Uses {
+			if x.Inst.Parent == home && callsInto(x.Inst, w.Parent) {
+				at = x.Inst
+				break
+			}
+		}
+	}
+	if at == nil {
+		return unrepaired(m, f, "no instruction in its computation writes it or hands it on")
+	}
+	done := false
+	for k, op := range at.Operands {
+		if !op.Shape.IsArray() {
+			if rebuilt, err := copyLeavesOf(m, a, s, names, f, at, k); err != nil {
+				return err
+			} else if rebuilt {
+				done = true
+			}
+			continue
+		}
+		if x := a.ValueAt(op, nil); x == nil || x.Buffer != v.Buffer {
+			continue
+		}
+		at.ReplaceOperand(k, copyBefore(s, names, op, at))
+		done = true
+	}
+	if !done {
+		return unrepaired(m, f, "no operand of "+at.Name+" holds it")
+	}
+	return nil
+}
+
+// copyLeavesOf rebuilds the tuple operand k of at when it is a tuple
+// instruction with an element in f's value's buffer, each such element
+// copied right before at; it reports whether it changed anything.
+func copyLeavesOf(m *hlo.Module, a *Analysis, s *Schedule, names *hlo.NameUniquer, f *Interference, at *hlo.Instruction, k int) (bool, error) {
+	t := at.Operands[k]
+	if t.Opcode != hlo.OpTuple {
+		return false, nil
+	}
+	changed := false
+	for j, e := range t.Operands {
+		if !e.Shape.IsArray() {
+			continue
+		}
+		if x := a.ValueAt(e, nil); x == nil || x.Buffer != f.Value.Buffer {
+			continue
+		}
+		t.ReplaceOperand(j, copyBefore(s, names, e, t))
+		changed = true
+	}
+	return changed, nil
+}
+
+// copyBefore adds a copy of the array op right before the instruction
+// before (in its computation and in schedule s) and returns it.
+func copyBefore(s *Schedule, names *hlo.NameUniquer, op, before *hlo.Instruction) *hlo.Instruction {
+	c := before.Parent
+	seq := slices.Clone(s.Sequence(c)) // may share c.Instructions
+	cp := c.Module.NewInstruction(&hlo.Instruction{Name: names.Unique("copy"), Opcode: hlo.OpCopy, Shape: op.Shape, Operands: []*hlo.Instruction{op}})
+	c.InsertBefore(cp, before)
+	seq = slices.Insert(seq, max(slices.Index(seq, before), 0), cp)
+	s.Set(c, seq)
+	return cp
 }
 
 // reshapedCopy returns cp for a read whose operand op has cp's shape, and

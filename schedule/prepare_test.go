@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,14 +41,9 @@ func TestRepairDonatedInvariantLeaf(t *testing.T) {
 	}
 }
 
-// TestRepairLiveOutRead: a scheduled module that never went through
-// copy insertion hands an undonated parameter to a while loop, which
-// writes its state over the parameter's bytes, and returns the parameter
-// too. The caller reads the output after the last step, so the
-// parameter's value, cut short where the loop's value starts, would be
-// read after it was overwritten: the repair gives the root a copy.
-func TestRepairLiveOutRead(t *testing.T) {
-	m, err := hlo.ParseModule("liveout.hlo", `HloModule liveout, is_scheduled=true
+// liveOutLoop hands parameter p0 to a while loop, which writes its state
+// over p0's bytes, and returns p0 too; HEADER is the module's header.
+const liveOutLoop = `HloModule liveout, is_scheduled=trueHEADER
 
 cond {
   pc = (s32[], f32[8]) parameter(0)
@@ -74,7 +70,15 @@ ENTRY main {
   r = f32[8] get-tuple-element(w), index=1
   ROOT out = (f32[8], f32[8]) tuple(r, p0)
 }
-`)
+`
+
+// TestRepairLiveOutRead: a scheduled module that never went through copy
+// insertion donates p0 to the loop's result (liveOutLoop), and returns p0
+// too. The caller reads the output after the last step, so the
+// parameter's value, cut short where the loop's value starts, would be
+// read after it was overwritten: the repair gives the root a copy.
+func TestRepairLiveOutRead(t *testing.T) {
+	m, err := hlo.ParseModule("liveout.hlo", strings.Replace(liveOutLoop, "HEADER", ", input_output_alias={ {0}: (0, {}) }", 1))
 	require.NoError(t, err)
 	a, err := prepare(m, "")
 	require.NoError(t, err)
@@ -87,6 +91,28 @@ ENTRY main {
 	// longer live out.
 	p0 := a.ValueAt(m.Entry.Instruction("p0"), nil)
 	require.False(t, p0.LiveOut)
+}
+
+// TestRepairUndonatedParameterWrite: the same module with p0 not donated.
+// Its bytes are the caller's: the loop may not write them, whatever reads
+// them later (XLA's copy insertion copies an entry parameter before an
+// in-place use unless it is donated). The repair hands the loop a copy,
+// made right before the tuple that starts it, and p0 keeps its buffer to itself, live
+// to the end.
+func TestRepairUndonatedParameterWrite(t *testing.T) {
+	m, err := hlo.ParseModule("liveout.hlo", strings.Replace(liveOutLoop, "HEADER", "", 1))
+	require.NoError(t, err)
+	a, err := prepare(m, "")
+	require.NoError(t, err)
+	require.Empty(t, a.Interference())
+	init := m.Entry.Instruction("init")
+	require.Equal(t, hlo.OpCopy, init.Operands[1].Opcode, "the loop's state starts from a copy of p0")
+	require.Equal(t, "p0", init.Operands[1].Operands[0].Name)
+	p0 := a.ValueAt(m.Entry.Instruction("p0"), nil)
+	for _, w := range p0.Buffer.Values {
+		require.True(t, w == p0 || w.IsPhi, "%s shares p0's buffer", w.Name())
+	}
+	require.True(t, p0.LiveOut)
 }
 
 // TestRepairReadThroughBitcast: a read that reaches a value through a
