@@ -483,8 +483,19 @@ func TestComplex(t *testing.T) {
 	check(t, "c64[2] {(1, 3), (2, 4)}", "a = f32[2] parameter(0)\nb = f32[2] parameter(1)\nROOT r = c64[2] complex(a, b)", "{1, 2}", "{3, 4}")
 	check(t, "c64[2] {(2, 0), (-1, 0)}", "p = s32[2] parameter(0)\nROOT r = c64[2] convert(p)", "{2, -1}")
 	check(t, "pred[2] {true, false}", "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=EQ", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	// atan2 as XLA's HloEvaluator defines it on complex numbers: the real
+	// atan2 on real parts, and -i*log((x+iy)/sqrt(x*x+y*y)) beyond them
+	// (the figures from Python's cmath).
+	_, out, err := evalLiteral(t, bin("c128[3]", "atan2"), "{(1, 0), (1, 0), (1, 1)}", "{(1, 0), (-1, 0), (2, 0)}")
+	require.NoError(t, err)
+	want := []complex128{complex(math.Pi/4, 0), complex(3*math.Pi/4, 0), complex(0.5535743588970453, 0.4023594781085253)}
+	for i, c := range decodeC(hlo.C128, out.Data) {
+		require.InDelta(t, real(want[i]), real(c), 1e-12, "atan2 element %d: %v", i, c)
+		require.InDelta(t, imag(want[i]), imag(c), 1e-12, "atan2 element %d: %v", i, c)
+	}
+	check(t, "c64[1] {(0.7853982, 0)}", bin("c64[1]", "atan2"), "{(1, 0)}", "{(1, 0)}")
 	// Data movement works on complex bytes.
 	check(t, "c64[2] {(3, 4), (1, 2)}", "p = c64[2] parameter(0)\nROOT r = c64[2] reverse(p), dimensions={0}", "{(1, 2), (3, 4)}")
-	_, err := evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	_, err = evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
 	require.ErrorContains(t, err, "cannot evaluate opcode maximum")
 }
