@@ -249,6 +249,10 @@ ROOT r = s32[3,2] concatenate(a, b), dimensions={0}`, "{{1, 2}, {3, 4}}", "{{5, 
 	check(t, "s32[2,6] {{9, 1, 9, 2, 9, 9}, {9, 3, 9, 4, 9, 9}}", `p = s32[2,2] parameter(0)
 z = s32[] parameter(1)
 ROOT r = s32[2,6] pad(p, z), padding_config=0_0x1_2_1`, "{{1, 2}, {3, 4}}", "9")
+	// XLA's own spelling of the attribute, padding= (the corpus's pads).
+	check(t, "s32[2,6] {{9, 1, 9, 2, 9, 9}, {9, 3, 9, 4, 9, 9}}", `p = s32[2,2] parameter(0)
+z = s32[] parameter(1)
+ROOT r = s32[2,6] pad(p, z), padding=0_0x1_2_1`, "{{1, 2}, {3, 4}}", "9")
 	check(t, "s32[1,1] {{3}}", `p = s32[2,2] parameter(0)
 z = s32[] parameter(1)
 ROOT r = s32[1,1] pad(p, z), padding_config=-1_0x0_-1_0`, "{{1, 2}, {3, 4}}", "0")
