@@ -74,6 +74,8 @@ func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) 
 		return evalConcatenate(in, ops)
 	case hlo.OpPad:
 		return evalPad(in, ops[0], ops[1])
+	case hlo.OpReducePrecision:
+		return evalReducePrecision(in, ops[0])
 	case hlo.OpReverse:
 		return evalReverse(in, ops[0])
 	case hlo.OpDynamicSlice:

@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -502,4 +503,22 @@ func TestComplex(t *testing.T) {
 	check(t, "c64[2] {(3, 4), (1, 2)}", "p = c64[2] parameter(0)\nROOT r = c64[2] reverse(p), dimensions={0}", "{(1, 2), (3, 4)}")
 	_, err = evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
 	require.ErrorContains(t, err, "cannot evaluate opcode maximum")
+}
+
+// TestReducePrecision: the cases of XLA's reduce-precision, on f32 rounded
+// to bf16's and f16's widths: ties to even, overflow to a signed
+// infinity, denormals flushed to a signed zero, NaN kept (or +inf when no
+// mantissa bit is left); on bf16 to its own width, nothing changes.
+func TestReducePrecision(t *testing.T) {
+	rp := func(ty string, e, m int) string {
+		return "p = " + ty + "[6] parameter(0)\nROOT r = " + ty + "[6] reduce-precision(p), exponent_bits=" + strconv.Itoa(e) + ", mantissa_bits=" + strconv.Itoa(m)
+	}
+	check(t, "f32[6] {1, 1.015625, 1.0078125, -1.0078125, 3, nan}", rp("f32", 8, 7), "{1.00390625, 1.01171875, 1.0078125, -1.0078125, 3, nan}")
+	check(t, "f32[6] {inf, -inf, 0, -0, 65504, 6.1035156e-05}", rp("f32", 5, 10), "{70000, -70000, 1e-8, -1e-8, 65504, 6.1035156e-05}")
+	check(t, "f32[6] {inf, inf, 1, 4, inf, -0}", rp("f32", 8, 0), "{nan, -nan, 1.2, 3.5, inf, -0}")
+	check(t, "bf16[6] {1, 2, 3, 0.5, -4, 0}", rp("bf16", 8, 7), "{1, 2, 3, 0.5, -4, 0}")
+	_, err := evalText(t, rp("s32", 8, 7), "{1, 2, 3, 4, 5, 6}")
+	require.ErrorContains(t, err, "s32")
+	_, err = evalText(t, strings.Replace(rp("f32", 8, 7), "exponent_bits=8", "exponent_bits=0", 1), "{1, 2, 3, 4, 5, 6}")
+	require.ErrorContains(t, err, "bad exponent_bits")
 }
