@@ -522,3 +522,17 @@ func TestReducePrecision(t *testing.T) {
 	_, err = evalText(t, strings.Replace(rp("f32", 8, 7), "exponent_bits=8", "exponent_bits=0", 1), "{1, 2, 3, 4, 5, 6}")
 	require.ErrorContains(t, err, "bad exponent_bits")
 }
+
+// TestShardingAnnotation: custom-call "Sharding" is its operand (laid out
+// in the result's layout), and only on one array of its own shape.
+func TestShardingAnnotation(t *testing.T) {
+	check(t, "f32[2,2] {{1, 2}, {3, 4}}", `p = f32[2,2]{1,0} parameter(0)
+ROOT r = f32[2,2]{0,1} custom-call(p), custom_call_target="Sharding", sharding={devices=[2,1]0,1}`, "{{1, 2}, {3, 4}}")
+	_, err := evalText(t, `p = f32[2,2] parameter(0)
+ROOT r = f32[4] custom-call(p), custom_call_target="Sharding"`, "{{1, 2}, {3, 4}}")
+	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
+	_, err = evalText(t, `p = f32[4] parameter(0)
+q = f32[4] parameter(1)
+ROOT r = f32[4] custom-call(p, q), custom_call_target="Sharding"`, "{1, 2, 3, 4}", "{1, 2, 3, 4}")
+	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
+}
