@@ -34,6 +34,7 @@ var complexEvals = map[hlo.Opcode]func(*hlo.Instruction, []Literal) (Literal, er
 	hlo.OpSubtract:    complexBinary,
 	hlo.OpMultiply:    complexBinary,
 	hlo.OpDivide:      complexBinary,
+	hlo.OpAtan2:       complexBinary,
 	hlo.OpCompare:     complexCompare,
 	hlo.OpReal:        complexPart,
 	hlo.OpImag:        complexPart,
@@ -92,6 +93,14 @@ var complexBinaryOps = map[hlo.Opcode]func(a, b complex128) complex128{
 	hlo.OpSubtract: func(a, b complex128) complex128 { return a - b },
 	hlo.OpMultiply: func(a, b complex128) complex128 { return a * b },
 	hlo.OpDivide:   func(a, b complex128) complex128 { return a / b },
+	hlo.OpAtan2:    complexAtan2,
+}
+
+// complexAtan2 is atan2(y, x) on complex numbers as XLA's HloEvaluator
+// defines it: -i * log((x + i*y) / sqrt(x*x + y*y)), which is the real
+// atan2 for real x and y.
+func complexAtan2(y, x complex128) complex128 {
+	return -1i * cmplx.Log((x+1i*y)/cmplx.Sqrt(x*x+y*y))
 }
 
 func complexBinary(in *hlo.Instruction, ops []Literal) (Literal, error) {

@@ -74,6 +74,8 @@ func (ev *Evaluator) array(in *hlo.Instruction, ops []Literal) (Literal, error) 
 		return evalConcatenate(in, ops)
 	case hlo.OpPad:
 		return evalPad(in, ops[0], ops[1])
+	case hlo.OpReducePrecision:
+		return evalReducePrecision(in, ops[0])
 	case hlo.OpReverse:
 		return evalReverse(in, ops[0])
 	case hlo.OpDynamicSlice:
@@ -1150,7 +1152,12 @@ func evalPad(in *hlo.Instruction, x, pv Literal) (Literal, error) {
 	if len(pv.Shape.Dims) != 0 {
 		return Literal{}, fmt.Errorf("padding value is not a scalar")
 	}
-	cfg, _ := in.Attr("padding_config")
+	// XLA prints the configuration as padding=; padding_config= is the
+	// name this package's own tests and fusion's simplifier also accept.
+	cfg, ok := in.Attr("padding")
+	if !ok {
+		cfg, _ = in.Attr("padding_config")
+	}
 	pads, err := parsePadding(cfg, len(x.Shape.Dims))
 	if err != nil {
 		return Literal{}, err

@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -249,6 +250,10 @@ ROOT r = s32[3,2] concatenate(a, b), dimensions={0}`, "{{1, 2}, {3, 4}}", "{{5, 
 	check(t, "s32[2,6] {{9, 1, 9, 2, 9, 9}, {9, 3, 9, 4, 9, 9}}", `p = s32[2,2] parameter(0)
 z = s32[] parameter(1)
 ROOT r = s32[2,6] pad(p, z), padding_config=0_0x1_2_1`, "{{1, 2}, {3, 4}}", "9")
+	// XLA's own spelling of the attribute, padding= (the corpus's pads).
+	check(t, "s32[2,6] {{9, 1, 9, 2, 9, 9}, {9, 3, 9, 4, 9, 9}}", `p = s32[2,2] parameter(0)
+z = s32[] parameter(1)
+ROOT r = s32[2,6] pad(p, z), padding=0_0x1_2_1`, "{{1, 2}, {3, 4}}", "9")
 	check(t, "s32[1,1] {{3}}", `p = s32[2,2] parameter(0)
 z = s32[] parameter(1)
 ROOT r = s32[1,1] pad(p, z), padding_config=-1_0x0_-1_0`, "{{1, 2}, {3, 4}}", "0")
@@ -483,8 +488,51 @@ func TestComplex(t *testing.T) {
 	check(t, "c64[2] {(1, 3), (2, 4)}", "a = f32[2] parameter(0)\nb = f32[2] parameter(1)\nROOT r = c64[2] complex(a, b)", "{1, 2}", "{3, 4}")
 	check(t, "c64[2] {(2, 0), (-1, 0)}", "p = s32[2] parameter(0)\nROOT r = c64[2] convert(p)", "{2, -1}")
 	check(t, "pred[2] {true, false}", "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = pred[2] compare(a, b), direction=EQ", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	// atan2 as XLA's HloEvaluator defines it on complex numbers: the real
+	// atan2 on real parts, and -i*log((x+iy)/sqrt(x*x+y*y)) beyond them
+	// (the figures from Python's cmath).
+	_, out, err := evalLiteral(t, bin("c128[3]", "atan2"), "{(1, 0), (1, 0), (1, 1)}", "{(1, 0), (-1, 0), (2, 0)}")
+	require.NoError(t, err)
+	want := []complex128{complex(math.Pi/4, 0), complex(3*math.Pi/4, 0), complex(0.5535743588970453, 0.4023594781085253)}
+	for i, c := range decodeC(hlo.C128, out.Data) {
+		require.InDelta(t, real(want[i]), real(c), 1e-12, "atan2 element %d: %v", i, c)
+		require.InDelta(t, imag(want[i]), imag(c), 1e-12, "atan2 element %d: %v", i, c)
+	}
+	check(t, "c64[1] {(0.7853982, 0)}", bin("c64[1]", "atan2"), "{(1, 0)}", "{(1, 0)}")
 	// Data movement works on complex bytes.
 	check(t, "c64[2] {(3, 4), (1, 2)}", "p = c64[2] parameter(0)\nROOT r = c64[2] reverse(p), dimensions={0}", "{(1, 2), (3, 4)}")
-	_, err := evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
+	_, err = evalText(t, "a = c64[2] parameter(0)\nb = c64[2] parameter(1)\nROOT r = c64[2] maximum(a, b)", "{(1, 2), (1, 2)}", "{(1, 2), (1, 3)}")
 	require.ErrorContains(t, err, "cannot evaluate opcode maximum")
+}
+
+// TestReducePrecision: the cases of XLA's reduce-precision, on f32 rounded
+// to bf16's and f16's widths: ties to even, overflow to a signed
+// infinity, denormals flushed to a signed zero, NaN kept (or +inf when no
+// mantissa bit is left); on bf16 to its own width, nothing changes.
+func TestReducePrecision(t *testing.T) {
+	rp := func(ty string, e, m int) string {
+		return "p = " + ty + "[6] parameter(0)\nROOT r = " + ty + "[6] reduce-precision(p), exponent_bits=" + strconv.Itoa(e) + ", mantissa_bits=" + strconv.Itoa(m)
+	}
+	check(t, "f32[6] {1, 1.015625, 1.0078125, -1.0078125, 3, nan}", rp("f32", 8, 7), "{1.00390625, 1.01171875, 1.0078125, -1.0078125, 3, nan}")
+	check(t, "f32[6] {inf, -inf, 0, -0, 65504, 6.1035156e-05}", rp("f32", 5, 10), "{70000, -70000, 1e-8, -1e-8, 65504, 6.1035156e-05}")
+	check(t, "f32[6] {inf, inf, 1, 4, inf, -0}", rp("f32", 8, 0), "{nan, -nan, 1.2, 3.5, inf, -0}")
+	check(t, "bf16[6] {1, 2, 3, 0.5, -4, 0}", rp("bf16", 8, 7), "{1, 2, 3, 0.5, -4, 0}")
+	_, err := evalText(t, rp("s32", 8, 7), "{1, 2, 3, 4, 5, 6}")
+	require.ErrorContains(t, err, "s32")
+	_, err = evalText(t, strings.Replace(rp("f32", 8, 7), "exponent_bits=8", "exponent_bits=0", 1), "{1, 2, 3, 4, 5, 6}")
+	require.ErrorContains(t, err, "bad exponent_bits")
+}
+
+// TestShardingAnnotation: custom-call "Sharding" is its operand (laid out
+// in the result's layout), and only on one array of its own shape.
+func TestShardingAnnotation(t *testing.T) {
+	check(t, "f32[2,2] {{1, 2}, {3, 4}}", `p = f32[2,2]{1,0} parameter(0)
+ROOT r = f32[2,2]{0,1} custom-call(p), custom_call_target="Sharding", sharding={devices=[2,1]0,1}`, "{{1, 2}, {3, 4}}")
+	_, err := evalText(t, `p = f32[2,2] parameter(0)
+ROOT r = f32[4] custom-call(p), custom_call_target="Sharding"`, "{{1, 2}, {3, 4}}")
+	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
+	_, err = evalText(t, `p = f32[4] parameter(0)
+q = f32[4] parameter(1)
+ROOT r = f32[4] custom-call(p, q), custom_call_target="Sharding"`, "{1, 2, 3, 4}", "{1, 2, 3, 4}")
+	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
 }

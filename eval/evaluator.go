@@ -231,6 +231,12 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 		out, err = ev.sort(in, ops)
 	case hlo.OpScatter:
 		out, err = ev.scatter(in, ops)
+	case hlo.OpCustomCall:
+		if isShardingAnnotation(in, ops) {
+			out = ops[0]
+		} else {
+			out, err = ev.array(in, ops)
+		}
 	case hlo.OpReduce:
 		if in.Shape.IsTuple() {
 			out, err = ev.reduceVariadic(in, ops)
@@ -374,4 +380,13 @@ func (ev *Evaluator) conditional(in *hlo.Instruction, ops []Literal) (Literal, e
 		return Literal{}, err
 	}
 	return ev.Computation(br[k], []Literal{ops[k+1]})
+}
+
+// isShardingAnnotation reports whether in is custom-call "Sharding" on one
+// array of its own shape: XLA's annotation of its operand's sharding for
+// the SPMD partitioner, which computes nothing (the partitioner replaces
+// it by its operand). Other custom-calls are a backend's kernels, which
+// the evaluator does not know.
+func isShardingAnnotation(in *hlo.Instruction, ops []Literal) bool {
+	return in.CustomCallTarget() == "Sharding" && len(ops) == 1 && !ops[0].IsTuple() && !in.Shape.IsTuple() && hlo.Compatible(ops[0].Shape, in.Shape)
 }

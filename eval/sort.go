@@ -602,10 +602,24 @@ const rngAttempts = 1000
 // are not XLA's, only their distribution is. An empty range (a >= b), a
 // bound that is not finite or a negative deviation is an error (XLA leaves
 // them undefined).
+//
+// A third operand, a rank-1 array, is the result's dimensions as
+// StableHLO's rng(a, b, shape) carries them; XLA's RngExpander and
+// HloEvaluator read only operands 0 and 1 and take the dimensions from the
+// instruction's own shape, and so does this (the operand is not checked
+// against them: XLA's expander test data has rng(a, b, shape) with a shape
+// operand u64[3] {2, 4, 8} and a result of f32[], and one f16[3] operand,
+// the type the expander converts every operand of an f16 rng from).
 func (ev *Evaluator) rng(in *hlo.Instruction, ops []Literal) (Literal, error) {
 	t := in.Shape.Elem
+	if len(ops) == 3 {
+		if s := ops[2].Shape; !s.IsArray() || len(s.Dims) != 1 {
+			return Literal{}, fmt.Errorf("rng operand 2 is %s, want the result's dimensions as a rank-1 array", s.StringNoLayout())
+		}
+		ops = ops[:2]
+	}
 	if len(ops) != 2 {
-		return Literal{}, fmt.Errorf("rng has %d operands, want 2", len(ops))
+		return Literal{}, fmt.Errorf("rng has %d operands, want 2 (or 3, with the result's dimensions)", len(ops))
 	}
 	if err := checkNumeric(in, t); err != nil {
 		return Literal{}, err

@@ -466,6 +466,29 @@ func TestRngDeterminism(t *testing.T) {
 	require.NotEqual(t, first.Data, other.Data)
 }
 
+// TestRngShapeOperand: rng(a, b, shape), StableHLO's form, which XLA's
+// RngExpander test data holds, draws as rng(a, b) does; the shape operand
+// is not read (the result's dimensions are the instruction's), but it must
+// be a rank-1 array.
+func TestRngShapeOperand(t *testing.T) {
+	two := "a = f32[] parameter(0)\nb = f32[] parameter(1)\nROOT r = f32[2,2] rng(a, b), distribution=rng_uniform"
+	three := "a = f32[] parameter(0)\nb = f32[] parameter(1)\ns = u64[3] parameter(2)\nROOT r = f32[2,2] rng(a, b, s), distribution=rng_uniform"
+	want, err := evalText(t, two, "0", "1")
+	require.NoError(t, err)
+	got, err := evalText(t, three, "0", "1", "{2, 4, 8}")
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	// XLA's f16 test case gives the dimensions as f16[3].
+	got, err = evalText(t, strings.Replace(three, "u64[3]", "f32[3]", 1), "0", "1", "{2, 4, 8}")
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	_, err = evalText(t, strings.Replace(three, "u64[3]", "u64[3,1]", 1), "0", "1", "{{2}, {4}, {8}}")
+	require.ErrorContains(t, err, "rng operand 2 is u64[3,1]")
+	four := "a = f32[] parameter(0)\nb = f32[] parameter(1)\ns = u64[3] parameter(2)\nROOT r = f32[2,2] rng(a, b, s, s), distribution=rng_uniform"
+	_, err = evalText(t, four, "0", "1", "{2, 4, 8}", "{2, 4, 8}")
+	require.ErrorContains(t, err, "rng has 4 operands")
+}
+
 func TestRngMalformed(t *testing.T) {
 	for _, c := range []struct{ src, a, b, err string }{
 		{rngSrc("f32", "4", "rng_uniform"), "1", "1", "empty range"},
