@@ -97,6 +97,29 @@ func TestPlannedRunEqualsReferenceCorpus(t *testing.T) {
 	require.Positive(t, agreed)
 }
 
+// rel returns file's path relative to the corpus, with slashes: the start
+// of its modules' keys.
+func rel(t testing.TB, file string) string {
+	r, err := filepath.Rel(corpus.Path(t), file)
+	require.NoError(t, err)
+	return filepath.ToSlash(r)
+}
+
+// listedReference reports whether the module named name of the file rel
+// (relative to the corpus) is on referenceAllowList or referenceSlow,
+// under its key or, for a name repeated in the file, any of its keys.
+func listedReference(rel, name string) bool {
+	key := rel + ":" + name
+	for _, list := range []iter.Seq[string]{maps.Keys(referenceAllowList), maps.Keys(referenceSlow)} {
+		for k := range list {
+			if k == key || k == rel || strings.HasPrefix(k, key+"#") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // moduleKeys yields the modules of a file (rel, relative to the corpus)
 // keyed rel:name, a name met again in the file suffixed #2, #3, ....
 func moduleKeys(rel string, mods []*hlo.Module) iter.Seq2[string, *hlo.Module] {
