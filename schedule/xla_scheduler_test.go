@@ -18,10 +18,12 @@ package schedule
 //     bookkeeping of HloSchedule (a schedule exists, survives a clone, is
 //     updated after edits), not an order.
 //   - ListAccountsForSubcomputations and HeapSimulatorAccountsForSubcomputations
-//     (older file): they check the heap simulator's memory_by_computation
-//     argument and a list scheduler that charged a while's subcomputations
-//     to it, both since removed from XLA; the orders they assert are not
-//     what today's ListScheduler gives.
+//     (older tensorflow/compiler/xla file): they check the heap
+//     simulator's memory_by_computation argument and a list scheduler
+//     that charged a while its subcomputations' memory, both since removed
+//     from XLA. The order the first asserts (transpose before the while)
+//     rests on that charge: by today's rule, worked by hand, the while
+//     (-16) runs before the transpose (-32).
 //   - ListSchedulerStressTest.MatchesReference: its modules come from a
 //     generator seeded with std::mt19937 and its expectation is XLA's
 //     reference list scheduler, not a fixed order. Its rule (stale
@@ -199,8 +201,8 @@ ENTRY TuplesAreAccountedCorrectly {
 // operands are constants), exp defines one: List runs exp before the
 // fusion. CreateFusionInstruction appends the fusion after the other
 // instructions in memory; the text puts it where the tuple was, which
-// does not change the outcome (the two never tie: -40 and more against
-// -20).
+// does not change the outcome (the two never tie: the fusion's priority
+// is -48 here, its two outputs and its index table, exp's -20).
 func TestXLAMultiOutputFusionAccountedCorrectly(t *testing.T) {
 	m, a := xlaCase(t, `HloModule MultiOutputFusionAccountedCorrectly
 fused_computation {
