@@ -41,6 +41,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/randhlo"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -405,4 +406,22 @@ ENTRY e {
 }`)
 	seq := entrySeq(t, m, DFSOrder(a))
 	before(t, seq, "Z", "y")
+}
+
+// TestXLAListLiveOutUse: XLA counts, for a value at the computation's
+// root, one more use than its readers (the implicit use at the end), so
+// its count falls to 1 only when every reader has run; that decides when
+// ready priorities are re-keyed. On this random module (the one of 20,000
+// where it shows, found by comparing ListOrder with and without the extra
+// use) the extra use puts multiply.68 before cond.40, as the port of
+// XLA's reference list scheduler (refListSchedule) does.
+func TestXLAListLiveOutUse(t *testing.T) {
+	const seed = 3088
+	m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 6 + seed%20}))
+	require.NoError(t, err)
+	a, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	got := entrySeq(t, m, ListOrder(a))
+	require.Equal(t, names(refList(a).Sequence(m.Entry)), got)
+	before(t, got, "multiply.68", "cond.40")
 }
