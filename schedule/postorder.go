@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"sort"
+
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -65,6 +67,63 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 			visit(in)
 		}
 	}
+	for _, in := range c.Instructions {
+		visit(in)
+	}
+	return out
+}
+
+// dfsVisit returns c's instructions in the order XLA's
+// HloComputation::AcceptWithOperandOrder visits them: a depth-first
+// post-order from every instruction without users or control successors
+// other than the root, in instruction order, then from the root. Each
+// instruction's operands and control predecessors not yet visited are
+// sorted together by less (PostOrderDFS), the first visited first.
+func dfsVisit(c *hlo.Computation, less func(x, y *hlo.Instruction) bool) []*hlo.Instruction {
+	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	marks := newInstMarks(c)
+	type frame struct {
+		in   *hlo.Instruction
+		deps []*hlo.Instruction
+		next int
+	}
+	deps := func(in *hlo.Instruction) []*hlo.Instruction {
+		d := distinct(append(append([]*hlo.Instruction(nil), in.Operands...), in.ControlPredecessors()...))
+		sort.SliceStable(d, func(i, j int) bool { return less(d[i], d[j]) })
+		return d
+	}
+	visit := func(start *hlo.Instruction) {
+		if marks.get(start) != 0 {
+			return
+		}
+		stack := []frame{{in: start, deps: deps(start)}}
+		marks.set(start, 1)
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next < len(f.deps) {
+				d := f.deps[f.next]
+				f.next++
+				if marks.get(d) == 0 {
+					marks.set(d, 1)
+					stack = append(stack, frame{in: d, deps: deps(d)})
+				}
+				continue
+			}
+			marks.set(f.in, 2)
+			out = append(out, f.in)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	for _, in := range c.Instructions {
+		if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 && in != c.Root {
+			visit(in)
+		}
+	}
+	if c.Root != nil {
+		visit(c.Root)
+	}
+	// Only in an unverified module (a cycle, or an instruction reached
+	// from no root): what is left, in instruction order.
 	for _, in := range c.Instructions {
 		visit(in)
 	}

@@ -2,36 +2,44 @@ package schedule
 
 // Memory-minimising schedulers, after XLA's hlo_memory_scheduler.cc. Each
 // orders every sequential computation on its own; all respect operands and
-// control predecessors.
+// control predecessors. xla_scheduler_test.go holds them to the cases of
+// XLA's hlo_memory_scheduler_test.cc and to the rules below, and
+// scheduler_ref_test.go to direct ports of XLA's code.
 //
 //   - PostOrder: XLA's MakeInstructionPostOrder, a depth-first post-order
 //     from each instruction without users, first operand first
 //     (liveness.PostOrder, which the analysis itself falls back on).
-//   - DFSOrder: a post-order that visits first the operands with more extra
-//     users (users beyond the first, summed over the operand's subgraph),
-//     then those with larger subgraph sizes, then by name
-//     (DFSMemoryScheduler).
-//   - ListOrder: greedy over the ready instructions by the bytes the choice
-//     frees minus the bytes it defines, then by user count; effective
-//     scalars first (ListMemoryScheduler). Parameters and constants never
-//     free anything.
+//   - DFSOrder: DFSMemoryScheduler, a post-order from the unreachable
+//     roots and then the root that visits first the operands (and control
+//     predecessors) with more extra users (users beyond the first, summed
+//     over the operand's subgraph), then those with larger subgraph sizes,
+//     then by name; parameters and constants count for neither, and the
+//     sums are capped as XLA caps them.
+//   - ListOrder: ListMemoryScheduler, greedy over the ready instructions
+//     by the bytes the choice frees minus the bytes it defines, then by
+//     user count, the newest first among equals; effective scalars first
+//     (all equal). Parameters and constants never free anything. After a
+//     step only the ready users of its operands are re-keyed, as XLA does:
+//     other priorities may be stale.
 //   - HeuristicBest: all three (and the module's own order), keeping the
-//     one with the smallest live peak (XLA's DefaultMemoryScheduler; ties
-//     go to list, then DFS). The name "heuristic"; "best" named it before
-//     it became the search (RunSearch, search.go), which starts from these
-//     heuristics scored by the lower bound and searches below them.
+//     one with the smallest live peak (XLA's DefaultMemoryScheduler, which
+//     considers the three only; ties go to list, then DFS). The name
+//     "heuristic"; "best" named it before it became the search
+//     (RunSearch, search.go), which starts from these heuristics scored by
+//     the lower bound and searches below them.
 //
 // Values are the unit of memory: an instruction defines the values it
 // defines, and frees a value when it is the last unscheduled instruction of
 // the computation that uses it, unless the value leaves the computation
-// (appears at its root) or is a parameter.
+// (appears at its root) or is a parameter, a constant or defined in
+// another computation (XLA frees the latter in the callee of a call or
+// conditional; hlomem does not).
 
 import (
 	"container/heap"
 	"context"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -54,14 +62,15 @@ func sequentialComputations(m *hlo.Module, kinds []liveness.CompKind) []*hlo.Com
 // flat arrays, which keeps a million-instruction module to a few
 // allocations.
 type memModel struct {
-	ix     hlo.InstructionIndex
-	vals   []*liveness.Value // the values the computation defines or reads
-	def    []int32           // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
-	defAt  []int32
-	use    []int32 // the distinct values instruction i reads: use[useAt[i]:useAt[i+1]]
-	useAt  []int32
-	users  []int32 // per value: distinct users within the computation
-	pinned []bool  // never freed here: parameters, constants, values leaving the computation
+	ix      hlo.InstructionIndex
+	vals    []*liveness.Value // the values the computation defines or reads
+	def     []int32           // the distinct values instruction i defines: def[defAt[i]:defAt[i+1]]
+	defAt   []int32
+	use     []int32 // the distinct values instruction i reads: use[useAt[i]:useAt[i+1]]
+	useAt   []int32
+	users   []int32 // per value: distinct users within the computation
+	pinned  []bool  // never freed here: parameters, constants, values leaving the computation
+	liveOut []bool  // at the computation's root
 }
 
 func (mm *memModel) defines(i int) []int32 { return mm.def[mm.defAt[i]:mm.defAt[i+1]] }
@@ -101,6 +110,7 @@ func newMemModel(a *liveness.Analysis, c *hlo.Computation, local localValues) *m
 			mm.vals = append(mm.vals, v)
 			mm.users = append(mm.users, 0)
 			mm.pinned = append(mm.pinned, false)
+			mm.liveOut = append(mm.liveOut, false)
 			stamp = append(stamp, 0)
 		}
 		return lv
@@ -115,7 +125,7 @@ func newMemModel(a *liveness.Analysis, c *hlo.Computation, local localValues) *m
 			}
 			lv := id(v)
 			if in == c.Root {
-				mm.pinned[lv] = true
+				mm.pinned[lv], mm.liveOut[lv] = true, true
 			}
 			if v.Inst == in && stamp[lv] != int32(i+1) {
 				stamp[lv] = int32(i + 1)
@@ -164,7 +174,16 @@ func satAdd(a, b int64) int64 {
 }
 
 // DFSOrder returns XLA's DFS memory schedule of every sequential
-// computation (the scheduler DFS names).
+// computation (the scheduler DFS names), after DFSMemoryScheduler::Run.
+// Over XLA's post-order (liveness.InstructionPostOrder) each instruction
+// gets its extra users (users beyond the first) and its size (the bytes of
+// the values it defines), each plus those of its unique operands;
+// parameters and constants get neither. A size is capped by the total of
+// the sizes reached so far in that post-order, extra users by the number
+// of instructions, as XLA does against double counting in a DAG. The
+// order is then XLA's HloComputation::AcceptWithOperandOrder (dfsVisit):
+// operands and control predecessors by more extra users, then larger
+// size, then name.
 func DFSOrder(a *liveness.Analysis) *liveness.Schedule {
 	s := liveness.NewSchedule(DFS)
 	local := newLocalValues(a)
@@ -179,36 +198,35 @@ func DFSOrder(a *liveness.Analysis) *liveness.Schedule {
 			}
 			return 0
 		}
-		for _, in := range postOrder(c, nil) {
+		var cumulative int64
+		for _, in := range liveness.InstructionPostOrder(c) {
 			i := mm.ix.Of(in)
-			if i < 0 {
+			if i < 0 || in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant {
 				continue
 			}
 			var size int64
 			for _, lv := range mm.defines(i) {
 				size = satAdd(size, mm.vals[lv].Size)
 			}
+			cumulative = satAdd(cumulative, size)
 			e := int64(0)
 			if len(in.Users) > 0 {
 				e = int64(len(in.Users) - 1)
 			}
-			for _, o := range in.Operands {
+			for _, o := range distinct(in.Operands) {
 				e = satAdd(e, at(extra, o))
 				size = satAdd(size, at(total, o))
 			}
-			extra[i], total[i] = e, size
+			extra[i], total[i] = min(e, int64(n)), min(size, cumulative)
 		}
-		s.Set(c, postOrder(c, func(ops []*hlo.Instruction) {
-			sort.SliceStable(ops, func(i, j int) bool {
-				x, y := ops[i], ops[j]
-				if ex, ey := at(extra, x), at(extra, y); ex != ey {
-					return ex > ey
-				}
-				if tx, ty := at(total, x), at(total, y); tx != ty {
-					return tx > ty
-				}
-				return x.Name < y.Name
-			})
+		s.Set(c, dfsVisit(c, func(x, y *hlo.Instruction) bool {
+			if ex, ey := at(extra, x), at(extra, y); ex != ey {
+				return ex > ey
+			}
+			if tx, ty := at(total, x), at(total, y); tx != ty {
+				return tx > ty
+			}
+			return x.Name < y.Name
 		}))
 	}
 	return s
@@ -243,6 +261,11 @@ func (h readyHeap) Less(i, j int) bool {
 	if a.scalar != b.scalar {
 		return a.scalar
 	}
+	if a.scalar {
+		// Every effective scalar has the same priority ({max, max} in
+		// XLA): the newest runs first.
+		return a.seq > b.seq
+	}
 	if a.priority != b.priority {
 		return a.priority > b.priority
 	}
@@ -275,7 +298,16 @@ func effectiveScalar(s hlo.Shape) bool {
 func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) []*hlo.Instruction {
 	mm := newMemModel(a, c, local)
 	n := len(c.Instructions)
+	// A value's unscheduled uses, and one more for a value leaving the
+	// computation, as XLA counts them: its count falls to 1 only when
+	// every reader has run, which matters for when ready priorities are
+	// re-keyed.
 	remaining := append([]int32(nil), mm.users...)
+	for lv, out := range mm.liveOut {
+		if out {
+			remaining[lv]++
+		}
+	}
 	deps := make([]int32, n)
 	for i, in := range c.Instructions {
 		deps[i] = int32(len(distinct(in.Operands)) + len(in.ControlPredecessors()))
@@ -295,67 +327,53 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		return freed - defined
 	}
 	version := make([]int32, n)
-	ready := make([]bool, n)
-	done := make([]bool, n)
+	queued := make([]bool, n)   // in the ready list, not yet scheduled
+	current := make([]int64, n) // the priority of i's entry in the ready list
+	scalar := make([]bool, n)
+	for i, in := range c.Instructions {
+		scalar[i] = effectiveScalar(in.Shape)
+	}
 	seq := 0
-	entry := func(i int) *readyEntry {
-		in := c.Instructions[i]
+	push := func(h *readyHeap, i int, p int64) {
 		version[i]++
 		seq++
-		return &readyEntry{in: in, idx: i, seq: seq, priority: priority(i, in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: int(version[i])}
+		queued[i], current[i] = true, p
+		heap.Push(h, &readyEntry{in: c.Instructions[i], idx: i, seq: seq, priority: p, scalar: scalar[i], users: len(c.Instructions[i].Users), version: int(version[i])})
 	}
 	var h readyHeap
-	for i := range c.Instructions {
+	for i, in := range c.Instructions {
 		if deps[i] == 0 {
-			ready[i] = true
-			h = append(h, entry(i))
+			version[i]++
+			seq++
+			queued[i], current[i] = true, priority(i, in)
+			h = append(h, &readyEntry{in: in, idx: i, seq: seq, priority: current[i], scalar: scalar[i], users: len(in.Users), version: int(version[i])})
 		}
 	}
 	heap.Init(&h)
-	// The instructions of c reading local value v, in order:
-	// readers[readersAt[v]:readersAt[v+1]].
-	readersAt := make([]int32, len(mm.vals)+1)
-	for _, lv := range mm.use {
-		readersAt[lv+1]++
-	}
-	for v := range mm.vals {
-		readersAt[v+1] += readersAt[v]
-	}
-	readers := make([]int32, len(mm.use))
-	fill := append([]int32(nil), readersAt[:len(mm.vals)]...)
-	for i := range c.Instructions {
-		for _, lv := range mm.uses(i) {
-			readers[fill[lv]] = int32(i)
-			fill[lv]++
-		}
-	}
 	seen := make([]int32, n) // per instruction: the step (+1) that released it
 	out := make([]*hlo.Instruction, 0, n)
 	for h.Len() > 0 {
 		e := heap.Pop(&h).(*readyEntry)
 		i := e.idx
-		if done[i] || e.version != int(version[i]) {
+		if !queued[i] || e.version != int(version[i]) {
 			continue
 		}
 		in := e.in
-		done[i] = true
+		queued[i] = false
 		out = append(out, in)
+		adjust := false
 		for _, lv := range mm.uses(i) {
 			remaining[lv]--
 			if remaining[lv] == 1 {
-				// The last user's priority rises: re-key it.
-				for _, u := range readers[readersAt[lv]:readersAt[lv+1]] {
-					if !done[u] && ready[u] {
-						heap.Push(&h, entry(int(u)))
-					}
-				}
+				adjust = true
 			}
 		}
+		// Newly ready users and control successors join the ready list
+		// first, in XLA's order (users, then control successors).
 		release := func(u int) {
 			deps[u]--
 			if deps[u] == 0 {
-				ready[u] = true
-				heap.Push(&h, entry(u))
+				push(&h, u, priority(u, c.Instructions[u]))
 			}
 		}
 		step := int32(len(out))
@@ -371,6 +389,24 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		for _, u := range in.ControlSuccessors() {
 			if k := mm.ix.Of(u); k >= 0 {
 				release(k)
+			}
+		}
+		if !adjust {
+			continue
+		}
+		// A value's count fell to 1: XLA re-keys the ready users of the
+		// scheduled instruction's operands whose priority changed, and
+		// those only; every other ready instruction keeps its priority,
+		// stale or not. A re-keyed entry is the newest of its priority.
+		for _, o := range in.Operands {
+			for _, u := range o.Users {
+				k := mm.ix.Of(u)
+				if k < 0 || !queued[k] || scalar[k] {
+					continue
+				}
+				if p := priority(k, u); p != current[k] {
+					push(&h, k, p)
+				}
 			}
 		}
 	}

@@ -4,8 +4,8 @@ package schedule
 // value: the reference the faster ones must match order for order.
 
 import (
-	"container/heap"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -85,10 +85,11 @@ type refMemModel struct {
 	uses    map[*hlo.Instruction][]*liveness.Value // distinct values it reads
 	users   map[*liveness.Value]int                // distinct users within the computation
 	pinned  map[*liveness.Value]bool               // never freed here: parameters, constants, values leaving the computation
+	liveOut map[*liveness.Value]bool               // at the computation's root
 }
 
 func refNewMemModel(a *liveness.Analysis, c *hlo.Computation) *refMemModel {
-	mm := &refMemModel{defines: map[*hlo.Instruction][]*liveness.Value{}, uses: map[*hlo.Instruction][]*liveness.Value{}, users: map[*liveness.Value]int{}, pinned: map[*liveness.Value]bool{}}
+	mm := &refMemModel{defines: map[*hlo.Instruction][]*liveness.Value{}, uses: map[*hlo.Instruction][]*liveness.Value{}, users: map[*liveness.Value]int{}, pinned: map[*liveness.Value]bool{}, liveOut: map[*liveness.Value]bool{}}
 	for _, in := range c.Instructions {
 		n := in.Shape.NumSubshapes()
 		seen := map[*liveness.Value]bool{}
@@ -98,7 +99,7 @@ func refNewMemModel(a *liveness.Analysis, c *hlo.Computation) *refMemModel {
 				continue
 			}
 			if in == c.Root {
-				mm.pinned[v] = true
+				mm.pinned[v], mm.liveOut[v] = true, true
 			}
 			if v.Inst == in && !seen[v] {
 				seen[v] = true
@@ -136,30 +137,53 @@ func refNewMemModel(a *liveness.Analysis, c *hlo.Computation) *refMemModel {
 	return mm
 }
 
+// refDFS follows DFSMemoryScheduler::Run and
+// HloComputation::AcceptWithOperandOrder as written in XLA: the stats over
+// MakeInstructionPostOrder with parameters and constants left at zero and
+// the caps, then a recursive visit from the unreachable roots and last
+// the root, operands and control predecessors sorted together.
 func refDFS(a *liveness.Analysis) *liveness.Schedule {
 	s := liveness.NewSchedule(DFS)
 	for _, c := range sequentialComputations(a.Module, a.Kinds) {
 		mm := refNewMemModel(a, c)
 		extra := map[*hlo.Instruction]int64{}
 		total := map[*hlo.Instruction]int64{}
-		for _, in := range refPostOrder(c, nil) {
+		var cumulative int64
+		n := int64(len(c.Instructions))
+		for _, in := range liveness.InstructionPostOrder(c) {
+			if in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant {
+				continue
+			}
 			var size int64
 			for _, v := range mm.defines[in] {
 				size = satAdd(size, v.Size)
 			}
+			cumulative = satAdd(cumulative, size)
 			e := int64(0)
 			if len(in.Users) > 0 {
 				e = int64(len(in.Users) - 1)
 			}
+			unique := map[*hlo.Instruction]bool{}
 			for _, o := range in.Operands {
-				e = satAdd(e, extra[o])
-				size = satAdd(size, total[o])
+				if !unique[o] {
+					unique[o] = true
+					e = satAdd(e, extra[o])
+					size = satAdd(size, total[o])
+				}
 			}
-			extra[in], total[in] = e, size
+			extra[in], total[in] = min(e, n), min(size, cumulative)
 		}
-		s.Set(c, refPostOrder(c, func(ops []*hlo.Instruction) {
-			sort.SliceStable(ops, func(i, j int) bool {
-				x, y := ops[i], ops[j]
+		visited := map[*hlo.Instruction]bool{}
+		var out []*hlo.Instruction
+		var visit func(in *hlo.Instruction)
+		visit = func(in *hlo.Instruction) {
+			if visited[in] {
+				return
+			}
+			visited[in] = true
+			children := append(append([]*hlo.Instruction(nil), in.Operands...), in.ControlPredecessors()...)
+			sort.SliceStable(children, func(i, j int) bool {
+				x, y := children[i], children[j]
 				if extra[x] != extra[y] {
 					return extra[x] > extra[y]
 				}
@@ -168,7 +192,18 @@ func refDFS(a *liveness.Analysis) *liveness.Schedule {
 				}
 				return x.Name < y.Name
 			})
-		}))
+			for _, ch := range children {
+				visit(ch)
+			}
+			out = append(out, in)
+		}
+		for _, in := range c.Instructions {
+			if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 && in != c.Root {
+				visit(in)
+			}
+		}
+		visit(c.Root)
+		s.Set(c, out)
 	}
 	return s
 }
@@ -181,88 +216,101 @@ func refList(a *liveness.Analysis) *liveness.Schedule {
 	return s
 }
 
+// refListSchedule follows ReferenceListSchedule of XLA's
+// hlo_memory_scheduler_test.cc (the list scheduler written the direct way)
+// over hlomem's values: a priority is (bytes freed - bytes defined, user
+// count), {max, max} for an effective scalar; the ready list is a multimap
+// by priority, the newest of the highest priority first; after each step
+// only the ready users of the step's operands whose priority changed are
+// re-keyed, and only when some value's count fell to 1.
 func refListSchedule(a *liveness.Analysis, c *hlo.Computation) []*hlo.Instruction {
 	mm := refNewMemModel(a, c)
 	remaining := make(map[*liveness.Value]int, len(mm.users))
 	for v, n := range mm.users {
 		remaining[v] = n
 	}
-	pos := make(map[*hlo.Instruction]int, len(c.Instructions))
-	deps := make(map[*hlo.Instruction]int, len(c.Instructions))
-	for i, in := range c.Instructions {
-		pos[in] = i
-		seen := map[*hlo.Instruction]bool{}
-		for _, o := range in.Operands {
-			if !seen[o] {
-				seen[o] = true
-				deps[in]++
-			}
-		}
-		deps[in] += len(in.ControlPredecessors())
+	for v := range mm.liveOut {
+		remaining[v]++ // the implicit use at the end of the computation
 	}
-	priority := func(in *hlo.Instruction) int64 {
-		var freed, defined int64
-		if in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
-			for _, v := range mm.defines[in] {
-				defined += v.Size
-			}
+	type prio struct{ freed, users int64 }
+	priority := func(in *hlo.Instruction) prio {
+		if effectiveScalar(in.Shape) {
+			return prio{math.MaxInt64, math.MaxInt64}
 		}
+		var freed int64
 		for _, v := range mm.uses[in] {
 			if remaining[v] == 1 && !mm.pinned[v] {
 				freed += v.Size
 			}
 		}
-		return freed - defined
+		if in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+			for _, v := range mm.defines[in] {
+				freed -= v.Size
+			}
+		}
+		return prio{freed, int64(len(in.Users))}
 	}
-	version := map[*hlo.Instruction]int{}
-	seq := 0
-	entry := func(in *hlo.Instruction) *readyEntry {
-		version[in]++
-		seq++
-		return &readyEntry{in: in, seq: seq, priority: priority(in), scalar: effectiveScalar(in.Shape), users: len(in.Users), version: version[in]}
-	}
-	var h readyHeap
-	ready := map[*hlo.Instruction]bool{}
+	preds := map[*hlo.Instruction]int{}
 	for _, in := range c.Instructions {
-		if deps[in] == 0 {
-			ready[in] = true
-			h = append(h, entry(in))
+		seen := map[*hlo.Instruction]bool{}
+		for _, u := range in.Users {
+			if u.Parent == c && !seen[u] {
+				seen[u] = true
+				preds[u]++
+			}
+		}
+		for _, u := range in.ControlSuccessors() {
+			preds[u]++
 		}
 	}
-	heap.Init(&h)
-	// lastUser returns the one unscheduled user of v in c, if ready.
-	usersOf := map[*liveness.Value][]*hlo.Instruction{}
+	// The multimap: entries in insertion order; the best is the last of
+	// the highest priority.
+	type entry struct {
+		p  prio
+		in *hlo.Instruction
+	}
+	var ready []entry
+	at := map[*hlo.Instruction]int{} // index in ready of a ready instruction
+	insert := func(in *hlo.Instruction, p prio) {
+		at[in] = len(ready)
+		ready = append(ready, entry{p, in})
+	}
+	remove := func(in *hlo.Instruction) {
+		i := at[in]
+		delete(at, in)
+		ready = append(ready[:i], ready[i+1:]...)
+		for j := i; j < len(ready); j++ {
+			at[ready[j].in] = j
+		}
+	}
 	for _, in := range c.Instructions {
-		for _, v := range mm.uses[in] {
-			usersOf[v] = append(usersOf[v], in)
+		if len(in.Operands) == 0 && len(in.ControlPredecessors()) == 0 {
+			insert(in, priority(in))
 		}
 	}
-	done := map[*hlo.Instruction]bool{}
-	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	for h.Len() > 0 {
-		e := heap.Pop(&h).(*readyEntry)
-		if done[e.in] || e.version != version[e.in] {
-			continue
+	var out []*hlo.Instruction
+	for len(ready) > 0 {
+		best := 0
+		for i, e := range ready {
+			b := ready[best].p
+			if e.p.freed > b.freed || e.p.freed == b.freed && e.p.users >= b.users {
+				best = i
+			}
 		}
-		in := e.in
-		done[in] = true
+		in := ready[best].in
+		remove(in)
 		out = append(out, in)
+		refresh := false
 		for _, v := range mm.uses[in] {
 			remaining[v]--
 			if remaining[v] == 1 {
-				// The last user's priority rises: re-key it.
-				for _, u := range usersOf[v] {
-					if !done[u] && ready[u] {
-						heap.Push(&h, entry(u))
-					}
-				}
+				refresh = true
 			}
 		}
 		release := func(u *hlo.Instruction) {
-			deps[u]--
-			if deps[u] == 0 {
-				ready[u] = true
-				heap.Push(&h, entry(u))
+			preds[u]--
+			if preds[u] == 0 {
+				insert(u, priority(u))
 			}
 		}
 		seen := map[*hlo.Instruction]bool{}
@@ -274,6 +322,21 @@ func refListSchedule(a *liveness.Analysis, c *hlo.Computation) []*hlo.Instructio
 		}
 		for _, u := range in.ControlSuccessors() {
 			release(u)
+		}
+		if !refresh {
+			continue
+		}
+		for _, o := range in.Operands {
+			for _, u := range o.Users {
+				i, ok := at[u]
+				if !ok {
+					continue
+				}
+				if fresh := priority(u); fresh != ready[i].p {
+					remove(u)
+					insert(u, fresh)
+				}
+			}
 		}
 	}
 	if len(out) != len(c.Instructions) {
