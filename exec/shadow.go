@@ -220,7 +220,12 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 			case r.needed(q, t, l):
 				clash = seg
 				return false
-			case !r.readHere(q, t) || r.overwrites(as, t, in, ix, q):
+			case !r.readHere(q, t) || r.overwrites(as, t, in, ix, q) || r.oneStorage(q, l):
+				// Not read here; or read here by an op that may write
+				// over it; or what the IR makes the writer's own storage
+				// (a donated parameter, a loop's state), where the plan
+				// has no choice: whether the op can run on it in place
+				// is copy insertion's business, not checked here.
 			default:
 				clash = seg
 				return false
