@@ -19,10 +19,12 @@
 //   - Shadow: the plan run on ownership alone. Every byte of every
 //     allocation records which value wrote it last; each step's operands
 //     must still own their bytes, and its outputs may only be written over
-//     values not needed after the step. It covers every opcode, evaluates
-//     nothing, and costs memory in proportion to the values, not to the
-//     plan's bytes. It reports the first Violation, and a Timeline of the
-//     bytes held at every step.
+//     values not needed after the step; storage the IR makes one (a loop's
+//     state, a conditional's result, an in-place update) must be one in
+//     the plan. It covers every opcode, evaluates nothing, and costs
+//     memory in proportion to the values, not to the plan's bytes. It
+//     reports the first Violation, and a Timeline of the bytes held at
+//     every step.
 //   - The Memory seam: Memory (allocate, free, read, write in one address
 //     space), SpacedMemory (HLO's memory spaces, the plan's colors) and
 //     Mover (a memory that moves live regions, as a compacting allocator
@@ -42,9 +44,16 @@
 //   - exec imports eval, hlo, liveness and assign; eval never imports exec,
 //     and exec imports no device package: gpu and tpu import exec to
 //     implement Memory.
-//   - The shadow check shares no code with what it checks: it reads the
-//     analysis' values, uses and live ranges and the plan's slots, never
-//     liveness' interference or assign's packers.
+//   - The shadow check shares no code with what it checks, and no
+//     conclusion of it: what each step reads and writes, what is needed
+//     when, and which positions must share bytes it works out from the IR
+//     and XLA's dataflow rules (access.go); of the analysis it takes only
+//     the flattened schedule (Sequence, Spans), which value is defined at
+//     which position (to find the plan's slot), and the rule of which ops
+//     may write over an operand (liveness.CanShareOperandBufferWithUser,
+//     or the target's for fusions); never uses, live ranges, buffers,
+//     interference or assign's packers. Only its Timeline report is drawn
+//     from the live ranges.
 //   - A Memory checks every access: a read or write outside every live
 //     region is an error wrapping ErrOutOfBounds, never a silent success.
 //     Bytes never written read as the memory's fill byte; Execute's

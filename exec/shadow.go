@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
@@ -22,6 +21,10 @@ type Violation struct {
 	// Value is the value being read or written; Other the value whose
 	// bytes were in the way (nil when none).
 	Value, Other *liveness.Value
+	// Position and OtherPosition name the two positions (name{index})
+	// whose bytes these are: the check's own sources, which have a value
+	// of the analysis only where it defines one.
+	Position, OtherPosition string
 	// Allocation is the index of the allocation holding Value, and
 	// Offset/OtherOffset the two values' offsets in it.
 	Allocation          int
@@ -46,6 +49,11 @@ const (
 	OutsideAllocation
 	// Unplaced: a value the program reads or writes has no slot.
 	Unplaced
+	// Unshared: two positions the program keeps in one storage (a loop's
+	// state, a conditional's result, an in-place update and the operand
+	// it updates, a donated parameter and its output) have different
+	// places in the plan.
+	Unshared
 )
 
 func (k ViolationKind) String() string {
@@ -60,6 +68,8 @@ func (k ViolationKind) String() string {
 		return "outside allocation"
 	case Unplaced:
 		return "unplaced"
+	case Unshared:
+		return "unshared"
 	}
 	return fmt.Sprintf("ViolationKind(%d)", int(k))
 }
@@ -71,6 +81,20 @@ func rangeText(v *liveness.Value) string {
 	return fmt.Sprintf("[%d,%d]", v.Range.Start, v.Range.End)
 }
 
+// valueText names a violation's value: the position, and the analysis'
+// value there when it is another one (a merge the analysis resolved).
+func valueText(v *liveness.Value, pos string) string {
+	switch {
+	case v == nil && pos == "":
+		return "?"
+	case v == nil:
+		return pos
+	case pos == "" || pos == v.Name():
+		return v.Name()
+	}
+	return pos + " (" + v.Name() + ")"
+}
+
 // Error describes the violation in one line: step, instruction, both
 // values with their live ranges and offsets.
 func (v *Violation) Error() string {
@@ -78,21 +102,28 @@ func (v *Violation) Error() string {
 	if v.Inst != nil {
 		where = fmt.Sprintf("step %d (%s)", v.Step, v.Inst.Name)
 	}
-	val := fmt.Sprintf("%s live %s at allocation %d offset %d", v.Value.Name(), rangeText(v.Value), v.Allocation, v.Offset)
+	name, other := valueText(v.Value, v.Position), valueText(v.Other, v.OtherPosition)
+	val := fmt.Sprintf("%s live %s at allocation %d offset %d", name, rangeText(v.Value), v.Allocation, v.Offset)
 	switch v.Kind {
 	case Clobber:
-		return fmt.Sprintf("%s: %s: writing %s overwrites %s live %s at offset %d", where, v.Kind, val, v.Other.Name(), rangeText(v.Other), v.OtherOffset)
+		return fmt.Sprintf("%s: %s: writing %s overwrites %s live %s at offset %d", where, v.Kind, val, other, rangeText(v.Other), v.OtherOffset)
 	case StaleRead:
-		if v.Other == nil {
+		if v.Other == nil && v.OtherPosition == "" {
 			return fmt.Sprintf("%s: %s: reading %s finds bytes never written", where, v.Kind, val)
 		}
-		return fmt.Sprintf("%s: %s: reading %s finds %s live %s (offset %d) written over it", where, v.Kind, val, v.Other.Name(), rangeText(v.Other), v.OtherOffset)
+		return fmt.Sprintf("%s: %s: reading %s finds %s live %s (offset %d) written over it", where, v.Kind, val, other, rangeText(v.Other), v.OtherOffset)
 	case OutputLost:
-		return fmt.Sprintf("%s: %s: output %s holds %s live %s (offset %d)", where, v.Kind, val, v.Other.Name(), rangeText(v.Other), v.OtherOffset)
+		return fmt.Sprintf("%s: %s: output %s holds %s live %s (offset %d)", where, v.Kind, val, other, rangeText(v.Other), v.OtherOffset)
 	case OutsideAllocation:
-		return fmt.Sprintf("%s: %s: %s, %d bytes, past the allocation's end", where, v.Kind, val, v.Value.Size)
+		size := int64(0)
+		if v.Value != nil {
+			size = v.Value.Size
+		}
+		return fmt.Sprintf("%s: %s: %s, %d bytes, past the allocation's end", where, v.Kind, val, size)
+	case Unshared:
+		return fmt.Sprintf("%s: %s: %s and %s are one storage, but the plan puts the second at offset %d", where, v.Kind, val, other, v.OtherOffset)
 	}
-	return fmt.Sprintf("%s: %s: %s has no slot", where, v.Kind, v.Value.Name())
+	return fmt.Sprintf("%s: %s: %s has no slot", where, v.Kind, name)
 }
 
 // ShadowReport is the outcome of a shadow run.
@@ -103,24 +134,33 @@ type ShadowReport struct {
 	BytesChecked int64 // bytes of those reads and writes
 	// Violation is the first rule broken, or nil when the plan held.
 	Violation *Violation
+	// ParameterWrite is the first write over bytes of an entry parameter
+	// the caller keeps (no output takes it over), or nil. The program
+	// still computes the right outputs, but it changes its caller's
+	// input, which XLA's copy insertion never lets a plan do; liveness
+	// lets it happen in scheduled modules (TestShadowReportsWriteIntoKeptParameter).
+	ParameterWrite *Violation
 	// Timeline is the memory held at every step (nil after a violation).
 	Timeline *Timeline
 }
 
 // Shadow runs the flattened schedule of as on ownership alone: every byte
-// of every allocation records which value was written there last. At each
-// step the instruction's operands must still own their bytes, and its
-// outputs may only be written over bytes whose values are not needed
-// after the step (dead, or read for the last time by this very
-// instruction, which reads before it writes). After the last step every
-// output must still own its bytes. The run needs only which values an
-// instruction reads and writes, so it covers every opcode, and its memory
-// is proportional to the values, not to the allocations' bytes.
+// of every allocation records which source (a definition, or the merged
+// state of a loop or a conditional) was written there last. At each step
+// the instruction's operands must still own their bytes, and its outputs
+// may only be written over bytes whose sources are not needed after the
+// step: dead, or read for the last time by this very instruction where it
+// may write over that operand (in place, or element-wise; XLA's
+// CanShareOperandBufferWithUser for the plan's target). After the last
+// step every output must still own its bytes.
 //
-// Aliasing inside a buffer (a loop's state, a conditional's result, an
-// in-place update) is the analysis' business: ownership is checked by
-// buffer, so a value may find bytes last written by another value of its
-// own buffer.
+// What each step reads and writes, what is needed when, and which
+// positions must share bytes (a loop's state, a conditional's result, an
+// in-place update, a donated parameter) come from the check's own reading
+// of the IR (access.go), not from the analysis' uses, live ranges or
+// buffers, so that a liveness bug shows as a violation instead of being
+// mirrored. The run covers every opcode, and its memory is proportional
+// to the values, not to the allocations' bytes.
 func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 	if as == nil || as.Analysis == nil {
 		return nil, errors.New("runtime: no assignment")
@@ -133,97 +173,208 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 		rep.Violation = bad
 		return rep, nil
 	}
-	reads, writes, preset := stepAccesses(a)
-
-	// A buffer is needed after step t when one of its values is live
-	// across t, or is an output defined by then.
-	needed := newNeedIndex(a)
-
-	owners := make([]ownerMap, len(as.Allocations))
-	write := func(t int, in *hlo.Instruction, v *liveness.Value) bool {
-		p := places[v.ID]
-		if !p.ok {
-			rep.Violation = &Violation{Kind: Unplaced, Step: t, Inst: in, Value: v}
+	r := newReading(as)
+	lp, repr := r.places(places)
+	violation := func(kind ViolationKind, t int, in *hlo.Instruction, l, other label) *Violation {
+		v := &Violation{Kind: kind, Step: t, Inst: in, Value: repr[l], Position: r.name(l), Allocation: lp[l].alloc, Offset: lp[l].offset}
+		if other >= 0 {
+			v.Other, v.OtherPosition, v.OtherOffset = repr[other], r.name(other), lp[other].offset
+		}
+		return v
+	}
+	// unplaced reports a source with bytes that has no slot.
+	unplaced := func(t int, in *hlo.Instruction, l label) bool {
+		if lp[l].ok || r.srcs[l].size == 0 {
 			return false
 		}
+		rep.Violation = violation(Unplaced, t, in, l, -1)
+		return true
+	}
+	// apart reports two sources the IR makes one storage at different
+	// places.
+	apart := func(t int, in *hlo.Instruction, x, y label) bool {
+		px, py := lp[x], lp[y]
+		if !px.ok || !py.ok || px.size == 0 || py.size == 0 || px.alloc == py.alloc && px.offset == py.offset {
+			return false
+		}
+		rep.Violation = violation(Unshared, t, in, x, y)
+		return true
+	}
+
+	owners := make([]ownerMap, len(as.Allocations))
+	write := func(t int, in *hlo.Instruction, l label) bool {
+		if unplaced(t, in, l) {
+			return false
+		}
+		p := lp[l]
 		if p.size == 0 {
 			return true
 		}
+		ix := r.srcs[l].index
 		var clash *segment
-		owners[p.alloc].each(p.offset, p.offset+p.size, func(s *segment) bool {
-			if s.buf != int32(v.Buffer.ID) && needed.after(s.buf, t) {
-				clash = s
+		owners[p.alloc].each(p.offset, p.offset+p.size, func(seg *segment) bool {
+			q := seg.val
+			switch {
+			case q == l:
+			case r.tableTwin(q) == l:
+			case r.needed(q, t, l):
+				clash = seg
+				return false
+			case !r.readHere(q, t) || r.overwrites(as, t, in, ix, q) || r.oneStorage(q, l):
+				// Not read here; or read here by an op that may write
+				// over it; or what the IR makes the writer's own storage
+				// (a donated parameter, a loop's state), where the plan
+				// has no choice: whether the op can run on it in place
+				// is copy insertion's business, not checked here.
+			default:
+				clash = seg
 				return false
 			}
 			return true
 		})
 		if clash != nil {
-			o := a.Values[clash.val]
-			rep.Violation = &Violation{Kind: Clobber, Step: t, Inst: in, Value: v, Other: o, Allocation: p.alloc, Offset: p.offset, OtherOffset: places[o.ID].offset}
+			rep.Violation = violation(Clobber, t, in, l, clash.val)
 			return false
 		}
-		owners[p.alloc].set(p.offset, p.offset+p.size, int32(v.Buffer.ID), int32(v.ID))
+		if rep.ParameterWrite == nil {
+			owners[p.alloc].each(p.offset, p.offset+p.size, func(seg *segment) bool {
+				if seg.val != l && r.pinned[seg.val] {
+					rep.ParameterWrite = violation(Clobber, t, in, l, seg.val)
+					return false
+				}
+				return true
+			})
+		}
+		owners[p.alloc].set(p.offset, p.offset+p.size, l, l)
 		rep.Writes++
 		rep.BytesChecked += p.size
 		return true
 	}
-	check := func(t int, in *hlo.Instruction, v *liveness.Value, kind ViolationKind) bool {
-		p := places[v.ID]
-		if !p.ok {
-			rep.Violation = &Violation{Kind: Unplaced, Step: t, Inst: in, Value: v}
+	// holds checks that the bytes of l's place are all owned by sources
+	// of accept.
+	holds := func(t int, in *hlo.Instruction, l label, accept []label, kind ViolationKind) bool {
+		if unplaced(t, in, l) {
 			return false
 		}
+		p := lp[l]
 		if p.size == 0 {
 			return true
 		}
-		bad, gap := owners[p.alloc].foreign(p.offset, p.offset+p.size, int32(v.Buffer.ID))
-		if bad == nil && !gap {
+		at, ok := p.offset, true
+		other := label(-1)
+		owners[p.alloc].each(p.offset, p.offset+p.size, func(seg *segment) bool {
+			if seg.lo > at || !slices.Contains(accept, seg.val) {
+				ok = false
+				if seg.lo <= at {
+					other = seg.val
+				}
+				return false
+			}
+			at = seg.hi
+			return true
+		})
+		if ok && at >= p.offset+p.size {
 			rep.BytesChecked += p.size
 			return true
 		}
-		viol := &Violation{Kind: kind, Step: t, Inst: in, Value: v, Allocation: p.alloc, Offset: p.offset}
-		if bad != nil {
-			o := a.Values[bad.val]
-			viol.Other, viol.OtherOffset = o, places[o.ID].offset
-		} else if kind == OutputLost {
-			viol.Kind = StaleRead
+		if kind == OutputLost && other < 0 {
+			kind = StaleRead
 		}
-		rep.Violation = viol
+		rep.Violation = violation(kind, t, in, l, other)
 		return false
 	}
-
-	for _, v := range preset {
-		if !write(-1, nil, v) {
-			return rep, nil
+	// bind enters merge b.merge: its inputs must lie on its bytes, which
+	// must hold one of them, and then hold the merge.
+	bind := func(t int, in *hlo.Instruction, b binding) bool {
+		m := b.merge
+		for _, x := range r.fams[r.srcs[m].fam].inputs {
+			if x = r.find(x); x >= 0 && x != m && apart(t, in, m, x) {
+				return false
+			}
 		}
+		if !holds(t, in, m, b.accept, StaleRead) {
+			return false
+		}
+		if p := lp[m]; p.size > 0 {
+			owners[p.alloc].set(p.offset, p.offset+p.size, m, m)
+		}
+		return true
 	}
+
+	var forks map[int][]ownerMap // by conditional ID: the owners its branches start from
 	for t, in := range a.Sequence {
 		if t&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		for _, v := range reads[t] {
-			rep.Reads++
-			if !check(t, in, v, StaleRead) {
+		// Each branch of a conditional starts from the memory the first
+		// one found; the conditional's result is the last one's.
+		for _, c := range r.rejoin[t] {
+			owners = cloneOwners(forks[c])
+		}
+		for _, c := range r.fork[t] {
+			if forks == nil {
+				forks = map[int][]ownerMap{}
+			}
+			forks[c] = cloneOwners(owners)
+		}
+		if in.Opcode == hlo.OpConditional {
+			delete(forks, in.ID)
+		}
+		for _, b := range r.bindings[t] {
+			if !bind(t, in, b) {
 				return rep, nil
 			}
 		}
-		for _, v := range writes[t] {
-			if !write(t, in, v) {
+		for i, x := range r.reads[t] {
+			if slices.ContainsFunc(r.reads[t][:i], func(y readAt) bool { return y.src == x.src }) {
+				continue
+			}
+			rep.Reads++
+			accept := []label{x.src}
+			if twin := r.tableTwin(x.src); twin >= 0 {
+				accept = append(accept, twin)
+			}
+			if !holds(t, in, x.src, accept, StaleRead) {
+				return rep, nil
+			}
+		}
+		for _, ip := range r.inPlace[t] {
+			if apart(t, in, ip.out, ip.operand) {
+				return rep, nil
+			}
+		}
+		for _, l := range r.writes[t] {
+			if !write(t, in, l) {
 				return rep, nil
 			}
 		}
 	}
-	for _, v := range a.Values {
-		if v.LiveOut && v.Size > 0 && places[v.ID].ok {
-			if !check(len(a.Sequence), nil, v, OutputLost) {
+	end := len(a.Sequence)
+	for _, io := range r.ioAlias {
+		if io[0] >= 0 && io[1] >= 0 && apart(end, nil, io[0], io[1]) {
+			return rep, nil
+		}
+	}
+	for l := range r.srcs {
+		if r.liveOut[l] && r.rep[l] == label(l) && r.srcs[l].size > 0 {
+			if !holds(end, nil, label(l), []label{label(l)}, OutputLost) {
 				return rep, nil
 			}
 		}
 	}
 	rep.Timeline = timeline(as)
 	return rep, nil
+}
+
+// cloneOwners returns a copy of os that changes independently.
+func cloneOwners(os []ownerMap) []ownerMap {
+	out := make([]ownerMap, len(os))
+	for i := range os {
+		out[i].segs = slices.Clone(os[i].segs)
+	}
+	return out
 }
 
 // shadowPlace is where a value's slot lies: its allocation, offset and
@@ -253,79 +404,7 @@ func slotPlaces(as *assign.Assignment) ([]shadowPlace, *Violation) {
 	return places, nil
 }
 
-// stepAccesses returns, for each step of the schedule, the values its
-// instruction reads (once per step, phis included) and writes (values of
-// bytes, not phis), and the values defined outside the schedule, present
-// from the start.
-func stepAccesses(a *liveness.Analysis) (reads, writes [][]*liveness.Value, preset []*liveness.Value) {
-	writes = make([][]*liveness.Value, len(a.Sequence))
-	reads = make([][]*liveness.Value, len(a.Sequence))
-	// addReads records the steps that read v, once per step.
-	addReads := func(v *liveness.Value) {
-		seen := -1
-		for _, u := range v.Uses {
-			if u.HandsOn() {
-				continue
-			}
-			if t := a.Time(u.Inst); t >= 0 && t != seen {
-				reads[t] = append(reads[t], v)
-				seen = t
-			}
-		}
-	}
-	for _, v := range a.Values {
-		if v.IsPhi || v.Size == 0 {
-			continue
-		}
-		if t := a.Time(v.Inst); t >= 0 {
-			writes[t] = append(writes[t], v)
-		} else {
-			preset = append(preset, v)
-		}
-		addReads(v)
-	}
-	// Phis are read too: they own nothing of their own, their buffer does.
-	for _, v := range a.Values {
-		if v.IsPhi && v.Size > 0 {
-			addReads(v)
-		}
-	}
-	return reads, writes, preset
-}
-
-// needIndex answers "is a value of buffer b live across step t": for
-// every buffer, the merged steps (Start, End] its values cover, and
-// whether it holds an output (live to the end once defined).
-type needIndex struct {
-	spans  [][]span // by buffer ID: merged, sorted
-	outAt  []int    // by buffer ID: earliest start of an output value, or -1
-	maxEnd int
-}
-
-type span struct{ lo, hi int } // steps t with lo <= t < hi need the buffer
-
-func newNeedIndex(a *liveness.Analysis) *needIndex {
-	n := &needIndex{spans: make([][]span, len(a.Buffers)), outAt: make([]int, len(a.Buffers))}
-	for i := range n.outAt {
-		n.outAt[i] = -1
-	}
-	for _, v := range a.Values {
-		if v.Buffer == nil || !v.Scheduled || v.Buffer.ID >= len(n.spans) {
-			continue
-		}
-		id := v.Buffer.ID
-		if v.Range.End > v.Range.Start {
-			n.spans[id] = append(n.spans[id], span{v.Range.Start, v.Range.End})
-		}
-		if v.LiveOut && (n.outAt[id] < 0 || v.Range.Start < n.outAt[id]) {
-			n.outAt[id] = v.Range.Start
-		}
-	}
-	for id, sp := range n.spans {
-		n.spans[id] = mergeSpans(sp)
-	}
-	return n
-}
+type span struct{ lo, hi int } // steps t with lo <= t < hi
 
 // mergeSpans sorts sp and merges the spans that overlap or touch, in
 // place.
@@ -340,22 +419,6 @@ func mergeSpans(sp []span) []span {
 		}
 	}
 	return merged
-}
-
-// after reports whether buffer b is still needed once step t has read its
-// operands: one of its values is live from t or before to after t, or it
-// holds an output already defined. A value read for the last time at t
-// (End == t) is no longer needed.
-func (n *needIndex) after(b int32, t int) bool {
-	if int(b) >= len(n.spans) || b < 0 {
-		return false
-	}
-	if o := n.outAt[b]; o >= 0 && o <= t {
-		return true
-	}
-	sp := n.spans[b]
-	i := sort.Search(len(sp), func(i int) bool { return sp[i].hi > t })
-	return i < len(sp) && sp[i].lo <= t
 }
 
 // Timeline is the memory a run holds at every step.
