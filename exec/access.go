@@ -68,10 +68,11 @@ package exec
 //     iteration, so the body's result table may replace the parameter's
 //     while get-tuple-elements still read it.
 //
-// A write over a kept entry parameter by its own storage (an in-place
-// update of it, a conditional result a branch returns it as) is not a
-// violation but reported apart (ShadowReport.ParameterWrite): liveness
-// plans scheduled modules that way, which XLA's copy insertion would not.
+// A write over a kept entry parameter is a violation even by what the IR
+// makes its own storage (an in-place update of it, a conditional result a
+// branch returns it as): the bytes are the caller's, and XLA's copy
+// insertion (liveness' repair, for a scheduled module) gives such a
+// writer a copy.
 
 import (
 	"slices"
@@ -1266,13 +1267,10 @@ func (r *reading) exclusive(t int, rs readStep, q, l label) bool {
 
 // needed reports whether source q is still needed once step t has read
 // its operands, to a write of by: an output, an entry parameter the
-// caller keeps, or read by a later step that can run with t. A write over
-// a kept parameter by what the IR makes the parameter's own storage (an
-// in-place update of it, a conditional's result a branch returns it as)
-// is reported apart instead (ShadowReport.ParameterWrite): liveness lets
-// scheduled modules do that, which XLA's copy insertion would not.
+// caller keeps (whatever writes over it), or read by a later step that
+// can run with t.
 func (r *reading) needed(q label, t int, by label) bool {
-	if r.liveOut[q] || r.pinned[q] && !r.oneStorage(q, by) {
+	if r.liveOut[q] || r.pinned[q] {
 		return true
 	}
 	l := r.readsOf[q]

@@ -134,12 +134,6 @@ type ShadowReport struct {
 	BytesChecked int64 // bytes of those reads and writes
 	// Violation is the first rule broken, or nil when the plan held.
 	Violation *Violation
-	// ParameterWrite is the first write over bytes of an entry parameter
-	// the caller keeps (no output takes it over), or nil. The program
-	// still computes the right outputs, but it changes its caller's
-	// input, which XLA's copy insertion never lets a plan do; liveness
-	// lets it happen in scheduled modules (TestShadowReportsWriteIntoKeptParameter).
-	ParameterWrite *Violation
 	// Timeline is the memory held at every step (nil after a violation).
 	Timeline *Timeline
 }
@@ -235,15 +229,6 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 		if clash != nil {
 			rep.Violation = violation(Clobber, t, in, l, clash.val)
 			return false
-		}
-		if rep.ParameterWrite == nil {
-			owners[p.alloc].each(p.offset, p.offset+p.size, func(seg *segment) bool {
-				if seg.val != l && r.pinned[seg.val] {
-					rep.ParameterWrite = violation(Clobber, t, in, l, seg.val)
-					return false
-				}
-				return true
-			})
 		}
 		owners[p.alloc].set(p.offset, p.offset+p.size, l, l)
 		rep.Writes++
