@@ -536,3 +536,30 @@ q = f32[4] parameter(1)
 ROOT r = f32[4] custom-call(p, q), custom_call_target="Sharding"`, "{1, 2, 3, 4}", "{1, 2, 3, 4}")
 	require.ErrorContains(t, err, "cannot evaluate opcode custom-call")
 }
+
+// TestWorkBudget: a run is bounded by the element operations it
+// computes: a 64x64 dot counts 64·64·64 of them, and a budget below that
+// stops the run with ErrStepBudget, one at or above it does not.
+func TestWorkBudget(t *testing.T) {
+	m, err := hlo.ParseModule("work.hlo", `HloModule work
+ENTRY e {
+  a = f32[64,64] parameter(0)
+  b = f32[64,64] parameter(1)
+  ROOT d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+`)
+	require.NoError(t, err)
+	require.EqualValues(t, 64*64*64, InstructionWork(m.Entry.Root))
+	args := RandomArgs(m, rand.New(rand.NewPCG(1, 2)))
+	for _, budget := range []int64{64*64*64 - 1, 64 * 64 * 64} {
+		ev := NewEvaluator(DefaultSeed)
+		ev.MaxWork = budget
+		_, err := ev.Computation(m.Entry, args)
+		if budget < 64*64*64 {
+			require.ErrorIs(t, err, ErrStepBudget)
+		} else {
+			require.NoError(t, err)
+			require.EqualValues(t, 64*64*64, ev.Work)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -31,6 +32,13 @@ type Evaluator struct {
 	MaxSteps int64
 	// Steps counts the instructions run so far.
 	Steps int64
+	// MaxWork bounds the element operations run (0: no bound; see Work),
+	// so that a run can be bounded by how much it computes, whatever the
+	// machine's speed.
+	MaxWork int64
+	// Work counts the element operations of the instructions run so far
+	// (InstructionWork each).
+	Work  int64
 	state *rand.Rand
 }
 
@@ -95,12 +103,70 @@ func (ev *Evaluator) Tick(in *hlo.Instruction) error {
 	if ev.MaxSteps > 0 && ev.Steps > ev.MaxSteps {
 		return &stepError{fmt.Errorf("%w: %d instructions run, at %s", ErrStepBudget, ev.MaxSteps, in.Name)}
 	}
+	if ev.MaxWork > 0 {
+		ev.Work += InstructionWork(in)
+		if ev.Work > ev.MaxWork {
+			return &stepError{fmt.Errorf("%w: over %d element operations, at %s", ErrStepBudget, ev.MaxWork, in.Name)}
+		}
+	}
 	if ev.Ctx != nil && ev.Steps&1023 == 0 {
 		if err := ev.Ctx.Err(); err != nil {
 			return &stepError{err}
 		}
 	}
 	return nil
+}
+
+// InstructionWork is the element operations the evaluator counts for one
+// run of in, a measure of its time proportional to what it computes: the
+// elements of its result and of its operands, a dot's result elements
+// times its contraction, a convolution's times the kernel elements per
+// output feature, a sort's elements times the log of the sorted
+// dimension. A fusion or a called computation counts only its result
+// here; its instructions count as they run.
+func InstructionWork(in *hlo.Instruction) int64 {
+	elems := func(s hlo.Shape) int64 {
+		var n int64
+		s.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
+			if sub.IsArray() {
+				if k, ok := sub.Elements(); ok {
+					n += k
+				}
+			}
+		})
+		return n
+	}
+	out := elems(in.Shape)
+	switch in.Opcode {
+	case hlo.OpFusion, hlo.OpCall, hlo.OpWhile, hlo.OpConditional:
+		return max(out, 1)
+	case hlo.OpDot:
+		k := int64(1)
+		if d := in.Dot(); d != nil && len(in.Operands) > 0 {
+			for _, c := range d.LhsContracting {
+				if c >= 0 && int(c) < len(in.Operands[0].Shape.Dims) {
+					k *= max(in.Operands[0].Shape.Dims[c], 1)
+				}
+			}
+		}
+		return max(out*k, 1)
+	case hlo.OpConvolution:
+		if len(in.Operands) == 2 && len(in.Shape.Dims) > 0 {
+			kernel := elems(in.Operands[1].Shape)
+			features := max(in.Shape.Dims[len(in.Shape.Dims)-1], 1)
+			return max(out*max(kernel/features, 1), 1)
+		}
+	case hlo.OpSort:
+		n := int64(0)
+		for _, o := range in.Operands {
+			n += elems(o.Shape)
+		}
+		return max(n*int64(bits.Len64(uint64(max(n, 1)))), 1)
+	}
+	for _, o := range in.Operands {
+		out += elems(o.Shape)
+	}
+	return max(out, 1)
 }
 
 func (ev *Evaluator) random() *rand.Rand {

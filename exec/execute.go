@@ -19,6 +19,9 @@ type Options struct {
 	Reference bool
 	// Seed seeds rng (0: eval.DefaultSeed).
 	Seed uint64
+	// MaxWork bounds the element operations run (eval.InstructionWork
+	// each; 0: no bound): a run bounded by what it computes, not by time.
+	MaxWork int64
 	// MaxSteps bounds the instructions run, loop iterations included
 	// (0: DefaultMaxSteps), so that a loop that never ends is an error.
 	MaxSteps int64
@@ -100,6 +103,7 @@ func Execute(ctx context.Context, as *assign.Assignment, args []eval.Literal, me
 	}
 	x.ev.Ctx = ctx
 	x.ev.MaxSteps = opts.MaxSteps
+	x.ev.MaxWork = opts.MaxWork
 	if x.ev.MaxSteps <= 0 {
 		x.ev.MaxSteps = DefaultMaxSteps
 	}

@@ -58,7 +58,15 @@ type spacesChecked struct {
 	as      *assign.Assignment
 	heap    int64 // color-1 allocations of the plan
 	numeric bool  // outputs compared with the original module's
+	// unevaluated is what stopped the reference run (numericsBounded), nil
+	// when it ran or was not tried.
+	unevaluated error
 }
+
+// numericsMaxSteps and numericsMaxWork bound the reference run of a
+// corpus module under numericsBounded (eval.InstructionWork: well under a
+// second of the evaluator on this 2-core machine).
+const numericsMaxSteps, numericsMaxWork = 1 << 20, 1 << 24
 
 // numerics says whether checkSpaces runs the module to compare outputs.
 type numerics int
@@ -68,10 +76,13 @@ const (
 	// requireNumerics: the test's own small module is evaluated with no
 	// time limit (its size bounds the work), and an evaluator error fails.
 	requireNumerics
-	// numericsIfQuick: a corpus module, evaluated when the reference run
-	// takes at most a second (best effort: the outputs are compared
-	// whenever it does).
-	numericsIfQuick
+	// numericsBounded: a corpus module, evaluated when its reference run
+	// takes at most numericsMaxSteps instructions (loop trips counted
+	// again) and numericsMaxWork element operations, and the evaluator
+	// knows its opcodes; the outputs are compared
+	// whenever it does. A count, not a time, so that the modules compared
+	// are the same on any machine, loaded or not.
+	numericsBounded
 )
 
 // checkSpaces holds the module AssignSpaces returned to every promise:
@@ -165,16 +176,16 @@ func checkSpaces(t *testing.T, name string, orig, out *hlo.Module, rep *SpaceRep
 	as0, err := assign.Assign(ctx, a0, assign.Options{Target: assign.TPU, Budget: 20 * time.Millisecond})
 	require.NoError(t, err, name)
 	args := eval.RandomArgs(as0.Module, rand.New(rand.NewPCG(1, 0)))
-	rctx, cancel := ctx, context.CancelFunc(func() {})
-	if num == numericsIfQuick {
-		rctx, cancel = context.WithTimeout(ctx, time.Second)
+	ropts := exec.Options{Reference: true}
+	if num == numericsBounded {
+		ropts.MaxSteps, ropts.MaxWork = numericsMaxSteps, numericsMaxWork
 	}
-	want, err := exec.Execute(rctx, as0, args, nil, exec.Options{Reference: true})
-	cancel()
+	want, err := exec.Execute(ctx, as0, args, nil, ropts)
 	if err != nil {
-		// An opcode the evaluator lacks, or (numericsIfQuick) over its
-		// second: no numerics. Where they are required, an error fails.
+		// An opcode the evaluator lacks, or (numericsBounded) over its
+		// steps: no numerics. Where they are required, an error fails.
 		require.NotEqual(t, requireNumerics, num, "%s: the reference run: %v", name, err)
+		res.unevaluated = err
 		return res
 	}
 	// The planned run on a chip whose VMEM and SMEM are the capacities
