@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -299,7 +300,9 @@ func (ev *Evaluator) instruction(in *hlo.Instruction, ops []Literal) (Literal, e
 		out, err = ev.scatter(in, ops)
 	case hlo.OpCustomCall:
 		if isShardingAnnotation(in, ops) {
-			out = ops[0]
+			// Its own result, as any instruction's (the reference run
+			// counts every result's storage apart): its operand's bytes.
+			out = Literal{Shape: ops[0].Shape, Data: slices.Clone(ops[0].Data)}
 		} else {
 			out, err = ev.array(in, ops)
 		}

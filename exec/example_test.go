@@ -71,7 +71,7 @@ ENTRY main {
 	// allocation 0, 16 bytes: s{}@0 n{}@0 m{}@0
 	// allocation 1, 16 bytes: x{}@0
 	// allocation 2, 16 bytes: y{}@0
-	// shadow: 5 steps, 5 writes, 5 reads, violation: <nil>, peak 64 bytes at step 3
+	// shadow: 5 steps, 5 writes, 5 reads, violation: <nil>, peak 48 bytes at step 2
 	// planned:   f32[4] {-11, -44, -99, -176}
 	// reference: f32[4] {-11, -44, -99, -176}
 }

@@ -413,7 +413,10 @@ type Timeline struct {
 	// inclusive, as XLA's ranges are; an output to the end of the run), or
 	// kept for the whole run in an allocation of their own by the plan (a
 	// constant, an undonated entry parameter, a thread-local buffer). Each
-	// buffer counts once, at its size.
+	// buffer counts once, at its size, and bytes once: at a step where a
+	// buffer ends and another, placed over some of its bytes, starts (a
+	// result written over an operand read for the last time), the shared
+	// bytes count once.
 	Live []int64
 	// Peak is the largest Live and PeakStep its first step.
 	Peak     int64
@@ -456,10 +459,15 @@ func timeline(as *assign.Assignment) *Timeline {
 			diff[end+1] -= size
 			continue
 		}
-		for _, s := range mergeSpans(sp) {
+		held[id] = mergeSpans(sp)
+		for _, s := range held[id] {
 			diff[s.lo] += size
 			diff[min(s.hi, end+1)] -= size
 		}
+	}
+	for t, b := range handoverBytes(as, held, resident) {
+		diff[t] -= b
+		diff[t+1] += b
 	}
 	tl := &Timeline{Live: make([]int64, end+1), PeakStep: -1}
 	var cur int64
@@ -471,4 +479,59 @@ func timeline(as *assign.Assignment) *Timeline {
 		}
 	}
 	return tl
+}
+
+// handoverBytes returns, by step, the bytes two buffers held at that step
+// share in the plan: one's held span ends there (inclusive) and the
+// other's starts there, on some of the same bytes of one allocation (a
+// plan never puts buffers held at once on the same bytes otherwise). held
+// is each buffer's merged spans [lo, hi) of steps.
+func handoverBytes(as *assign.Assignment, held [][]span, resident []bool) map[int]int64 {
+	type place struct {
+		alloc      int
+		off, limit int64
+	}
+	places := make([]place, len(held))
+	placed := make([]bool, len(held))
+	for ai, al := range as.Allocations {
+		for _, s := range al.Slots {
+			if s.Value == nil || s.Value.Buffer == nil || s.Size == 0 {
+				continue
+			}
+			id := s.Value.Buffer.ID
+			if id < len(places) && !placed[id] {
+				places[id], placed[id] = place{ai, s.Offset, s.Offset + s.Size}, true
+			}
+		}
+	}
+	type edge struct {
+		t     int
+		alloc int
+	}
+	ends := map[edge][]int{}
+	starts := map[edge][]int{}
+	for id, sp := range held {
+		if !placed[id] || resident[id] {
+			continue
+		}
+		for _, s := range sp {
+			ends[edge{s.hi - 1, places[id].alloc}] = append(ends[edge{s.hi - 1, places[id].alloc}], id)
+			starts[edge{s.lo, places[id].alloc}] = append(starts[edge{s.lo, places[id].alloc}], id)
+		}
+	}
+	out := map[int]int64{}
+	for e, from := range ends {
+		for _, x := range from {
+			for _, y := range starts[e] {
+				if x == y {
+					continue
+				}
+				px, py := places[x], places[y]
+				if lo, hi := max(px.off, py.off), min(px.limit, py.limit); hi > lo {
+					out[e.t] += hi - lo
+				}
+			}
+		}
+	}
+	return out
 }

@@ -261,8 +261,21 @@ func TestTimelineSumsLiveRangesCorpus(t *testing.T) {
 			tl := rep.Timeline
 			curve := as.Analysis.LowerBoundCurve(nil, nil)
 			require.Len(t, tl.Live, len(curve), f)
+			// A step where no value starts has no handover: there the
+			// Timeline is the curve's sum; elsewhere it may count bytes
+			// one buffer hands to the next once, below the sum.
+			starts := make([]bool, len(curve))
+			for _, v := range as.Analysis.Values {
+				if v.Scheduled && v.Range.Start >= 0 && v.Range.Start < len(starts) {
+					starts[v.Range.Start] = true
+				}
+			}
 			for i, c := range curve {
-				require.Equal(t, c.Live+c.Fixed, tl.Live[i], "%s: step %d", f, i)
+				if starts[i] {
+					require.LessOrEqual(t, tl.Live[i], c.Live+c.Fixed, "%s: step %d", f, i)
+				} else {
+					require.Equal(t, c.Live+c.Fixed, tl.Live[i], "%s: step %d", f, i)
+				}
 			}
 			require.GreaterOrEqual(t, tl.Peak, as.Analysis.LowerBound(nil).Bytes, f)
 			mu.Lock()

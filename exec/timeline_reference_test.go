@@ -13,6 +13,7 @@ import (
 	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,8 +41,10 @@ import (
 //     buffer of one of its operands (a dynamic-update-slice or a scatter in
 //     place, an output in its donated parameter), the reference run writes
 //     fresh memory and holds both at that step; the Timeline counts the
-//     buffer once. (Where the analysis has two buffers, an elementwise
-//     result taking over its dying operand's slot, both count both.)
+//     buffer once. Likewise where the plan puts a result over bytes of an
+//     operand of another buffer read there for the last time (an
+//     elementwise result taking over its dying operand's slot): the
+//     Timeline counts the shared bytes once.
 //
 // Which of these apply is read from the plan's allocations and the
 // analysis' buffers, never from its ranges.
@@ -93,6 +96,18 @@ func TestTimelineMatchesReferenceRunCorpus(t *testing.T) {
 			}
 			// In place: the buffers the instruction at each step writes
 			// that hold one of its operands' values.
+			type place struct {
+				alloc     int
+				off, size int64
+			}
+			slotOf := map[*liveness.Value]place{}
+			for ai, al := range as.Allocations {
+				for _, sl := range al.Slots {
+					if sl.Value != nil && sl.Size > 0 {
+						slotOf[sl.Value] = place{ai, sl.Offset, sl.Size}
+					}
+				}
+			}
 			inPlace := make([]int64, len(tl.Live))
 			pos := make(map[*hlo.Instruction]int, len(seq))
 			for step, in := range seq {
@@ -112,6 +127,35 @@ func TestTimelineMatchesReferenceRunCorpus(t *testing.T) {
 						}
 					})
 				}
+				// A result the plan puts over bytes of an operand of
+				// another buffer (read there for the last time: the plan
+				// is valid): the Timeline counts those bytes once.
+				in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+					v := a.ValueAt(in, ix)
+					if !sub.IsArray() || v == nil || v.Inst != in || v.Buffer == nil {
+						return
+					}
+					pv, ok := slotOf[v]
+					if !ok {
+						return
+					}
+					for _, o := range in.Operands {
+						o.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
+							w := a.ValueAt(o, ix)
+							if !sub.IsArray() || w == nil || w.Buffer == nil || w.Buffer == v.Buffer || seen[-1-w.Buffer.ID] {
+								return
+							}
+							pw, ok := slotOf[w]
+							if !ok || pw.alloc != pv.alloc {
+								return
+							}
+							if lo, hi := max(pv.off, pw.off), min(pv.off+pv.size, pw.off+pw.size); hi > lo {
+								seen[-1-w.Buffer.ID] = true
+								inPlace[step] += hi - lo
+							}
+						})
+					}
+				})
 			}
 			eq, tls, ips := 0, 0, 0
 			for step := range tl.Live {
