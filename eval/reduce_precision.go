@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -60,9 +59,9 @@ func evalReducePrecision(in *hlo.Instruction, x Literal) (Literal, error) {
 	}
 	out := make([]byte, len(b))
 	for i := 0; i < len(b); i += w {
-		v := readBits(b[i:i+w], w)
+		v := readRaw(b[i:i+w], w)
 		v = reducePrecisionBits(v, uint(8*w), src.exp, src.mant, exp, mant)
-		writeBits(out[i:i+w], w, v)
+		writeRaw(out[i:i+w], w, v)
 	}
 	return fromLogical(in.Shape, out)
 }
@@ -101,25 +100,4 @@ func reducePrecisionBits(v uint64, n, srcExp, srcMant, exp, mant uint) uint64 {
 		return expMask // +inf
 	}
 	return v
-}
-
-func readBits(b []byte, w int) uint64 {
-	switch w {
-	case 2:
-		return uint64(binary.LittleEndian.Uint16(b))
-	case 4:
-		return uint64(binary.LittleEndian.Uint32(b))
-	}
-	return binary.LittleEndian.Uint64(b)
-}
-
-func writeBits(b []byte, w int, v uint64) {
-	switch w {
-	case 2:
-		binary.LittleEndian.PutUint16(b, uint16(v))
-	case 4:
-		binary.LittleEndian.PutUint32(b, uint32(v))
-	default:
-		binary.LittleEndian.PutUint64(b, v)
-	}
 }

@@ -130,6 +130,7 @@ func TestTimelineMatchesReferenceRunCorpus(t *testing.T) {
 				// A result the plan puts over bytes of an operand of
 				// another buffer (read there for the last time: the plan
 				// is valid): the Timeline counts those bytes once.
+				taken := map[int]bool{}
 				in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
 					v := a.ValueAt(in, ix)
 					if !sub.IsArray() || v == nil || v.Inst != in || v.Buffer == nil {
@@ -142,7 +143,7 @@ func TestTimelineMatchesReferenceRunCorpus(t *testing.T) {
 					for _, o := range in.Operands {
 						o.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
 							w := a.ValueAt(o, ix)
-							if !sub.IsArray() || w == nil || w.Buffer == nil || w.Buffer == v.Buffer || seen[-1-w.Buffer.ID] {
+							if !sub.IsArray() || w == nil || w.Buffer == nil || w.Buffer == v.Buffer || taken[w.Buffer.ID] {
 								return
 							}
 							pw, ok := slotOf[w]
@@ -150,7 +151,7 @@ func TestTimelineMatchesReferenceRunCorpus(t *testing.T) {
 								return
 							}
 							if lo, hi := max(pv.off, pw.off), min(pv.off+pv.size, pw.off+pw.size); hi > lo {
-								seen[-1-w.Buffer.ID] = true
+								taken[w.Buffer.ID] = true
 								inPlace[step] += hi - lo
 							}
 						})

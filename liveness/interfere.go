@@ -379,11 +379,7 @@ func copyReadOnly(m *hlo.Module, a *Analysis, s *Schedule, names *hlo.NameUnique
 	done := false
 	for k, op := range at.Operands {
 		if !op.Shape.IsArray() {
-			if rebuilt, err := copyLeavesOf(m, a, s, names, f, at, k); err != nil {
-				return err
-			} else if rebuilt {
-				done = true
-			}
+			done = copyLeavesOf(a, s, names, v, at.Operands[k]) || done
 			continue
 		}
 		if x := a.ValueAt(op, nil); x == nil || x.Buffer != v.Buffer {
@@ -398,26 +394,25 @@ func copyReadOnly(m *hlo.Module, a *Analysis, s *Schedule, names *hlo.NameUnique
 	return nil
 }
 
-// copyLeavesOf rebuilds the tuple operand k of at when it is a tuple
-// instruction with an element in f's value's buffer, each such element
-// copied right before at; it reports whether it changed anything.
-func copyLeavesOf(m *hlo.Module, a *Analysis, s *Schedule, names *hlo.NameUniquer, f *Interference, at *hlo.Instruction, k int) (bool, error) {
-	t := at.Operands[k]
+// copyLeavesOf gives the tuple instruction t, where it takes an array of
+// v's buffer, a copy of it made right before t; it reports whether it
+// changed anything (nothing when t is not a tuple instruction).
+func copyLeavesOf(a *Analysis, s *Schedule, names *hlo.NameUniquer, v *Value, t *hlo.Instruction) bool {
 	if t.Opcode != hlo.OpTuple {
-		return false, nil
+		return false
 	}
 	changed := false
 	for j, e := range t.Operands {
 		if !e.Shape.IsArray() {
 			continue
 		}
-		if x := a.ValueAt(e, nil); x == nil || x.Buffer != f.Value.Buffer {
+		if x := a.ValueAt(e, nil); x == nil || x.Buffer != v.Buffer {
 			continue
 		}
 		t.ReplaceOperand(j, copyBefore(s, names, e, t))
 		changed = true
 	}
-	return changed, nil
+	return changed
 }
 
 // copyBefore adds a copy of the array op right before the instruction

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -8,15 +9,9 @@ import (
 
 // postOrder returns c's instructions in depth-first post-order, starting
 // from the root and then from every instruction nothing depends on, in text
-// order. order, when not nil, sorts each instruction's operands first.
-func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
-	out := make([]*hlo.Instruction, 0, len(c.Instructions))
-	marks := newInstMarks(c)
-	type frame struct {
-		in   *hlo.Instruction
-		deps []*hlo.Instruction
-		next int
-	}
+// order.
+func postOrder(c *hlo.Computation) []*hlo.Instruction {
+	var out []*hlo.Instruction
 	// Each instruction's dependencies are cut from one arena, sized for
 	// all of them: no allocation per instruction.
 	edges := 0
@@ -30,35 +25,10 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 		}
 		start := len(arena)
 		arena = append(arena, in.ControlPredecessors()...)
-		ops := start + len(arena[start:])
 		arena = appendDistinct(arena, in.Operands)
-		if order != nil {
-			order(arena[ops:])
-		}
 		return arena[start:len(arena):len(arena)]
 	}
-	visit := func(start *hlo.Instruction) {
-		if marks.get(start) != 0 {
-			return
-		}
-		stack := []frame{{in: start, deps: deps(start)}}
-		marks.set(start, 1)
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if f.next < len(f.deps) {
-				d := f.deps[f.next]
-				f.next++
-				if marks.get(d) == 0 {
-					marks.set(d, 1)
-					stack = append(stack, frame{in: d, deps: deps(d)})
-				}
-				continue
-			}
-			marks.set(f.in, 2)
-			out = append(out, f.in)
-			stack = stack[:len(stack)-1]
-		}
-	}
+	visit := postOrderVisitor(c, deps, &out)
 	if c.Root != nil {
 		visit(c.Root)
 	}
@@ -80,19 +50,43 @@ func postOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instru
 // instruction's operands and control predecessors not yet visited are
 // sorted together by less (PostOrderDFS), the first visited first.
 func dfsVisit(c *hlo.Computation, less func(x, y *hlo.Instruction) bool) []*hlo.Instruction {
-	out := make([]*hlo.Instruction, 0, len(c.Instructions))
+	var out []*hlo.Instruction
+	deps := func(in *hlo.Instruction) []*hlo.Instruction {
+		d := distinct(append(append([]*hlo.Instruction(nil), in.Operands...), in.ControlPredecessors()...))
+		sort.SliceStable(d, func(i, j int) bool { return less(d[i], d[j]) })
+		return d
+	}
+	visit := postOrderVisitor(c, deps, &out)
+	for _, in := range c.Instructions {
+		if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 && in != c.Root {
+			visit(in)
+		}
+	}
+	if c.Root != nil {
+		visit(c.Root)
+	}
+	// Only in an unverified module (a cycle, or an instruction reached
+	// from no root): what is left, in instruction order.
+	for _, in := range c.Instructions {
+		visit(in)
+	}
+	return out
+}
+
+// postOrderVisitor returns a function that appends to *out, in
+// depth-first post-order, the instruction it is given and every
+// instruction it depends on (deps, visited in the order deps gives) not
+// yet visited by an earlier call. It walks with a stack of its own, so a
+// chain of a million instructions does not grow the goroutine's.
+func postOrderVisitor(c *hlo.Computation, deps func(*hlo.Instruction) []*hlo.Instruction, out *[]*hlo.Instruction) func(*hlo.Instruction) {
+	*out = slices.Grow(*out, len(c.Instructions))
 	marks := newInstMarks(c)
 	type frame struct {
 		in   *hlo.Instruction
 		deps []*hlo.Instruction
 		next int
 	}
-	deps := func(in *hlo.Instruction) []*hlo.Instruction {
-		d := distinct(append(append([]*hlo.Instruction(nil), in.Operands...), in.ControlPredecessors()...))
-		sort.SliceStable(d, func(i, j int) bool { return less(d[i], d[j]) })
-		return d
-	}
-	visit := func(start *hlo.Instruction) {
+	return func(start *hlo.Instruction) {
 		if marks.get(start) != 0 {
 			return
 		}
@@ -110,24 +104,10 @@ func dfsVisit(c *hlo.Computation, less func(x, y *hlo.Instruction) bool) []*hlo.
 				continue
 			}
 			marks.set(f.in, 2)
-			out = append(out, f.in)
+			*out = append(*out, f.in)
 			stack = stack[:len(stack)-1]
 		}
 	}
-	for _, in := range c.Instructions {
-		if len(in.Users) == 0 && len(in.ControlSuccessors()) == 0 && in != c.Root {
-			visit(in)
-		}
-	}
-	if c.Root != nil {
-		visit(c.Root)
-	}
-	// Only in an unverified module (a cycle, or an instruction reached
-	// from no root): what is left, in instruction order.
-	for _, in := range c.Instructions {
-		visit(in)
-	}
-	return out
 }
 
 // distinct returns the instructions of ins without repeats, first

@@ -334,19 +334,19 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		scalar[i] = effectiveScalar(in.Shape)
 	}
 	seq := 0
-	push := func(h *readyHeap, i int, p int64) {
+	// entry makes i's entry in the ready list at priority p, the newest,
+	// and makes it i's current one.
+	entry := func(i int, p int64) *readyEntry {
 		version[i]++
 		seq++
 		queued[i], current[i] = true, p
-		heap.Push(h, &readyEntry{in: c.Instructions[i], idx: i, seq: seq, priority: p, scalar: scalar[i], users: len(c.Instructions[i].Users), version: int(version[i])})
+		in := c.Instructions[i]
+		return &readyEntry{in: in, idx: i, seq: seq, priority: p, scalar: scalar[i], users: len(in.Users), version: int(version[i])}
 	}
 	var h readyHeap
 	for i, in := range c.Instructions {
 		if deps[i] == 0 {
-			version[i]++
-			seq++
-			queued[i], current[i] = true, priority(i, in)
-			h = append(h, &readyEntry{in: in, idx: i, seq: seq, priority: current[i], scalar: scalar[i], users: len(in.Users), version: int(version[i])})
+			h = append(h, entry(i, priority(i, in)))
 		}
 	}
 	heap.Init(&h)
@@ -373,7 +373,7 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		release := func(u int) {
 			deps[u]--
 			if deps[u] == 0 {
-				push(&h, u, priority(u, c.Instructions[u]))
+				heap.Push(&h, entry(u, priority(u, c.Instructions[u])))
 			}
 		}
 		step := int32(len(out))
@@ -405,14 +405,14 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 					continue
 				}
 				if p := priority(k, u); p != current[k] {
-					push(&h, k, p)
+					heap.Push(&h, entry(k, p))
 				}
 			}
 		}
 	}
 	if len(out) != len(c.Instructions) {
 		// A dependency cycle (rejected by hlo.Verify): fall back to post-order.
-		return postOrder(c, nil)
+		return postOrder(c)
 	}
 	return out
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/hlomem/hlomem/liveness"
 )
 
-func refPostOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Instruction {
+func refPostOrder(c *hlo.Computation) []*hlo.Instruction {
 	out := make([]*hlo.Instruction, 0, len(c.Instructions))
 	state := make(map[*hlo.Instruction]uint8, len(c.Instructions))
 	type frame struct {
@@ -37,9 +37,6 @@ func refPostOrder(c *hlo.Computation, order func([]*hlo.Instruction)) []*hlo.Ins
 				seen[o] = true
 				ops = append(ops, o)
 			}
-		}
-		if order != nil {
-			order(ops)
 		}
 		return append(d, ops...)
 	}
@@ -341,7 +338,7 @@ func refListSchedule(a *liveness.Analysis, c *hlo.Computation) []*hlo.Instructio
 	}
 	if len(out) != len(c.Instructions) {
 		// A dependency cycle (rejected by hlo.Verify): fall back to post-order.
-		return refPostOrder(c, nil)
+		return refPostOrder(c)
 	}
 	return out
 }
@@ -354,7 +351,7 @@ func TestSchedulersMatchReferenceCorpus(t *testing.T) {
 		a, err := liveness.Analyze(m, liveness.Options{})
 		require.NoError(t, err, name)
 		for _, c := range sequentialComputations(m, a.Kinds) {
-			require.Equal(t, names(refPostOrder(c, nil)), names(postOrder(c, nil)), "%s: post-order of %s", name, c.Name)
+			require.Equal(t, names(refPostOrder(c)), names(postOrder(c)), "%s: post-order of %s", name, c.Name)
 		}
 		for _, p := range []struct {
 			what     string

@@ -156,6 +156,14 @@ func TestSegmentModelOnRandomModules(t *testing.T) {
 	if testing.Short() {
 		n = 40
 	}
+	checkRandomSegments(t, n)
+}
+
+// checkRandomSegments runs checkSegmentModel on random modules 0..n-1
+// under post-order, every one of which must prepare, and logs the orders
+// compared.
+func checkRandomSegments(t *testing.T, n int) {
+	t.Helper()
 	total := 0
 	for seed := uint64(0); seed < uint64(n); seed++ {
 		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
@@ -183,16 +191,7 @@ func TestSegmentModelRelaxed(t *testing.T) {
 		n = 60
 	}
 	relaxedOrders = 0
-	total := 0
-	for seed := uint64(0); seed < uint64(n); seed++ {
-		m, err := hlo.ParseModule("rand.hlo", randhlo.Generate(seed, randhlo.Options{Instructions: 5 + int(seed%40)}))
-		require.NoError(t, err)
-		a, err := prepare(m, PostOrder)
-		require.NoError(t, err, "seed %d", seed)
-		rng := rand.New(rand.NewPCG(seed, 3))
-		total += checkSegmentModel(t, a, rng, 4, someWindows, m.Name)
-	}
-	t.Logf("%d orders compared, %d used the relaxation", total, relaxedOrders)
+	checkRandomSegments(t, n)
 	require.Positive(t, relaxedOrders, "no order took the relaxation: the test does not reach it")
 	checked, proven := optimalAgainstBruteForce(t, 60, false)
 	t.Logf("relaxed: %d DAGs checked against every order, %d proven", checked, proven)

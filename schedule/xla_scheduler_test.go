@@ -258,13 +258,13 @@ func TestXLAHeuristicIsDefaultMemoryScheduler(t *testing.T) {
 	_, a := xlaCase(t, xlaAliasingModule)
 	s, cands, err := HeuristicBest(a)
 	require.NoError(t, err)
-	min := cands[0].LivePeak
+	least := cands[0].LivePeak
 	for _, c := range cands {
-		min = minInt64(min, c.LivePeak)
+		least = min(least, c.LivePeak)
 	}
 	// Ties go to list, then DFS, then post-order, as in XLA.
 	for _, c := range cands {
-		if c.LivePeak == min {
+		if c.LivePeak == least {
 			require.Equal(t, c.Name, s.Name)
 			break
 		}
@@ -272,13 +272,6 @@ func TestXLAHeuristicIsDefaultMemoryScheduler(t *testing.T) {
 	h, err := ByName(context.Background(), a, Heuristic, Options{})
 	require.NoError(t, err)
 	require.Equal(t, s.Name, h.Name)
-}
-
-func minInt64(a, b int64) int64 {
-	if a < b {
-		return a
-	}
-	return b
 }
 
 // The rules of hlo_memory_scheduler.cc that XLA's tests leave unchecked,

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/hlomem/hlomem/internal/corpus"
+	"github.com/hlomem/hlomem/internal/packcheck"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,45 +46,41 @@ func publishedBound(t *testing.T, p *Problem, sol *Solution, path string) int64 
 	return want
 }
 
-// packcheckScript is the outside checker beside the corpus
-// (../shared/tools/packcheck.py), which shares no code with hlomem.
-func packcheckScript(t *testing.T) (python, script string) {
+// outsideChecker is the outside checker (internal/packcheck); the test
+// skips without it, or fails under packcheck.EnvRequire.
+func outsideChecker(t *testing.T) *packcheck.Checker {
 	t.Helper()
-	script = filepath.Join(filepath.Dir(corpus.Path(t)), "tools", "packcheck.py")
-	python, err := exec.LookPath("python3")
-	_, serr := os.Stat(script)
-	if err != nil || serr != nil {
-		if os.Getenv("HLOMEM_REQUIRE_PACKCHECK") != "" {
-			t.Fatalf("the outside packing checker cannot run (python3: %v; %s: %v)", err, script, serr)
+	corpus.Path(t) // skips without the corpus
+	c, err := packcheck.Find()
+	if err != nil {
+		if packcheck.Required() {
+			t.Fatal(err)
 		}
-		t.Skipf("the outside packing checker cannot run (python3: %v; %s: %v); CI sets HLOMEM_REQUIRE_PACKCHECK", err, script, serr)
+		t.Skipf("%v; CI sets %s", err, packcheck.EnvRequire)
 	}
-	return python, script
+	return c
 }
 
-var packcheckOK = regexp.MustCompile(`^ok n=(\d+) height=(\d+) lb=(\d+) `)
-
-// outsideCheck writes sol as hlomem pack prints it and has the outside
-// checker verify it against the problem file: every buffer placed, no two
-// overlapping in time and space, and the height and lower bound hlomem
-// reports.
-func outsideCheck(t *testing.T, path string, p *Problem, sol *Solution) {
+// writeSolution writes pk as hlomem pack prints it and returns the file.
+func writeSolution(t *testing.T, p *Problem, pk Packing) string {
 	t.Helper()
-	python, script := packcheckScript(t)
 	out := filepath.Join(t.TempDir(), "solution.csv")
 	var buf bytes.Buffer
-	require.NoError(t, WriteCSV(&buf, p, sol.Packing))
+	require.NoError(t, WriteCSV(&buf, p, pk))
 	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o644))
-	res, err := exec.Command(python, script, "check", path, out).CombinedOutput()
-	require.NoError(t, err, "%s: packcheck.py refuses the packing:\n%s", filepath.Base(path), res)
-	m := packcheckOK.FindSubmatch(res)
-	require.NotNil(t, m, "%s: packcheck.py said %q", filepath.Base(path), res)
-	n, _ := strconv.Atoi(string(m[1]))
-	height, _ := strconv.ParseInt(string(m[2]), 10, 64)
-	lb, _ := strconv.ParseInt(string(m[3]), 10, 64)
-	require.Equal(t, len(p.Buffers), n, "%s: buffers", filepath.Base(path))
-	require.Equal(t, sol.Height(), height, "%s: height, hlomem against packcheck.py", filepath.Base(path))
-	require.Equal(t, sol.LowerBound(), lb, "%s: lower bound, hlomem against packcheck.py", filepath.Base(path))
+	return out
+}
+
+// outsideCheck has the outside checker verify sol against the problem
+// file: every buffer placed, no two overlapping in time and space, and the
+// height and lower bound hlomem reports.
+func outsideCheck(t *testing.T, path string, p *Problem, sol *Solution) {
+	t.Helper()
+	r, err := outsideChecker(t).Check(path, writeSolution(t, p, sol.Packing))
+	require.NoError(t, err, filepath.Base(path))
+	require.Equal(t, len(p.Buffers), r.Buffers, "%s: buffers", filepath.Base(path))
+	require.Equal(t, sol.Height(), r.Height, "%s: height, hlomem against packcheck.py", filepath.Base(path))
+	require.Equal(t, sol.LowerBound(), r.LowerBound, "%s: lower bound, hlomem against packcheck.py", filepath.Base(path))
 }
 
 // TestOutsideCheckRefusesOverlap: the outside checker is not a formality.
@@ -94,7 +88,7 @@ func outsideCheck(t *testing.T, path string, p *Problem, sol *Solution) {
 // the same time is refused by packcheck.py as by Check.
 func TestOutsideCheckRefusesOverlap(t *testing.T) {
 	path := corpus.Path(t, "alloc", "synthetic", "rand_1.cap294.csv")
-	python, script := packcheckScript(t)
+	checker := outsideChecker(t)
 	p := readCorpusCSV(t, path)
 	sol, err := Pack(context.Background(), p, Options{Budget: corpusBudget})
 	require.NoError(t, err)
@@ -112,11 +106,7 @@ func TestOutsideCheckRefusesOverlap(t *testing.T) {
 	}
 	require.True(t, moved)
 	require.Error(t, Check(p, pk))
-	out := filepath.Join(t.TempDir(), "bad.csv")
-	var buf bytes.Buffer
-	require.NoError(t, WriteCSV(&buf, p, pk))
-	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o644))
-	res, err := exec.Command(python, script, "check", path, out).CombinedOutput()
-	require.Error(t, err, "packcheck.py accepted an overlapping packing:\n%s", res)
-	require.Contains(t, string(res), "overlap")
+	r, err := checker.Check(path, writeSolution(t, p, pk))
+	require.Error(t, err, "packcheck.py accepted an overlapping packing:\n%s", r.Output)
+	require.ErrorContains(t, err, "overlap")
 }
