@@ -135,7 +135,7 @@ func (as *Assignment) writeUsedValues(b *bufio.Writer) error {
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
-	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true, ElideLargeConstants: true}
+	popts := hlo.PrintOptions{OperandShapes: as.Module.OperandShapes, IndexComments: true, Layouts: true, ElideLargeConstants: true, AsyncSugar: true}
 	b.WriteString("Used values:\n")
 	for i, v := range used {
 		if err := poll.OutputFailed(i, b.Flush); err != nil {

@@ -585,6 +585,16 @@ func (r *reading) rule(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape) la
 				return r.resolveIndex(w.Root, full[1:])
 			}
 		}
+		// An update binding operands late holds them at {0,k} past
+		// those of the op before it.
+		if prev := op(0).Shape; len(full) >= 2 && full[0] == 0 && prev.IsTuple() && len(prev.Tuple) > 0 {
+			if before := int64(len(prev.Tuple[0].Tuple)); full[1] >= before {
+				if k := int(1 + full[1] - before); k < len(in.Operands) {
+					return r.resolveIndex(op(k), full[2:])
+				}
+				return noSource
+			}
+		}
 		return r.resolveIndex(op(0), full)
 	}
 	return def()
@@ -1275,8 +1285,43 @@ func (r *reading) needed(q label, t int, by label) bool {
 	}
 	l := r.readsOf[q]
 	for i := len(l) - 1; i >= 0 && l[i].t > t; i-- {
-		if !r.exclusive(t, l[i], q, by) {
+		if !r.exclusive(t, l[i], q, by) && !r.asyncOwnWrite(l[i].t, by) {
 			return true
+		}
+	}
+	return false
+}
+
+// asyncOwnWrite reports whether the step t reading a source is an async
+// op (start, update or done) whose own async computation writes by: the
+// op hands its operand to that computation, which may update it in place
+// (an async custom-call's output_to_operand_aliasing), so its later read
+// of the operand is the computation's, not a read after a foreign write.
+func (r *reading) asyncOwnWrite(t int, by label) bool {
+	in := r.a.Sequence[t]
+	switch in.Opcode {
+	case hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone:
+	default:
+		return false
+	}
+	c, w := wrapped(in), r.srcs[by].in
+	return c != nil && w != nil && calledFrom(c, w.Parent, 0)
+}
+
+// calledFrom reports whether computation target is from or one it calls,
+// directly or not.
+func calledFrom(from, target *hlo.Computation, depth int) bool {
+	if from == target {
+		return true
+	}
+	if depth > hlo.MaxInlineDepth {
+		return false
+	}
+	for _, in := range from.Instructions {
+		for _, c := range in.Callees() {
+			if calledFrom(c, target, depth+1) {
+				return true
+			}
 		}
 	}
 	return false

@@ -248,7 +248,7 @@ func Shadow(ctx context.Context, as *assign.Assignment) (*ShadowReport, error) {
 		at, ok := p.offset, true
 		other := label(-1)
 		owners[p.alloc].each(p.offset, p.offset+p.size, func(seg *segment) bool {
-			if seg.lo > at || !slices.Contains(accept, seg.val) {
+			if seg.lo > at || !slices.Contains(accept, seg.val) && !r.asyncOwnWrite(t, seg.val) {
 				ok = false
 				if seg.lo <= at {
 					other = seg.val

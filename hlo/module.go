@@ -196,6 +196,16 @@ type Ext struct {
 	// BackendConfig is backend_config= verbatim (a quoted string or raw
 	// JSON), "" when absent.
 	BackendConfig string
+	// AsyncSugar is, on an async-start, -update or -done written in XLA's
+	// short form <opcode>-start / -update / -done, the opcode it names
+	// (OpUnknown when the op was written as async-start and so on). The
+	// parser builds the async computation for it, as XLA's does: one
+	// parameter per operand of the start and the named op as its root,
+	// with the start's attributes; the printer writes it back in the short
+	// form while that computation still holds that one op. OpCall is the
+	// form whose to_apply= names the async computation itself
+	// (call-start(...), to_apply=%c), which binds operands late.
+	AsyncSugar Opcode
 }
 
 // EnsureExt returns in.Ext, allocating it first if needed.

@@ -208,7 +208,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpAnd:                    {"and", 2, ew},
 	OpAsin:                   {"asin", 1, exp},
 	OpAsinh:                  {"asinh", 1, exp},
-	OpAsyncDone:              {"async-done", 1, AsyncDone | Caller},
+	OpAsyncDone:              {"async-done", Variadic, AsyncDone | Caller},
 	OpAsyncStart:             {"async-start", Variadic, AsyncStart | Caller},
 	OpAsyncUpdate:            {"async-update", Variadic, Caller},
 	OpAtan2:                  {"atan2", 2, exp},

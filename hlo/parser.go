@@ -108,6 +108,7 @@ type parser struct {
 	comps     map[string]*Computation
 	pendCall  []pendingCall
 	pendInfer []*Instruction // instructions written without a shape
+	sugared   []*Computation // async computations built for short-form starts
 	autoName  int
 
 	// insts maps names to instructions for the whole file; lookup only
@@ -350,6 +351,7 @@ func (p *parser) startModule(pos Pos) {
 	}
 	p.pendCall = p.pendCall[:0]
 	p.pendInfer = nil
+	p.sugared = nil
 	p.autoName = 0
 }
 
@@ -551,6 +553,7 @@ func (p *parser) finishModule() *Module {
 	if m.Name == "" {
 		m.Name = m.Entry.Name
 	}
+	p.nameSugared(m)
 	m.Renumber()
 	return m
 }
@@ -705,7 +708,11 @@ func (p *parser) parseInstruction() {
 	if infer {
 		p.pendInfer = append(p.pendInfer, in)
 	}
-	p.parseAttributes(in)
+	if in.Opcode == OpAsyncStart && in.ext().AsyncSugar != OpUnknown {
+		p.parseAsyncSugarStart(in, infer)
+	} else {
+		p.parseAttributes(in)
+	}
 	p.addInstruction(in)
 	if isRoot {
 		if p.comp.Root != nil {
@@ -739,6 +746,12 @@ func (p *parser) parseOp(name string, pos Pos, shape Shape) *Instruction {
 	in := &Instruction{Name: name, Shape: shape, Pos: pos}
 	if op, ok := opByName[p.lx.text(ot)]; ok {
 		in.Opcode = op
+	} else if async, wrapped, ok := asyncSugar(p.lx.text(ot)); ok {
+		in.Opcode = async
+		in.EnsureExt().AsyncSugar = wrapped
+		if !wrappable(wrapped) {
+			p.fail(ot.pos(), "%s cannot run asynchronously (%s)", wrapped, p.lx.text(ot))
+		}
 	} else {
 		in.Opcode = OpUnknown
 		in.EnsureExt().UnknownOpcode = p.lx.text(ot)

@@ -71,10 +71,16 @@ func (m *Module) write(b *strings.Builder) {
 		sf.write(b)
 		b.WriteByte('\n')
 	}
-	for i, c := range m.Computations {
-		if i > 0 {
+	hidden := m.hiddenComputations()
+	first := true
+	for _, c := range m.Computations {
+		if hidden[c] {
+			continue
+		}
+		if !first {
 			b.WriteByte('\n')
 		}
+		first = false
 		c.write(b)
 	}
 }
@@ -213,6 +219,13 @@ type PrintOptions struct {
 	// is an array of at most 10 elements, as XLA's HloInstruction::ToString
 	// does by default (HloPrintOptions::print_large_constants false).
 	ElideLargeConstants bool
+	// AsyncSugar prints every async op whose async computation holds one
+	// instruction besides its parameters in the short form
+	// (all-to-all-start(...) with the wrapped op's attributes), as XLA's
+	// HloInstruction::ToString does by default (HloPrintOptions::
+	// syntax_sugar_async_ops). Without it, only the ops the text wrote in
+	// that form print in it.
+	AsyncSugar bool
 }
 
 // largeConstant is how many elements a constant's literal may have for
@@ -296,14 +309,17 @@ func (in *Instruction) writeWith(b *strings.Builder, opts PrintOptions) {
 	b.WriteString(" = ")
 	writeShape(b, in.Shape, opts)
 	b.WriteByte(' ')
-	b.WriteString(in.OpName())
-	b.WriteByte('(')
-	in.writeOperands(b, opts)
-	b.WriteByte(')')
-
 	x := in.ext()
-	in.writeFields(b, x)
-	writeAttrs(b, in.Attrs)
+	if wrapped, ok := in.sugarForm(opts.AsyncSugar); ok {
+		in.writeSugar(b, wrapped, opts)
+	} else {
+		b.WriteString(in.OpName())
+		b.WriteByte('(')
+		in.writeOperands(b, opts)
+		b.WriteByte(')')
+		in.writeFields(b, x)
+		writeAttrs(b, in.Attrs)
+	}
 	if len(x.ControlPredecessors) > 0 {
 		b.WriteString(", control-predecessors={")
 		for i, p := range x.ControlPredecessors {

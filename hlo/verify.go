@@ -241,6 +241,8 @@ func (v *verifier) instruction(in *Instruction, member InstructionIndex, comps m
 		}
 	case OpBroadcast:
 		v.broadcast(in)
+	case OpAsyncStart, OpAsyncUpdate, OpAsyncDone:
+		v.asyncChain(in)
 	default:
 		v.forwarded(in)
 	}
@@ -348,7 +350,7 @@ func (v *verifier) forwarded(in *Instruction) {
 		if e, ok := element(0); ok {
 			same(e, "element 0 of operand "+op.Name)
 		}
-	case OpAsyncDone, OpCollectivePermuteDone:
+	case OpCollectivePermuteDone:
 		if e, ok := element(1); ok {
 			same(e, "element 1 of operand "+op.Name)
 		}

@@ -26,6 +26,11 @@ type AsyncPair struct {
 	// chain order (generic async operations only).
 	Updates []*hlo.Instruction
 	Done    *hlo.Instruction
+	// Bound is the op from which the operation runs: the first of its
+	// chain that binds all its operands (async::IsFirstFullyBound), where
+	// its computation is flattened. The start, but for an async op whose
+	// update binds operands late.
+	Bound *hlo.Instruction
 	// Computation is the computation an async-start runs (nil for the
 	// other kinds).
 	Computation *hlo.Computation
@@ -37,9 +42,9 @@ type AsyncPair struct {
 	Writes []*Buffer
 }
 
-// InFlight returns every buffer the operation may touch between Start and
+// InFlight returns every buffer the operation may touch between Bound and
 // Done, reads first; each must stay live, and keep its address, over
-// [Time(Start), Time(Done)].
+// [Time(Bound), Time(Done)].
 func (p AsyncPair) InFlight() []*Buffer {
 	out := append([]*Buffer(nil), p.Reads...)
 	for _, b := range p.Writes {
@@ -112,10 +117,11 @@ func (a *Analysis) AsyncPairOf(in *hlo.Instruction) (AsyncPair, bool) {
 }
 
 func (a *Analysis) asyncPair(start *hlo.Instruction) AsyncPair {
-	p := AsyncPair{Start: start}
+	p := AsyncPair{Start: start, Bound: start}
 	if start.Opcode == hlo.OpAsyncStart {
 		p.Computation = AsyncComputation(start)
 	}
+
 	// Follow the chain: each link's successor takes it as operand 0.
 	cur := start
 	for i := 0; cur != nil && i < 1<<16; i++ {
@@ -180,6 +186,12 @@ func (a *Analysis) asyncPair(start *hlo.Instruction) AsyncPair {
 					addBuf(&p.Writes, v)
 				}
 			}
+		}
+	}
+	for _, x := range append(append([]*hlo.Instruction{start}, p.Updates...), p.Done) {
+		if x != nil && p.Computation != nil && firstFullyBound(x) {
+			p.Bound = x
+			break
 		}
 	}
 	return p

@@ -31,7 +31,7 @@ func checkPair(t *testing.T, a *Analysis, start, done string, updates ...string)
 		require.True(t, ok, in)
 		require.Same(t, p.Start, q.Start)
 	}
-	ts, td := a.Time(p.Start), a.Time(p.Done)
+	ts, td := a.Time(p.Bound), a.Time(p.Done)
 	require.Less(t, ts, td)
 	for _, b := range p.InFlight() {
 		r, ok := b.Range()
@@ -208,7 +208,7 @@ func TestAsyncPairsCorpus(t *testing.T) {
 			pairs++
 			kinds[p.Start.Opcode.String()]++
 			require.NotNil(t, p.Done, "%s: %s has no done", f, p.Start.Name)
-			ts, td := a.Time(p.Start), a.Time(p.Done)
+			ts, td := a.Time(p.Bound), a.Time(p.Done)
 			for _, b := range p.InFlight() {
 				r, ok := b.Range()
 				require.True(t, ok && r.Start <= ts && r.End >= td, "%s: %s..%s (%d-%d) keeps %s in flight, live %v", f, p.Start.Name, p.Done.Name, ts, td, b.Name(), r)

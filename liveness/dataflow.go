@@ -186,7 +186,14 @@ func definesAt(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shape, paramDefin
 	case hlo.OpAsyncStart:
 		return sub.IsTuple() || len(ix) > 0 && ix[0] > 1
 	case hlo.OpAsyncUpdate, hlo.OpAsyncDone:
-		return sub.IsTuple()
+		if sub.IsTuple() {
+			return true
+		}
+		if len(in.Operands) == 0 || !sub.IsArray() {
+			return false
+		}
+		src, _ := asyncSource(in, ix)
+		return src == nil
 	case hlo.OpCopyStart:
 		return len(ix) == 0 || len(ix) == 1 && (ix[0] == 0 || ix[0] == 2)
 	case hlo.OpAllGatherStart:
@@ -530,47 +537,79 @@ func (d *dataflow) update(in *hlo.Instruction) bool {
 	return false
 }
 
-// updateAsync forwards an async-update's operand (its element {1} merged
-// with the async computation's root) or an async-done's operand element
-// {1} merged with the root.
+// updateAsync sets the array positions of an async-update or async-done
+// (XLA's UpdateAsyncUpdateValueSet and UpdateAsyncDoneValueSet): the
+// output ({1} of an update, the whole of a done) from the async
+// computation's root, the rest from the previous op of the chain at the
+// same index. An operand bound late (an update's or done's operand after
+// the first) fills the element {0,k} it binds, as XLA's
+// AliasInfo::GetInPlaceInputOutputPairs aliases it there. Positions with
+// no source at all are the op's own values (definesAt).
 func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
 	if len(in.Operands) == 0 {
 		return false
 	}
-	src := in.Operands[0]
-	var wroot *hlo.Instruction
-	if w := AsyncComputation(in); w != nil {
-		wroot = w.Root
-	}
 	changed := false
-	n := src.Shape.NumSubshapes()
-	for so := 1; so < n; so++ {
-		ix := d.a.indexAt(src, so)
-		if !d.a.subAt(src, so).IsArray() {
+	n := in.Shape.NumSubshapes()
+	for o := 0; o < n; o++ {
+		if !d.a.subAt(in, o).IsArray() {
 			continue
 		}
-		out := ix
-		if in.Opcode == hlo.OpAsyncDone {
-			if ix[0] != 1 {
-				continue
-			}
-			out = ix[1:]
-		}
-		o, ok := d.a.ordinalOf(in, out)
-		if !ok {
+		src, six := asyncSource(in, d.a.indexAt(in, o))
+		if src == nil {
 			continue
 		}
-		v := d.slots[src.FirstValue+so]
-		if ix[0] == 1 && wroot != nil {
-			if rv := d.at(wroot, ix[1:]); rv != nil {
-				v = rv
-			}
-		}
-		if d.set(in.FirstValue+o, v) {
+		if v := d.at(src, six); v != nil && d.set(in.FirstValue+o, v) {
 			changed = true
 		}
 	}
 	return changed
+}
+
+// asyncSource returns where the value at index ix of an async-update or
+// async-done comes from: the async computation's root for the output, the
+// operand an update or done binds late for its element {0,k}, otherwise
+// the previous op of the chain at the same index. nil when there is none
+// (the op then defines the value itself).
+func asyncSource(in *hlo.Instruction, ix hlo.ShapeIndex) (*hlo.Instruction, hlo.ShapeIndex) {
+	prev := in.Operands[0]
+	out := ix
+	if in.Opcode == hlo.OpAsyncUpdate {
+		if len(ix) == 0 {
+			return nil, nil
+		}
+		out = nil
+		if ix[0] == 1 {
+			out = ix[1:]
+		}
+	}
+	if out != nil || in.Opcode == hlo.OpAsyncDone {
+		if w := AsyncComputation(in); w != nil && w.Root != nil {
+			if _, ok := w.Root.Shape.Subshape(out); ok {
+				return w.Root, out
+			}
+		}
+		pix := append(hlo.ShapeIndex{1}, out...)
+		if sub, ok := prev.Shape.Subshape(pix); ok && sub.IsArray() {
+			return prev, pix
+		}
+		return nil, nil
+	}
+	if ix[0] == 0 && len(ix) >= 2 && prev.Shape.IsTuple() && len(prev.Shape.Tuple) > 0 {
+		if before := int64(len(prev.Shape.Tuple[0].Tuple)); ix[1] >= before {
+			k := 1 + ix[1] - before
+			if k < int64(len(in.Operands)) {
+				if sub, ok := in.Operands[k].Shape.Subshape(ix[2:]); ok && sub.IsArray() {
+					return in.Operands[k], ix[2:]
+				}
+			}
+			return nil, nil
+		}
+	}
+	if sub, ok := prev.Shape.Subshape(ix); ok && sub.IsArray() {
+		return prev, ix
+	}
+	return nil, nil
 }
 
 // updateParameter is XLA's UpdateParameterValueSet: a parameter of a
@@ -611,10 +650,25 @@ func (d *dataflow) updateParameter(p *hlo.Instruction) bool {
 			// XLA returns here: the parameter is element {0,n} of the
 			// chain's tuple, which the async-start forwarded from its
 			// operand n.
+			// With late binding the first update or done may bind
+			// parameter n itself: its own tuple (an update) or its
+			// operand (a done) holds it then.
 			if len(site.Operands) == 0 {
 				return false
 			}
-			return d.forward(p, hlo.ShapeIndex{}, site.Operands[0], hlo.ShapeIndex{0, int64(n)}, false)
+			pix := hlo.ShapeIndex{0, int64(n)}
+			if _, ok := site.Operands[0].Shape.Subshape(pix); ok {
+				return d.forward(p, hlo.ShapeIndex{}, site.Operands[0], pix, false)
+			}
+			if site.Opcode == hlo.OpAsyncUpdate {
+				return d.forward(p, hlo.ShapeIndex{}, site, pix, false)
+			}
+			if prev := site.Operands[0].Shape; prev.IsTuple() && len(prev.Tuple) > 0 {
+				if k := 1 + n - len(prev.Tuple[0].Tuple); k >= 1 && k < len(site.Operands) {
+					return d.forward(p, hlo.ShapeIndex{}, site.Operands[k], hlo.ShapeIndex{}, false)
+				}
+			}
+			return false
 		}
 	}
 	if needPhi {

@@ -90,13 +90,13 @@ func checkInvariants(t *testing.T, a *Analysis) {
 		if p.Done == nil {
 			continue
 		}
-		ts, td := a.Time(p.Start), a.Time(p.Done)
+		ts, td := a.Time(p.Bound), a.Time(p.Done)
 		if ts < 0 || td < 0 {
 			continue
 		}
 		for _, b := range p.InFlight() {
 			r, ok := b.Range()
-			require.True(t, ok && r.Start <= ts && r.End >= td, "%s..%s keeps %s in flight but it lives %v", p.Start.Name, p.Done.Name, b.Name(), r)
+			require.True(t, ok && r.Start <= ts && r.End >= td, "%s..%s keeps %s in flight but it lives %v", p.Bound.Name, p.Done.Name, b.Name(), r)
 		}
 	}
 }

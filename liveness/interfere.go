@@ -122,6 +122,10 @@ func (a *Analysis) Interference() []*Interference {
 					if a.ValueAt(u.Inst, u.Index) != v {
 						read(u, a.loopStart(u.Inst), false)
 					}
+				case (u.Inst.Opcode == hlo.OpAsyncStart || u.Inst.Opcode == hlo.OpAsyncUpdate || u.Inst.Opcode == hlo.OpAsyncDone) && ownsWrite(u.Inst, w):
+					// The async op hands v to its computation, whose op
+					// (flattened before the start) writes it in place: an
+					// async custom-call's output_to_operand_aliasing.
 				case !u.ReadsNothing():
 					read(u, a.Time(u.Inst), false)
 				}
@@ -771,4 +775,11 @@ func reaches(from, target *hlo.Computation, depth int) bool {
 		}
 	}
 	return false
+}
+
+// ownsWrite reports whether w, a later value of a buffer an async op
+// binds as an operand, is written inside that op's own async computation.
+func ownsWrite(async *hlo.Instruction, w *Value) bool {
+	c := AsyncComputation(async)
+	return c != nil && w.Inst.Parent != nil && reaches(c, w.Inst.Parent, 0)
 }
