@@ -17,7 +17,12 @@ package liveness
 //   - while body root and conditional branch roots: a leaf whose value is
 //     a constant, is not defined in that computation (a pass-through of a
 //     branch parameter), or appears at an earlier leaf; a body root leaf
-//     that passes the body parameter through at the same index needs none;
+//     that passes the body parameter through at the same index needs none,
+//     whatever its value: a constant or an entry parameter the loop only
+//     reads shares the loop's buffer, as in XLA (copy_insertion.cc,
+//     IndicesToCopyForWhile copies only where the while's value is not the
+//     init's; AddSpecialCaseCopies copies a read-only value only when its
+//     buffer holds another value, or at the entry root);
 //   - entry root: a leaf whose value is a constant, an entry parameter not
 //     donated to that output index, or appears at an earlier leaf.
 //
@@ -147,12 +152,16 @@ func insertCopiesOnce(ctx context.Context, m *hlo.Module, check inputCheck) (a *
 				if b := w.Body(); b != nil && len(b.Params) == 1 {
 					body := b
 					sites = append(sites, copySite{c: body, root: true, need: func(v *Value, ix hlo.ShapeIndex, seen []bool, dup bool) bool {
-						if v.Inst.Opcode == hlo.OpConstant || seen[v.ID] {
-							return true
-						}
-						// Passing the loop state through at the same index is free.
+						// Passing the loop state through at the same index is
+						// free, whatever the value: a constant or an entry
+						// parameter the loop only reads shares the loop's
+						// buffer (copy_insertion.cc, IndicesToCopyForWhile:
+						// no copy where the while's value is the init's).
 						if pv := a.ValueAt(body.Params[0], ix); pv == v {
 							return false
+						}
+						if v.Inst.Opcode == hlo.OpConstant || seen[v.ID] {
+							return true
 						}
 						// Moving it to another index (a rotation of the
 						// state) joins the two indices' buffers, whose
