@@ -315,7 +315,17 @@ func firstDiff(a, b string) string {
 			return "line " + strconv.Itoa(i+1) + ":\nxla:  " + la[i] + "\nours: " + lb[i]
 		}
 	}
-	return "lengths differ"
+	if len(la) == len(lb) {
+		return "no line differs"
+	}
+	n := min(len(la), len(lb))
+	at := func(l []string) string {
+		if n < len(l) {
+			return l[n]
+		}
+		return "(end)"
+	}
+	return "line " + strconv.Itoa(n+1) + ":\nxla:  " + at(la) + "\nours: " + at(lb)
 }
 
 func globOne(t *testing.T, pattern string) string {
