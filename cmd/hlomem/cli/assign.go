@@ -27,6 +27,7 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	format := fs.String("format", "xla", "xla|report|json|csv", "output: xla, report, json or csv")
 	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
+	report := fs.String("report-format", "current", "current|legacy", reportFormatFlag)
 	e.passesFlag(fs)
 	return func(args []string) error {
 		file, err := parseArgs(fs, args)
@@ -53,6 +54,13 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 		xopts, err := xlaOptions("assign", *peak)
 		if err != nil {
 			return err
+		}
+		if err := oneOf("assign", "report-format", *report, []string{"current", "legacy"}); err != nil {
+			return err
+		}
+		rl := assign.ReportCurrent
+		if *report == "legacy" {
+			rl = assign.ReportLegacy
 		}
 		if *align < 0 || *align&(*align-1) != 0 {
 			return flagError("assign", "--align must be a power of two (or 0 for the target's), got %d", *align)
@@ -97,7 +105,7 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		err = eachCompiled(e, file, opts, l, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
 			as := r.Assignment
-			if err := writeAssignment(w, as, m, *format, xopts, csvw); err != nil {
+			if err := writeAssignment(w, as, m, *format, xopts, rl, csvw); err != nil {
 				return err
 			}
 			if isTPU && (*format == "xla" || *format == "report") {
@@ -123,13 +131,16 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 	}
 }
 
+// reportFormatFlag documents --report-format.
+const reportFormatFlag = "layout of --format=report: current (XLA since March 2026: each memory space's total, then every allocation's offset table) or legacy (XLA from October 2024 to March 2026, the layout of most dumps: allocations by size over the total, then each with its offset table)"
+
 // writeAssignment writes one module's plan in format.
-func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, csvw *pack.CSVWriter) error {
+func writeAssignment(w io.Writer, as *assign.Assignment, m *hlo.Module, format string, xopts liveness.XLAOptions, rl assign.ReportLayout, csvw *pack.CSVWriter) error {
 	switch format {
 	case "xla":
 		return as.WriteXLAWith(w, xopts)
 	case "report":
-		return as.WriteReport(w)
+		return as.WriteReportLayout(w, rl)
 	case "json":
 		return as.WriteJSON(w)
 	}
