@@ -151,13 +151,14 @@ type reading struct {
 	// branch (rejoin: start again from those owners). Branches exclude
 	// each other, so each runs on the memory as the conditional found it.
 	fork, rejoin [][]int
-	closure      [][]int       // by label: the conditionals (IDs) whose result it may be
-	group        []label       // by label: union-find of the sources the IR makes one storage
-	dead         []bool        // by step: its instruction reaches no output (deadSteps)
-	liveOut      []bool        // by label
-	pinned       []bool        // by label: an entry parameter the caller keeps (no output takes it over)
-	inPlace      [][]inPlaceAt // by step: output source and the operand source it overwrites
-	ioAlias      [][2]label    // output source, parameter source
+	closure      [][]int                               // by label: the conditionals (IDs) whose result it may be
+	group        []label                               // by label: union-find of the sources the IR makes one storage
+	dead         []bool                                // by step: its instruction reaches no output (deadSteps)
+	liveOut      []bool                                // by label
+	pinned       []bool                                // by label: an entry parameter the caller keeps (no output takes it over)
+	inPlace      [][]inPlaceAt                         // by step: output source and the operand source it overwrites
+	asyncStarts  map[*hlo.Computation]*hlo.Instruction // async computation -> its start (asyncStartAliases)
+	ioAlias      [][2]label                            // output source, parameter source
 }
 
 // inPlaceAt says that out is written over the bytes of operand (operand
@@ -1040,7 +1041,7 @@ func inPlacePairs(in *hlo.Instruction) []inPlacePair {
 			ps = append(ps, inPlacePair{hlo.ShapeIndex{int64(i)}, i, nil})
 		}
 		return ps
-	case hlo.OpCustomCall, hlo.OpFusion:
+	case hlo.OpCustomCall, hlo.OpFusion, hlo.OpAsyncStart:
 		if oa := in.OutputOperandAliasing(); len(oa) > 0 {
 			ps := make([]inPlacePair, len(oa))
 			for i, p := range oa {
@@ -1360,6 +1361,38 @@ func (r *reading) readHere(q label, t int) bool {
 func (r *reading) overwrites(as *assign.Assignment, t int, in *hlo.Instruction, outIx hlo.ShapeIndex, q label) bool {
 	for _, x := range r.reads[t] {
 		if x.src == q && mayOverwrite(as, in, outIx, x.operand, x.index) {
+			return true
+		}
+	}
+	return r.asyncStartAliases(in, outIx, q)
+}
+
+// asyncStartAliases reports whether in is the root of an async
+// computation whose async-start's own output_to_operand_aliasing puts
+// the output at outIx ({1}+outIx of the start) over the operand whose
+// bytes q holds: the async op as a whole updates that operand in place
+// (alias_info.cc's kAsyncStart pairs), and its computation's root is
+// where the bytes are written.
+func (r *reading) asyncStartAliases(in *hlo.Instruction, outIx hlo.ShapeIndex, q label) bool {
+	c := in.Parent
+	if c == nil || c.Root != in {
+		return false
+	}
+	if r.asyncStarts == nil {
+		r.asyncStarts = make(map[*hlo.Computation]*hlo.Instruction)
+		for _, x := range r.a.Sequence {
+			if x.Opcode == hlo.OpAsyncStart && len(x.Calls()) == 1 && x.Calls()[0] != nil {
+				r.asyncStarts[x.Calls()[0]] = x
+			}
+		}
+	}
+	start := r.asyncStarts[c]
+	if start == nil {
+		return false
+	}
+	out := append(hlo.ShapeIndex{1}, outIx...)
+	for _, p := range start.OutputOperandAliasing() {
+		if p.Output.Equal(out) && int(p.Operand) < len(start.Operands) && r.find(r.resolveIndex(start.Operands[p.Operand], p.OperandIndex)) == q {
 			return true
 		}
 	}

@@ -120,3 +120,26 @@ ENTRY %main (p: f32[4]) -> f32[4] {
 	require.Same(t, out, a.ValueAt(a.Module.Entry.Root, nil))
 	require.Empty(t, a.Interference())
 }
+
+// TestAsyncStartOwnAliasing: an async-start's own
+// output_to_operand_aliasing (alias_info.cc, GetInPlaceInputOutputPairs'
+// kAsyncStart case) puts element {1} of its tuple, the computation's
+// result, in the operand's buffer.
+func TestAsyncStartOwnAliasing(t *testing.T) {
+	a := analyze(t, `HloModule m, is_scheduled=true
+%w (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %cc = f32[4]{0} custom-call(%x), custom_call_target="foo"
+}
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %neg = f32[4]{0} negate(%p)
+  %s = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%neg), calls=%w, output_to_operand_aliasing={{1}: (0, {})}
+  ROOT %d = f32[4]{0} async-done(%s)
+}`)
+	s := a.Module.Entry.Instruction("s")
+	require.Equal(t, []InPlacePair{{Output: hlo.ShapeIndex{1}, Operand: 0, OperandIndex: hlo.ShapeIndex{}}}, InPlacePairs(s))
+	neg := a.ValueAt(a.Module.Entry.Instruction("neg"), nil)
+	require.Same(t, neg.Buffer, a.ValueAt(s, hlo.ShapeIndex{1}).Buffer)
+	require.Empty(t, a.Interference())
+}

@@ -152,7 +152,7 @@ func (a *Analysis) aliasedValues(v *Value, out []*Value) []*Value {
 // mayBeInPlace reports whether InPlacePairs(in) can be non-empty.
 func mayBeInPlace(in *hlo.Instruction) bool {
 	switch in.Opcode {
-	case hlo.OpDynamicUpdateSlice, hlo.OpScatter, hlo.OpAllReduceStart, hlo.OpCustomCall, hlo.OpFusion:
+	case hlo.OpDynamicUpdateSlice, hlo.OpScatter, hlo.OpAllReduceStart, hlo.OpCustomCall, hlo.OpFusion, hlo.OpAsyncStart:
 		return true
 	}
 	return false
@@ -262,7 +262,10 @@ func InPlacePairs(in *hlo.Instruction) []InPlacePair {
 			ps = append(ps, InPlacePair{Output: hlo.ShapeIndex{int64(i)}, Operand: i, OperandIndex: hlo.ShapeIndex{}})
 		}
 		return ps
-	case hlo.OpCustomCall, hlo.OpFusion:
+	case hlo.OpCustomCall, hlo.OpFusion, hlo.OpAsyncStart:
+		// An async-start's own output_to_operand_aliasing names elements
+		// of its tuple (alias_info.cc, the kAsyncStart case); in the short
+		// form the attribute is the wrapped op's.
 		if oa := in.OutputOperandAliasing(); len(oa) > 0 {
 			ps := make([]InPlacePair, len(oa))
 			for i, p := range oa {
