@@ -156,7 +156,9 @@ func (c *comp) broadcast(a value, sh shape, dims []int64) value {
 	return c.op(sh, "broadcast", "broadcast", []value{a}, "dimensions={"+ints(dims)+"}")
 }
 
-func (c *comp) reshape(a value, sh shape) value { return c.op(sh, "reshape", "reshape", []value{a}, "") }
+func (c *comp) reshape(a value, sh shape) value {
+	return c.op(sh, "reshape", "reshape", []value{a}, "")
+}
 
 func (c *comp) transpose(a value, perm []int64) value {
 	dims := make([]int64, len(perm))
