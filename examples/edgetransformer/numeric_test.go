@@ -249,3 +249,80 @@ func TestSoftmaxComputation(t *testing.T) {
 		}
 	}
 }
+
+// einsumRef computes a two-operand einsum naively over every assignment of
+// the index letters (sizes by letter), operands row-major.
+func einsumRef(spec string, sizes map[byte]int, a, b []float64) []float64 {
+	ins, out, _ := strings.Cut(spec, "->")
+	lhs, rhs, _ := strings.Cut(ins, ",")
+	var letters []byte
+	for i := 0; i < len(ins); i++ {
+		if ins[i] != ',' && !strings.ContainsRune(string(letters), rune(ins[i])) {
+			letters = append(letters, ins[i])
+		}
+	}
+	offset := func(idx map[byte]int, s string) int {
+		o := 0
+		for i := 0; i < len(s); i++ {
+			o = o*sizes[s[i]] + idx[s[i]]
+		}
+		return o
+	}
+	n := 1
+	for i := 0; i < len(out); i++ {
+		n *= sizes[out[i]]
+	}
+	res := make([]float64, n)
+	idx := map[byte]int{}
+	var walk func(int)
+	walk = func(i int) {
+		if i == len(letters) {
+			res[offset(idx, out)] += a[offset(idx, lhs)] * b[offset(idx, rhs)]
+			return
+		}
+		for v := 0; v < sizes[letters[i]]; v++ {
+			idx[letters[i]] = v
+			walk(i + 1)
+		}
+	}
+	walk(0)
+	return res
+}
+
+// Each %_einsum computation computes its einsum, dimension order included,
+// against the naive reference (sizes all distinct, so a swapped dimension
+// shows).
+func TestEinsumComputations(t *testing.T) {
+	cfg := config{batch: 2, nodes: 3, hidden: 8, heads: 2, layers: 1}
+	b, n, h := cfg.batch, cfg.nodes, cfg.heads
+	k := cfg.hidden / h
+	sizes := map[byte]int{'b': int(b), 'x': int(n), 'a': int(n), 'y': int(n), 'h': int(h), 'd': int(k)}
+	for _, tc := range []struct {
+		spec     string
+		mk       func(g *gen) string
+		lhs, rhs shape
+		out      shape
+	}{
+		{"bxahd,bayhd->bxayh", (*gen).einsumScores, f32(b, n, n, h, k), f32(b, n, n, h, k), f32(b, n, n, n, h)},
+		{"bxahd,bayhd->bxayhd", (*gen).einsumVal, f32(b, n, n, h, k), f32(b, n, n, h, k), f32(b, n, n, n, h, k)},
+		{"bxayh,bxayhd->bxyhd", (*gen).einsumOut, f32(b, n, n, n, h), f32(b, n, n, n, h, k), f32(b, n, n, h, k)},
+	} {
+		g := &gen{cfg: cfg, m: newModule("einsum_test")}
+		callee := tc.mk(g)
+		c := g.m.newComp("main")
+		l, r := c.param(tc.lhs, "lhs"), c.param(tc.rhs, "rhs")
+		c.finish(c.call(callee, tc.out, []value{l, r}), true)
+		mod, err := hlo.ParseModule("einsum.hlo", g.m.text())
+		require.NoError(t, err, tc.spec)
+		require.NoError(t, hlo.Verify(mod), tc.spec)
+		args := eval.RandomArgs(mod, rand.New(rand.NewPCG(3, 5)))
+		out, err := eval.Computation(mod.Entry, args)
+		require.NoError(t, err, tc.spec)
+		want := einsumRef(tc.spec, sizes, f32s(args[0]), f32s(args[1]))
+		got := f32s(out)
+		require.Len(t, got, len(want), tc.spec)
+		for i := range want {
+			require.InDelta(t, want[i], got[i], 1e-4*(1+math.Abs(want[i])), "%s element %d", tc.spec, i)
+		}
+	}
+}
