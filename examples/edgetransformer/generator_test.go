@@ -137,3 +137,55 @@ func TestValBytes(t *testing.T) {
 		}
 	}
 }
+
+// The root depends on no forward op: what reaches it from the entry's
+// instructions is the key chain and the parameters' initialisation, so dead
+// code elimination under jit removes every dot, einsum, softmax and relu,
+// and nothing the size of the edge features survives.
+func TestForwardPassIsDead(t *testing.T) {
+	cfg := config{batch: 1, nodes: 6, hidden: 4, heads: 2, layers: 2}
+	m, _ := parse(t, cfg)
+	live := map[*hlo.Instruction]bool{}
+	var mark func(*hlo.Instruction)
+	mark = func(in *hlo.Instruction) {
+		if live[in] {
+			return
+		}
+		live[in] = true
+		for _, op := range in.Operands {
+			mark(op)
+		}
+	}
+	mark(m.Entry.Root)
+	dead := 0
+	for _, in := range m.Entry.Instructions {
+		if live[in] {
+			require.NotEqual(t, hlo.OpDot, in.Opcode, in.Name)
+			if in.Opcode == hlo.OpCall {
+				callee := in.Callees()[0].Name
+				require.True(t, strings.HasPrefix(callee, "_threefry_split") || strings.HasPrefix(callee, "_truncated_normal"), callee)
+			}
+			if in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpTuple {
+				n, _ := in.Shape.Elements()
+				require.LessOrEqual(t, n, 2*cfg.hidden*cfg.hidden, in.Name)
+			}
+			continue
+		}
+		if in.Opcode == hlo.OpParameter {
+			continue // node_fts and edge_fts: inputs init reads only to trace
+		}
+		dead++
+		require.Contains(t, []hlo.Opcode{hlo.OpDot, hlo.OpCall, hlo.OpReshape, hlo.OpDivide, hlo.OpAdd,
+			hlo.OpBroadcast, hlo.OpTranspose, hlo.OpConcatenate, hlo.OpReduce, hlo.OpSubtract,
+			hlo.OpMultiply, hlo.OpRsqrt, hlo.OpConstant, hlo.OpSlice}, in.Opcode, in.Name)
+	}
+	// (The slice is the last split's new key, which no parameter uses.)
+	// Per layer: five projections, three einsums, the softmax, the feed-forward
+	// and two layer norms are among the dead.
+	require.Greater(t, dead, int(cfg.layers)*20)
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpCall && strings.HasPrefix(in.Callees()[0].Name, "_einsum") {
+			require.False(t, live[in], in.Name)
+		}
+	}
+}

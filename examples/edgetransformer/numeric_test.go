@@ -148,6 +148,11 @@ func TestInitParameterStatistics(t *testing.T) {
 	for _, key := range [][2]uint32{{0, 0}, {0, 42}} {
 		_, params, leaves := evalInit(t, cfg, key)
 		require.Len(t, leaves, len(params))
+		want := expectedParams(cfg.hidden, cfg.layers)
+		require.Len(t, leaves, len(want))
+		for i, p := range params {
+			require.Equal(t, want[p.module+"/"+p.name], leaves[i].Shape.String(), p.module+"/"+p.name)
+		}
 		firsts := map[float64]string{}
 		for i, p := range params {
 			v := f32s(leaves[i])
