@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -20,8 +21,11 @@ const PointerSize = 8
 //   - tiled array: the dimensions are padded up to the first tile along
 //     minor-to-major (ShapeUtil::ArraySize), then L(n) tail padding applies.
 //
-// Bounded dynamic dimensions count at their bound. It fails on an unbounded
-// dimension and when the size does not fit in int64.
+// Bounded dynamic dimensions (<=N) count at their bound N, as in XLA's
+// ShapeUtil::ByteSizeOf. It fails on an unbounded dimension (?), whose
+// size XLA leaves unknown (its kUnboundedSize is INT64_MIN, not a size),
+// with an error matching ErrUnboundedShape, and when the size does not fit
+// in int64.
 func ByteSize(s Shape) (int64, error) {
 	switch s.Elem {
 	case Tuple:
@@ -72,7 +76,7 @@ func UnpaddedByteSize(s Shape) (int64, error) {
 func paddedElements(s Shape) (int64, error) {
 	for _, d := range s.Dims {
 		if d < 0 {
-			return 0, fmt.Errorf("shape %s has an unbounded dimension and no static size", s)
+			return 0, &unboundedError{s}
 		}
 	}
 	l := s.Layout
@@ -155,6 +159,38 @@ func mulCheck(a, b int64, s Shape) (int64, error) {
 		return 0, overflowError(s)
 	}
 	return a * b, nil
+}
+
+// ErrUnboundedShape is the kind (for errors.Is) of the error ByteSize
+// returns for a shape with an unbounded dynamic dimension (?).
+var ErrUnboundedShape = errors.New("unbounded dynamic shape: its size is unknown")
+
+// unboundedError is ByteSize's error for a shape with an unbounded
+// dimension.
+type unboundedError struct{ s Shape }
+
+func (e *unboundedError) Error() string {
+	return fmt.Sprintf("unbounded dynamic shape %s: its size is unknown", e.s)
+}
+
+func (e *unboundedError) Unwrap() error { return ErrUnboundedShape }
+
+// UnboundedErrors returns a positioned error for every instruction of m
+// whose shape has an unbounded dynamic dimension (Shape.IsUnboundedDynamic)
+// in module order, each matching ErrUnboundedShape, or nil when there is
+// none: what a consumer that needs byte sizes reports for such a module.
+func UnboundedErrors(m *Module) ErrorList {
+	var errs ErrorList
+	if m == nil {
+		return nil
+	}
+	m.Instructions(func(in *Instruction) {
+		if in.Shape.IsUnboundedDynamic() {
+			errs = append(errs, &Error{File: m.File, Pos: in.Pos, Err: ErrUnboundedShape,
+				Msg: fmt.Sprintf("%s: unbounded dynamic shape %s: its size is unknown", in.Name, in.Shape)})
+		}
+	})
+	return errs
 }
 
 func overflowError(s Shape) error {
