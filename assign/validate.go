@@ -40,7 +40,11 @@ func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 			return errors.New("assign: the analysis holds a value without an instruction")
 		}
 		if n, err := sizeOf(v.Shape); err != nil {
-			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
+			var kind error
+			if errors.Is(err, hlo.ErrUnboundedShape) {
+				kind = hlo.ErrUnboundedShape // an analysis made with liveness.AllowUnbounded
+			}
+			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err), Err: kind})
 		} else if size != nil && n != v.Size {
 			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos,
 				Msg: fmt.Sprintf("%s: %d bytes on the target, %d in the analysis", v.Inst.Name, n, v.Size)})
