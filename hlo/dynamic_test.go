@@ -114,3 +114,12 @@ func TestVerifyUnbounded(t *testing.T) {
 	_, err = ParseModule("neg.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[-3] parameter(0)\n}")
 	require.Error(t, err)
 }
+
+// The verifier's messages spell dimensions as XLA's shape printer does
+// (shape_test.cc, ShapeTest.DynamicShapeToString: "f32[<=23,44,<=55]",
+// "f32[?,784]"), not as the INT64_MIN that stands for "?".
+func TestDimsStringDynamic(t *testing.T) {
+	require.Equal(t, "[<=23,44,<=55]", dimsString(shapeOf(t, "f32[<=23,44,<=55]")))
+	require.Equal(t, "[?,784]", dimsString(shapeOf(t, "f32[?,784]")))
+	require.Equal(t, "[]", dimsString(shapeOf(t, "f32[]")))
+}
