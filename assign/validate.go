@@ -18,7 +18,7 @@ import (
 
 // validate reports why a cannot be assigned: no analysis, an instruction of unknown opcode, a value whose byte
 // size cannot be computed (an unbounded dimension, a size beyond int64), or, with a target's size function
-// (Target.Size, nil for hlo.ByteSize), a value whose size on the target is not the analysis's.
+// (Target.Size, nil for hlo.BufferSize), a value whose size on the target is not the analysis's.
 func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 	if a == nil || a.Module == nil {
 		return errors.New("assign: no analysis to assign (liveness.Analyze makes one)")
@@ -33,7 +33,7 @@ func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 	})
 	sizeOf := size
 	if sizeOf == nil {
-		sizeOf = hlo.ByteSize
+		sizeOf = hlo.BufferSize
 	}
 	for _, v := range a.Values {
 		if v == nil || v.Inst == nil {

@@ -123,3 +123,28 @@ func TestDimsStringDynamic(t *testing.T) {
 	require.Equal(t, "[?,784]", dimsString(shapeOf(t, "f32[?,784]")))
 	require.Equal(t, "[]", dimsString(shapeOf(t, "f32[]")))
 }
+
+// BufferSize is XLA:GPU's GetSizeOfShape (and XLA:CPU's ShapeSizeBytes):
+// ByteSizeOf, plus sizeof(int32) per dimension of an array that is not
+// static; tuples and static arrays get ByteSizeOf alone. XLA's
+// backends/gpu/tests/calling_convention.hlo expects a 44-byte buffer for
+// s32[2,<=2,2].
+func TestBufferSize(t *testing.T) {
+	for text, want := range map[string]int64{
+		"s32[2,<=2,2]{2,0,1}":       44,
+		"f32[<=8]{0}":               36,
+		"f32[<=23,44,<=55]":         23*44*55*4 + 3*4,
+		"f32[8]{0}":                 32,
+		"(f32[<=8], s32[<=2,3])":    16,
+		"bf16[<=4,8]{1,0:T(8,128)}": 8*128*2 + 2*4,
+		"token[]":                   0,
+	} {
+		got, err := BufferSize(shapeOf(t, text))
+		require.NoError(t, err, text)
+		require.Equal(t, want, got, text)
+	}
+	_, err := BufferSize(shapeOf(t, "f32[<=4,?]"))
+	require.True(t, errors.Is(err, ErrUnboundedShape))
+	_, err = BufferSize(shapeOf(t, "s8[<=9223372036854775807]"))
+	require.ErrorContains(t, err, "overflows int64")
+}

@@ -59,6 +59,41 @@ func ByteSize(s Shape) (int64, error) {
 	return mulCheck(elems, int64(s.Elem.ByteWidth()), s)
 }
 
+// DynamicSizeBytes is the size of one dimension's entry in the metadata
+// XLA:GPU and XLA:CPU keep with a dynamic array: its runtime sizes, one
+// S32 per dimension.
+const DynamicSizeBytes = 4
+
+// BufferSize returns the bytes of a buffer holding a value of shape s as
+// XLA:GPU's and XLA:CPU's buffer assignment size it (GetSizeOfShape of
+// xla/service/gpu, CpuExecutable::ShapeSizeBytes; the compilers'
+// BufferSizeBytesFunction): ByteSize, and for an array with a dynamic
+// dimension (not is_static) DynamicSizeBytes more per dimension for the
+// runtime sizes. XLA's own test backends/gpu/tests/calling_convention.hlo
+// passes s32[2,<=2,2] as a 44-byte buffer: 32 bytes of elements at the
+// bound and 3 sizes. A static shape's BufferSize is its ByteSize; an
+// unbounded one fails as in ByteSize.
+func BufferSize(s Shape) (int64, error) {
+	n, err := ByteSize(s)
+	if err != nil || !s.IsArray() || s.Dynamic == nil {
+		return n, err
+	}
+	for i := range s.Dims {
+		if s.IsDynamic(i) {
+			return checkedAdd(n, DynamicSizeBytes*int64(len(s.Dims)), s)
+		}
+	}
+	return n, nil
+}
+
+// checkedAdd returns a+b, or an overflow error about s.
+func checkedAdd(a, b int64, s Shape) (int64, error) {
+	if a > math.MaxInt64-b {
+		return 0, overflowError(s)
+	}
+	return a + b, nil
+}
+
 // UnpaddedByteSize returns ByteSize of s with its tiles and tail padding
 // ignored (the "unpadded size" of XLA's TPU reports).
 func UnpaddedByteSize(s Shape) (int64, error) {

@@ -87,8 +87,8 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 		} else {
 			sort.SliceStable(live, func(i, j int) bool {
 				x, y := live[i], live[j]
-				if x.Size != y.Size {
-					return x.Size > y.Size
+				if sx, sy := xlaSize(x), xlaSize(y); sx != sy {
+					return sx > sy
 				}
 				if x.Inst.Name != y.Inst.Name {
 					return x.Inst.Name < y.Inst.Name
@@ -97,8 +97,8 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 			})
 			var cum int64
 			for _, v := range live {
-				cum += v.Size
-				fmt.Fprintf(b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), v.Size, cum)
+				cum += xlaSize(v)
+				fmt.Fprintf(b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), xlaSize(v), cum)
 			}
 			writeStackBreakdown(b, a, live)
 		}
@@ -172,14 +172,25 @@ func (a *Analysis) XLAPeak() Peak {
 	for _, v := range a.Values {
 		if v.Scheduled && v.Range.Contains(bestT) {
 			pk.Live = append(pk.Live, v)
-			pk.Bytes += v.Size
+			pk.Bytes += xlaSize(v)
 		}
 	}
 	return pk
 }
 
+// xlaSize is the size XLA's live-range dump gives a value live at the
+// peak: ShapeUtil::ByteSizeOf of its shape, without the dynamic-size
+// metadata a buffer of a dynamic array also holds (v.Size, hlo.BufferSize).
+func xlaSize(v *Value) int64 {
+	n, err := hlo.ByteSize(v.Shape)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // instSize is the size XLA's peak report uses: the defining instruction's
-// whole shape.
+// whole shape (ShapeUtil::ByteSizeOf, no dynamic-size metadata).
 func instSize(v *Value) int64 {
 	n, err := hlo.ByteSize(v.Inst.Shape)
 	if err != nil {

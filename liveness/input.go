@@ -45,7 +45,7 @@ func checkInputVerified(ctx context.Context, m *hlo.Module, check inputCheck) er
 			if bad || s.IsTuple() {
 				return
 			}
-			if _, err := hlo.ByteSize(s); err != nil {
+			if _, err := hlo.BufferSize(s); err != nil {
 				if allowUnbounded && errors.Is(err, hlo.ErrUnboundedShape) {
 					return
 				}
