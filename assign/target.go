@@ -31,9 +31,10 @@ type Target struct {
 	ColorAlignment map[int64]int64
 
 	// Size returns the byte size of an array or tuple shape on the target;
-	// nil means hlo.ByteSize, which already pads tiled layouts as XLA does
-	// (the TPU case). The plan uses the sizes of the analysis (which are
-	// hlo.ByteSize's); Assign refuses a value whose Size differs, since
+	// nil means hlo.BufferSize, which already pads tiled layouts as XLA does
+	// (the TPU case) and adds a dynamic array's runtime sizes as XLA:GPU
+	// and XLA:CPU do. The plan uses the sizes of the analysis (which are
+	// hlo.BufferSize's); Assign refuses a value whose Size differs, since
 	// the plan would then be wrong for this target.
 	Size func(hlo.Shape) (int64, error)
 

@@ -18,7 +18,7 @@ import (
 
 // validate reports why a cannot be assigned: no analysis, an instruction of unknown opcode, a value whose byte
 // size cannot be computed (an unbounded dimension, a size beyond int64), or, with a target's size function
-// (Target.Size, nil for hlo.ByteSize), a value whose size on the target is not the analysis's.
+// (Target.Size, nil for hlo.BufferSize), a value whose size on the target is not the analysis's.
 func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 	if a == nil || a.Module == nil {
 		return errors.New("assign: no analysis to assign (liveness.Analyze makes one)")
@@ -33,14 +33,18 @@ func validate(a *liveness.Analysis, size func(hlo.Shape) (int64, error)) error {
 	})
 	sizeOf := size
 	if sizeOf == nil {
-		sizeOf = hlo.ByteSize
+		sizeOf = hlo.BufferSize
 	}
 	for _, v := range a.Values {
 		if v == nil || v.Inst == nil {
 			return errors.New("assign: the analysis holds a value without an instruction")
 		}
 		if n, err := sizeOf(v.Shape); err != nil {
-			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err)})
+			var kind error
+			if errors.Is(err, hlo.ErrUnboundedShape) {
+				kind = hlo.ErrUnboundedShape // an analysis made with liveness.AllowUnbounded
+			}
+			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos, Msg: fmt.Sprintf("%s: %v", v.Inst.Name, err), Err: kind})
 		} else if size != nil && n != v.Size {
 			errs = append(errs, &hlo.Error{File: m.File, Pos: v.Inst.Pos,
 				Msg: fmt.Sprintf("%s: %d bytes on the target, %d in the analysis", v.Inst.Name, n, v.Size)})

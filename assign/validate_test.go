@@ -2,6 +2,7 @@ package assign
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/hlomem/hlomem/assign/pack"
@@ -28,7 +29,7 @@ func analysedForValidate(t *testing.T) *liveness.Analysis {
 func TestAssignRefusesWhatItCannotSize(t *testing.T) {
 	for _, tc := range []struct{ dims, want string }{
 		{"4611686018427387904,4", "in.hlo:5:8: b: size of shape f32[4611686018427387904,4] overflows int64"},
-		{"?,4", "in.hlo:5:8: b: shape f32[?,4] has an unbounded dimension and no static size"},
+		{"?,4", "in.hlo:5:8: b: unbounded dynamic shape f32[?,4]: its size is unknown"},
 	} {
 		a := analysedForValidate(t)
 		s, err := hlo.ParseModule("s.hlo", "HloModule s\nENTRY e {\n  ROOT p = f32["+tc.dims+"] parameter(0)\n}")
@@ -71,4 +72,22 @@ func TestAssignRefusesUnknownAlgorithm(t *testing.T) {
 	_, err = Assign(context.Background(), a, Options{Algorithm: "nope"})
 	require.ErrorIs(t, err, pack.ErrUnknownAlgorithm)
 	require.ErrorContains(t, err, `assign: pack: unknown algorithm "nope" (want one of auto, portfolio, exact, xla,`)
+}
+
+// TestAssignRefusesUnbounded: an analysis made with
+// liveness.AllowUnbounded (live ranges only: XLA's HloLiveRange takes
+// unbounded shapes) has values whose size is unknown (XLA's
+// kUnboundedSize is INT64_MIN, shape.h, not a count); Assign refuses it
+// with every such value's instruction and position instead of planning it
+// in 0 bytes.
+func TestAssignRefusesUnbounded(t *testing.T) {
+	m, err := hlo.ParseModule("dyn.hlo", "HloModule dyn, is_scheduled=true\nENTRY e {\n  p = f32[?,4]{1,0} parameter(0)\n  n = f32[?,4]{1,0} negate(p)\n  ROOT t = (f32[?,4]{1,0}, f32[<=3]{0}) tuple(n, c)\n  c = f32[<=3]{0} parameter(1)\n}")
+	require.NoError(t, err)
+	a, err := liveness.AnalyzeUnscheduled(context.Background(), m, liveness.CheckAll|liveness.AllowUnbounded)
+	require.NoError(t, err)
+	require.NoError(t, a.LayoutModuleOrder())
+	_, err = Assign(context.Background(), a, Options{})
+	require.True(t, errors.Is(err, hlo.ErrUnboundedShape))
+	require.EqualError(t, err, "dyn.hlo:3:3: p: unbounded dynamic shape f32[?,4]{1,0}: its size is unknown\n"+
+		"dyn.hlo:4:3: n: unbounded dynamic shape f32[?,4]{1,0}: its size is unknown")
 }

@@ -60,6 +60,15 @@ type Options struct {
 	// ("fusion": the optimized module; "schedule": the analysis, no
 	// plan).
 	Until string
+	// AllowUnbounded lets a module with unbounded dynamic dimensions
+	// (f32[?], valid HLO whose sizes are unknown) through to its analysis
+	// (liveness.AllowUnbounded): only with Until "schedule" and without
+	// Fuse, since everything after, and fusion's guard, weighs sizes.
+	// The schedule is then the module's own order unless Scheduler names
+	// postorder (schedule.Effective). Without it, or with those, such a
+	// module is refused with a positioned error per instruction of
+	// unbounded shape (hlo.ErrUnboundedShape).
+	AllowUnbounded bool
 	// VerifyEach checks the module after every pass and fails naming the
 	// pass that left it wrong: it must pass hlo.Verify, a pass that reports
 	// no change must leave the module's text as it was, and a changed
@@ -142,8 +151,13 @@ func Compile(ctx context.Context, m *hlo.Module, opts Options) (*Result, error) 
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
+	if opts.AllowUnbounded && (opts.Until != "schedule" || opts.Fuse) {
+		if errs := hlo.UnboundedErrors(m); errs != nil {
+			return nil, errs
+		}
+	}
 	p := newPlanner(ctx, opts)
-	u := &unit{Module: m}
+	u := &unit{Module: m, unbounded: opts.AllowUnbounded}
 	if err := p.run(ctx, u, p.passes()); err != nil {
 		return nil, err
 	}
@@ -240,6 +254,9 @@ type unit struct {
 	// keep: memory-space assignment fixed the schedule; the schedule
 	// pass keeps it.
 	keep bool
+	// unbounded: the analysis may take unbounded dynamic shapes
+	// (Options.AllowUnbounded).
+	unbounded bool
 	// search and scheduler override the options' for a sub-pipeline
 	// (fusion's measure, memory-space assignment's re-plan).
 	sub    *subOptions
@@ -255,10 +272,14 @@ type subOptions struct {
 
 // check is the input check the module's next analysis needs.
 func (u *unit) check() liveness.Check {
+	c := liveness.CheckAll
 	if u.verified {
-		return liveness.CheckVerified
+		c = liveness.CheckVerified
 	}
-	return liveness.CheckAll
+	if u.unbounded {
+		c |= liveness.AllowUnbounded
+	}
+	return c
 }
 
 // forget drops what a change of the module made stale.

@@ -270,7 +270,7 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 			if sub.IsTuple() {
 				return
 			}
-			n, _ := hlo.ByteSize(sub)
+			n, _ := hlo.BufferSize(sub) // the runtime's buffer: GetByteSizeRequirement
 			name := param.Name
 			if len(ix) > 0 {
 				name += ix.String()
@@ -288,7 +288,7 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 		if sub.IsTuple() || err != nil {
 			return
 		}
-		n, _ := hlo.ByteSize(sub)
+		n, _ := hlo.BufferSize(sub)
 		l := Leaf{Name: ix.String(), Index: append(hlo.ShapeIndex(nil), ix...), Shape: sub, Bytes: n, Param: -1}
 		if v := a.ValueAt(root, ix); v != nil {
 			if al, s, ok := as.AllocationOf(v); ok {

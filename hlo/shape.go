@@ -257,6 +257,23 @@ func (s Shape) Rank() int { return len(s.Dims) }
 // IsDynamic reports whether dimension i is dynamic.
 func (s Shape) IsDynamic(i int) bool { return s.Dynamic != nil && s.Dynamic[i] }
 
+// IsUnboundedDynamic reports whether s, or for a tuple any element at any
+// depth, has an unbounded dynamic dimension (?), as XLA's
+// Shape::is_unbounded_dynamic.
+func (s Shape) IsUnboundedDynamic() bool {
+	for _, e := range s.Tuple {
+		if e.IsUnboundedDynamic() {
+			return true
+		}
+	}
+	for _, d := range s.Dims {
+		if d == UnboundedDim {
+			return true
+		}
+	}
+	return false
+}
+
 // MemorySpace returns the layout's memory space (0 without a layout).
 func (s Shape) MemorySpace() int64 {
 	if s.Layout == nil {

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -20,8 +21,11 @@ const PointerSize = 8
 //   - tiled array: the dimensions are padded up to the first tile along
 //     minor-to-major (ShapeUtil::ArraySize), then L(n) tail padding applies.
 //
-// Bounded dynamic dimensions count at their bound. It fails on an unbounded
-// dimension and when the size does not fit in int64.
+// Bounded dynamic dimensions (<=N) count at their bound N, as in XLA's
+// ShapeUtil::ByteSizeOf. It fails on an unbounded dimension (?), whose
+// size XLA leaves unknown (its kUnboundedSize is INT64_MIN, not a size),
+// with an error matching ErrUnboundedShape, and when the size does not fit
+// in int64.
 func ByteSize(s Shape) (int64, error) {
 	switch s.Elem {
 	case Tuple:
@@ -55,6 +59,41 @@ func ByteSize(s Shape) (int64, error) {
 	return mulCheck(elems, int64(s.Elem.ByteWidth()), s)
 }
 
+// DynamicSizeBytes is the size of one dimension's entry in the metadata
+// XLA:GPU and XLA:CPU keep with a dynamic array: its runtime sizes, one
+// S32 per dimension.
+const DynamicSizeBytes = 4
+
+// BufferSize returns the bytes of a buffer holding a value of shape s as
+// XLA:GPU's and XLA:CPU's buffer assignment size it (GetSizeOfShape of
+// xla/service/gpu, CpuExecutable::ShapeSizeBytes; the compilers'
+// BufferSizeBytesFunction): ByteSize, and for an array with a dynamic
+// dimension (not is_static) DynamicSizeBytes more per dimension for the
+// runtime sizes. XLA's own test backends/gpu/tests/calling_convention.hlo
+// passes s32[2,<=2,2] as a 44-byte buffer: 32 bytes of elements at the
+// bound and 3 sizes. A static shape's BufferSize is its ByteSize; an
+// unbounded one fails as in ByteSize.
+func BufferSize(s Shape) (int64, error) {
+	n, err := ByteSize(s)
+	if err != nil || !s.IsArray() || s.Dynamic == nil {
+		return n, err
+	}
+	for i := range s.Dims {
+		if s.IsDynamic(i) {
+			return checkedAdd(n, DynamicSizeBytes*int64(len(s.Dims)), s)
+		}
+	}
+	return n, nil
+}
+
+// checkedAdd returns a+b, or an overflow error about s.
+func checkedAdd(a, b int64, s Shape) (int64, error) {
+	if a > math.MaxInt64-b {
+		return 0, overflowError(s)
+	}
+	return a + b, nil
+}
+
 // UnpaddedByteSize returns ByteSize of s with its tiles and tail padding
 // ignored (the "unpadded size" of XLA's TPU reports).
 func UnpaddedByteSize(s Shape) (int64, error) {
@@ -72,7 +111,7 @@ func UnpaddedByteSize(s Shape) (int64, error) {
 func paddedElements(s Shape) (int64, error) {
 	for _, d := range s.Dims {
 		if d < 0 {
-			return 0, fmt.Errorf("shape %s has an unbounded dimension and no static size", s)
+			return 0, &unboundedError{s}
 		}
 	}
 	l := s.Layout
@@ -155,6 +194,38 @@ func mulCheck(a, b int64, s Shape) (int64, error) {
 		return 0, overflowError(s)
 	}
 	return a * b, nil
+}
+
+// ErrUnboundedShape is the kind (for errors.Is) of the error ByteSize
+// returns for a shape with an unbounded dynamic dimension (?).
+var ErrUnboundedShape = errors.New("unbounded dynamic shape: its size is unknown")
+
+// unboundedError is ByteSize's error for a shape with an unbounded
+// dimension.
+type unboundedError struct{ s Shape }
+
+func (e *unboundedError) Error() string {
+	return fmt.Sprintf("unbounded dynamic shape %s: its size is unknown", e.s)
+}
+
+func (e *unboundedError) Unwrap() error { return ErrUnboundedShape }
+
+// UnboundedErrors returns a positioned error for every instruction of m
+// whose shape has an unbounded dynamic dimension (Shape.IsUnboundedDynamic)
+// in module order, each matching ErrUnboundedShape, or nil when there is
+// none: what a consumer that needs byte sizes reports for such a module.
+func UnboundedErrors(m *Module) ErrorList {
+	var errs ErrorList
+	if m == nil {
+		return nil
+	}
+	m.Instructions(func(in *Instruction) {
+		if in.Shape.IsUnboundedDynamic() {
+			errs = append(errs, &Error{File: m.File, Pos: in.Pos, Err: ErrUnboundedShape,
+				Msg: fmt.Sprintf("%s: unbounded dynamic shape %s: its size is unknown", in.Name, in.Shape)})
+		}
+	})
+	return errs
 }
 
 func overflowError(s Shape) error {

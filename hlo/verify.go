@@ -397,7 +397,20 @@ func (v *verifier) aliasing(in *Instruction) {
 func dimsString(s Shape) string {
 	var b strings.Builder
 	b.WriteByte('[')
-	writeInts(&b, s.Dims)
+	for i, d := range s.Dims {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch {
+		case d == UnboundedDim:
+			b.WriteByte('?') // as the shape prints it, not INT64_MIN
+		case s.IsDynamic(i):
+			b.WriteString("<=")
+			fallthrough
+		default:
+			b.WriteString(strconv.FormatInt(d, 10))
+		}
+	}
 	b.WriteByte(']')
 	return b.String()
 }

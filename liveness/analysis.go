@@ -95,6 +95,10 @@ const (
 	checkAll      inputCheck = iota
 	checkVerified            // hlo.Verify passed and m kept valid since: the rest of checkInput
 	checkNone                // checkInput passed and only this package's own rewrites (copy insertion) followed
+
+	// checkUnbounded, or'ed into checkAll or checkVerified, lets
+	// unbounded dynamic shapes through (AllowUnbounded).
+	checkUnbounded inputCheck = 1 << 7
 )
 
 // analyzeModule is Analyze with the checks check asks for; without lay
@@ -108,7 +112,7 @@ func analyzeModule(ctx context.Context, m *hlo.Module, opts Options, check input
 		return nil, err
 	}
 	if check != checkNone {
-		if err := checkInputVerified(ctx, m, check == checkVerified); err != nil {
+		if err := checkInputVerified(ctx, m, check); err != nil {
 			return nil, err
 		}
 	}

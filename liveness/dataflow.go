@@ -307,7 +307,7 @@ func (d *dataflow) initialize() {
 }
 
 func (d *dataflow) newValue(in *hlo.Instruction, ord int, ix hlo.ShapeIndex, sub hlo.Shape, id int, phi bool) *Value {
-	size, _ := hlo.ByteSize(sub)
+	size, _ := hlo.BufferSize(sub)
 	v := &Value{Inst: in, Index: ix, Shape: sub, Size: size, Color: sub.MemorySpace(), XLAID: id, IsPhi: phi, ord: int32(ord)}
 	d.byID[id] = v
 	return v

@@ -53,7 +53,9 @@
 // Analyze verifies its module (hlo.Verify) and refuses, as an hlo.ErrorList
 // of positioned errors, an invalid module, an opcode this package does not
 // know (how it uses and aliases buffers is unknown with it) and a shape
-// whose byte size cannot be computed (an unbounded dimension); it also
+// whose byte size cannot be computed (an unbounded dimension, unless the
+// caller asks for AllowUnbounded: XLA's HloLiveRange computes live ranges
+// for f32[?] and only gives up on the peak, and so does WriteXLA); it also
 // requires a flat call graph (hlo.FlattenCallGraph) and says so when it is
 // not. AnalyzeInsertingCopies and InsertCopies make the same checks on the
 // module they are given (later rounds analyse only what their own copies

@@ -49,7 +49,10 @@ type XLAOptions struct {
 //
 // Ranges are inclusive, as in XLA. The peak time follows XLA's
 // ComputePeakMemoryMoment: per value, ignoring aliasing, sizes of the
-// defining instructions' whole shapes.
+// defining instructions' whole shapes. When a value with a live range is
+// defined by an instruction of unbounded dynamic shape (AllowUnbounded),
+// the peak section is XLA's one line "Peak memory could not be determined
+// due to unbounded dynamic shape." (in both layouts).
 func (a *Analysis) WriteXLA(w io.Writer) error { return a.WriteXLAWith(w, XLAOptions{}) }
 
 // WriteXLAWith is WriteXLA with the layout opts chooses.
@@ -72,7 +75,9 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 			fmt.Fprintf(b, "    %s:%d-%d\n", v.Name(), v.Range.Start, v.Range.End)
 		}
 	}
-	if pk := a.XLAPeak(); pk.Time >= 0 {
+	if pk := a.XLAPeak(); pk.Undetermined {
+		b.WriteString(unboundedPeakLine)
+	} else if pk.Time >= 0 {
 		live := pk.Live
 		fmt.Fprintf(b, "  Live ranges at %d (peak):\n", pk.Time)
 		if opts.Peak == PeakLegacy {
@@ -82,8 +87,8 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 		} else {
 			sort.SliceStable(live, func(i, j int) bool {
 				x, y := live[i], live[j]
-				if x.Size != y.Size {
-					return x.Size > y.Size
+				if sx, sy := xlaSize(x), xlaSize(y); sx != sy {
+					return sx > sy
 				}
 				if x.Inst.Name != y.Inst.Name {
 					return x.Inst.Name < y.Inst.Name
@@ -92,8 +97,8 @@ func (a *Analysis) WriteXLAWith(w io.Writer, opts XLAOptions) error {
 			})
 			var cum int64
 			for _, v := range live {
-				cum += v.Size
-				fmt.Fprintf(b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), v.Size, cum)
+				cum += xlaSize(v)
+				fmt.Fprintf(b, "    %s: %d bytes (cumulative: %d bytes)\n", v.Name(), xlaSize(v), cum)
 			}
 			writeStackBreakdown(b, a, live)
 		}
@@ -113,7 +118,12 @@ func lessIndex(x, y hlo.ShapeIndex) bool {
 
 // Peak is XLA's peak memory moment of a live-range dump.
 type Peak struct {
-	Time int // -1 for an empty schedule
+	Time int // -1 for an empty schedule or an undetermined peak
+	// Undetermined says that XLA's ComputePeakMemoryMoment gives up (it
+	// returns -1): a value with a live range is defined by an instruction
+	// whose shape has an unbounded dynamic dimension (AllowUnbounded).
+	// Time is then -1, Bytes 0 and Live empty.
+	Undetermined bool
 	// Bytes is the total size of the values live at Time, the last
 	// cumulative figure of the dump and its "peak usage".
 	Bytes int64
@@ -137,6 +147,9 @@ func (a *Analysis) XLAPeak() Peak {
 	if end == 0 {
 		return Peak{Time: -1}
 	}
+	if a.peakUndetermined() {
+		return Peak{Time: -1, Undetermined: true}
+	}
 	starts := make([]int64, end+2)
 	ends := make([]int64, end+2)
 	for _, v := range a.Values {
@@ -159,14 +172,25 @@ func (a *Analysis) XLAPeak() Peak {
 	for _, v := range a.Values {
 		if v.Scheduled && v.Range.Contains(bestT) {
 			pk.Live = append(pk.Live, v)
-			pk.Bytes += v.Size
+			pk.Bytes += xlaSize(v)
 		}
 	}
 	return pk
 }
 
+// xlaSize is the size XLA's live-range dump gives a value live at the
+// peak: ShapeUtil::ByteSizeOf of its shape, without the dynamic-size
+// metadata a buffer of a dynamic array also holds (v.Size, hlo.BufferSize).
+func xlaSize(v *Value) int64 {
+	n, err := hlo.ByteSize(v.Shape)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // instSize is the size XLA's peak report uses: the defining instruction's
-// whole shape.
+// whole shape (ShapeUtil::ByteSizeOf, no dynamic-size metadata).
 func instSize(v *Value) int64 {
 	n, err := hlo.ByteSize(v.Inst.Shape)
 	if err != nil {
@@ -181,7 +205,13 @@ func instSize(v *Value) int64 {
 // inclusive range, the buffers, the lower bound (LowerBound: its bytes,
 // step and buffers) and XLA's peak moment (XLAPeak, as the XLA-format dump
 // prints it) as JSON.
+//
+// It refuses an analysis with unbounded dynamic shapes (AllowUnbounded),
+// whose sizes are unknown, with Unbounded's errors and writes nothing.
 func (a *Analysis) WriteJSON(w io.Writer) error {
+	if errs := a.Unbounded(); errs != nil {
+		return errs
+	}
 	j := jsonw.New(w)
 	j.BeginObject()
 	j.Key("module")

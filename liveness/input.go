@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -16,21 +17,23 @@ import (
 //
 // Analyze runs it first, so that it takes any module without panicking.
 func checkInput(m *hlo.Module) error {
-	return checkInputVerified(context.Background(), m, false)
+	return checkInputVerified(context.Background(), m, checkAll)
 }
 
-// checkInputVerified is checkInput; verified says hlo.Verify accepted m
-// and m has changed since only by a transformation that keeps it valid
-// (hlo.FlattenCallGraph), so Verify need not run again.
-func checkInputVerified(ctx context.Context, m *hlo.Module, verified bool) error {
+// checkInputVerified is checkInput as check says: with checkVerified,
+// hlo.Verify accepted m and m has changed since only by a transformation
+// that keeps it valid (hlo.FlattenCallGraph), so Verify need not run
+// again; with checkUnbounded, unbounded dimensions pass (AllowUnbounded).
+func checkInputVerified(ctx context.Context, m *hlo.Module, check inputCheck) error {
 	if m == nil {
 		return newError(ErrNoModule, nil, hlo.Pos{}, ErrNoModule.Error(), nil)
 	}
-	if !verified {
+	if check&^checkUnbounded != checkVerified {
 		if err := hlo.VerifyContext(ctx, m); err != nil {
 			return err
 		}
 	}
+	allowUnbounded := check&checkUnbounded != 0
 	var errs hlo.ErrorList
 	m.Instructions(func(in *hlo.Instruction) {
 		if in.Opcode == hlo.OpUnknown {
@@ -42,9 +45,16 @@ func checkInputVerified(ctx context.Context, m *hlo.Module, verified bool) error
 			if bad || s.IsTuple() {
 				return
 			}
-			if _, err := hlo.ByteSize(s); err != nil {
+			if _, err := hlo.BufferSize(s); err != nil {
+				if allowUnbounded && errors.Is(err, hlo.ErrUnboundedShape) {
+					return
+				}
 				bad = true // one message per instruction
-				errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos, Msg: fmt.Sprintf("%s: %v", in.Name, err), Err: ErrUnsizedShape})
+				kind := ErrUnsizedShape
+				if errors.Is(err, hlo.ErrUnboundedShape) {
+					kind = errors.Join(ErrUnsizedShape, hlo.ErrUnboundedShape)
+				}
+				errs = append(errs, &hlo.Error{File: m.File, Pos: in.Pos, Msg: fmt.Sprintf("%s: %v", in.Name, err), Err: kind})
 			}
 		})
 	})

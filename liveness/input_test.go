@@ -36,7 +36,7 @@ func TestAnalyzeRefusesWhatItCannotPlan(t *testing.T) {
 			"in.hlo:4:8: b: size of shape f32[4611686018427387904,4] overflows int64"},
 		{"unbounded dimension",
 			"HloModule m\nENTRY e {\n  p = f32[?] parameter(0)\n  ROOT n = f32[?] negate(p)\n}",
-			"in.hlo:3:3: p: shape f32[?] has an unbounded dimension and no static size"},
+			"in.hlo:3:3: p: unbounded dynamic shape f32[?]: its size is unknown"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,14 +29,31 @@ const (
 	CheckNone
 )
 
+// AllowUnbounded, or'ed into CheckAll or CheckVerified, accepts a module
+// with unbounded dynamic dimensions (f32[?]), which are valid HLO: the
+// analysis computes their values and live ranges as XLA's HloLiveRange
+// does, but their sizes are unknown (0 in Value.Size and Buffer.Size), so
+// nothing that weighs sizes may use it: WriteXLA prints XLA's "Peak memory
+// could not be determined due to unbounded dynamic shape." in place of the
+// peak, WriteJSON and the size-weighing schedulers (package schedule)
+// refuse it, and so does assign. Without it such a module is refused with
+// a positioned error per instruction (hlo.ErrUnboundedShape).
+const AllowUnbounded Check = 1 << 7
+
 func (c Check) input() inputCheck {
-	switch c {
+	var in inputCheck
+	switch c &^ AllowUnbounded {
 	case CheckVerified:
-		return checkVerified
+		in = checkVerified
 	case CheckNone:
 		return checkNone
+	default:
+		in = checkAll
 	}
-	return checkAll
+	if c&AllowUnbounded != 0 {
+		in |= checkUnbounded
+	}
+	return in
 }
 
 // AnalyzeUnscheduled analyses m (flat: hlo.FlattenCallGraph) after the

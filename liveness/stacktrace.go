@@ -129,11 +129,11 @@ func writeStackBreakdown(b *bufio.Writer, a *Analysis, live []*Value) {
 	root := &stackNode{}
 	var total int64
 	for _, v := range live {
-		total += v.Size
+		total += xlaSize(v)
 	}
 	for _, v := range live {
 		paths := a.callPaths(v.Inst, 0)
-		share, extra := v.Size/int64(len(paths)), v.Size%int64(len(paths))
+		share, extra := xlaSize(v)/int64(len(paths)), xlaSize(v)%int64(len(paths))
 		for _, p := range paths {
 			n := root
 			for i, part := range p {

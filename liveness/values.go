@@ -82,7 +82,9 @@ type Value struct {
 	Inst  *hlo.Instruction
 	Index hlo.ShapeIndex
 	Shape hlo.Shape
-	// Size is hlo.ByteSize of Shape (0 when it has none, e.g. unbounded).
+	// Size is hlo.BufferSize of Shape, the bytes of its buffer (a dynamic
+	// array's bound plus its runtime sizes), 0 when it has none (an
+	// unbounded dimension, under AllowUnbounded).
 	Size  int64
 	IsPhi bool
 	// Positions lists where the value appears; the first is its definition.

@@ -73,7 +73,13 @@ func orList(names []string) string {
 // RunSearch, "optimal" RunOptimal, with opts). The searching schedulers
 // and HeuristicBest leave a laid out under the schedule they return; the
 // others leave a as it was.
+//
+// With unbounded dynamic shapes (liveness.AllowUnbounded) sizes are
+// unknown, and only keep and postorder, which do not weigh them, run.
 func ByName(ctx context.Context, a *liveness.Analysis, name string, opts Options) (*liveness.Schedule, error) {
+	if err := sizeless(a, name); err != nil {
+		return nil, err
+	}
 	switch name {
 	case Keep:
 		return liveness.ModuleOrder(a.Module), nil
@@ -103,15 +109,32 @@ func ByName(ctx context.Context, a *liveness.Analysis, name string, opts Options
 }
 
 // Effective returns the scheduler Apply runs on m for name: name itself,
-// or for "" keep when m is scheduled and best otherwise.
+// or for "" keep when m is scheduled or has an unbounded dynamic shape
+// (whose size no search can weigh) and best otherwise.
 func Effective(name string, m *hlo.Module) string {
 	if name != "" {
 		return name
 	}
-	if m.IsScheduled {
+	if m.IsScheduled || hlo.UnboundedErrors(m) != nil {
 		return Keep
 	}
 	return Best
+}
+
+// sizeless refuses, for an analysis with unbounded dynamic shapes
+// (liveness.AllowUnbounded), a scheduler that weighs sizes: all but keep
+// and postorder. The error is at the first instruction of unbounded shape.
+func sizeless(a *liveness.Analysis, name string) error {
+	if name == Keep || name == PostOrder || !slices.Contains(Names, name) {
+		return nil
+	}
+	errs := a.Unbounded()
+	if errs == nil {
+		return nil
+	}
+	e := *errs[0]
+	e.Msg += fmt.Sprintf(", so scheduler %s, which weighs sizes, cannot order the module (keep and postorder can)", name)
+	return &e
 }
 
 // Apply lays a (an analysis of a.Module without live ranges, or with
@@ -137,6 +160,9 @@ func apply(ctx context.Context, a *liveness.Analysis, name string, opts Options)
 	}
 	m := a.Module
 	name = Effective(name, m)
+	if err := sizeless(a, name); err != nil {
+		return nil, nil, false, err
+	}
 	search := func(a *liveness.Analysis) (*SearchResult, error) {
 		if name == Optimal {
 			return RunOptimal(ctx, a, opts)

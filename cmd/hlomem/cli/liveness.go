@@ -72,6 +72,9 @@ func livenessFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		opts := compileOptions(sched, *fuse, false)
 		opts.Until = "schedule"
+		// XLA's dump has live ranges for unbounded dynamic shapes and a
+		// sentence in place of the peak; the JSON's sizes would be unknown.
+		opts.AllowUnbounded = *format == "xla"
 		return eachCompiled(e, file, opts, l, func(w io.Writer, _ *hlo.Module, r *compile.Result) error {
 			if *format == "json" {
 				return r.Analysis.WriteJSON(w)
