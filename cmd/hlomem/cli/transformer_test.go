@@ -36,13 +36,16 @@ func TestTransformerExample(t *testing.T) {
 	require.Equal(t, canon, again.String(), "fmt of fmt's output differs from it")
 
 	for _, args := range [][]string{
-		{"assign", "--format=report"},
-		{"assign", "--fuse", "--format=report"},
+		{"assign", "--format=report", "--report-format=legacy"},
+		{"assign", "--fuse", "--format=report", "--report-format=legacy"},
 	} {
 		out := string(run(t, append(args, transformerHLO)...))
 		require.Regexp(t, `^Total bytes used: \d+ `, out, "hlomem %s", strings.Join(args, " "))
 		require.Contains(t, out, "preallocated-temp")
 	}
+
+	out := string(run(t, "assign", "--format=report", transformerHLO))
+	require.Regexp(t, `^Memory Space: default \(color=0\)\nTotal bytes: \d+ `, out, "the current layout groups by memory space")
 
 	for _, args := range [][]string{
 		{"run", "--verify", "--inputs=random"},
@@ -52,7 +55,7 @@ func TestTransformerExample(t *testing.T) {
 		require.Regexp(t, `(?m)^ok: \d+ steps, `, out, "hlomem %s", strings.Join(args, " "))
 		require.Regexp(t, `(?m)^ok: planned run equals reference run; `, out, "hlomem %s", strings.Join(args, " "))
 	}
-	out := string(run(t, "run", "--device=tpu-v4", "--verify", "--inputs=random", transformerHLO))
+	out = string(run(t, "run", "--device=tpu-v4", "--verify", "--inputs=random", transformerHLO))
 	require.Regexp(t, `(?m)^ok: the run on the tiled, padded buffers of HBM, VMEM and SMEM equals the reference run; `, out)
 
 	// The loss is output 0; the 13 updated weights follow, all finite.
