@@ -30,6 +30,12 @@ type Analysis struct {
 	Search *SearchReport
 
 	parallelRoots []*hlo.Computation
+	settings      Settings
+	// excluded marks, by computation ID, the computations on execution
+	// threads the settings leave out (nil: none); asyncExcluded reports
+	// the async ops whose thread is left out (threads.go).
+	excluded      []bool
+	asyncExcluded func(*hlo.Instruction) bool
 	callers       [][]*hlo.Instruction // by computation ID
 	tabs          []*shapeTable        // by instruction ID, tuple shapes only
 	slots         []*Value             // value at each (instruction, subshape) slot
@@ -57,6 +63,15 @@ type Options struct {
 	// Schedule gives the order of each sequential computation; nil means
 	// each computation's instruction order.
 	Schedule *Schedule
+
+	// XLARules selects XLA's live-range rules (settings.go); the zero
+	// value takes those of the context of the analysis (WithSettings),
+	// which default to the current.
+	XLARules Rules
+	// ExecutionThreads limits the analysis to the computations on these
+	// threads (threads.go); empty takes the context's, which default to
+	// every thread.
+	ExecutionThreads []string
 
 	// numbering, when set, gives the XLA IDs of values that are not phis
 	// (tests set it from an XLA dump; see valueOrder for why the text alone
@@ -127,6 +142,7 @@ func analyzeModule(ctx context.Context, m *hlo.Module, opts Options, check input
 		return nil, err
 	}
 	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, tabs: make([]*shapeTable, m.NumInstructions())}
+	a.settle(ctx, opts)
 	if err := a.runDataflow(ctx, opts.numbering); err != nil {
 		return nil, err
 	}
@@ -384,9 +400,11 @@ func (tl *Timeline) Time(in *hlo.Instruction) int {
 // flattened inside an async computation belong to its async context.
 //
 // A value lives from its definition (a parameter from its computation's
-// start) to the latest of: its definition's end (a computation's root
-// lives to the computation's end; an instruction in an async context
-// lives until the async-done of its chain), its positions (a position at
+// start; under the current rules, Rules2026, a value in an async context
+// from the start of the computation that holds its chain) to the latest
+// of: its definition's end (a computation's root lives to the
+// computation's end; an instruction in an async context lives until the
+// async-done of its chain), its positions (a position at
 // a root counts at that computation's end) and its uses (a call's use is
 // dropped, its callee being flattened in; a while's use moves to the
 // body's parameter, so the init value dies as the body starts). Entry
@@ -405,7 +423,7 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 		tl.Spans[i] = Span{-1, -1}
 	}
 	starts := make([]int, nc) // by computation ID
-	asyncCtx := walkFlattened(a.Module, s.Sequence,
+	asyncCtx := walkFlattened(a.Module, a.excluded, s.Sequence,
 		func(c *hlo.Computation) { starts[c.ID] = len(tl.Seq) },
 		func(in *hlo.Instruction) {
 			tl.Times[in.ID] = len(tl.Seq)
@@ -451,6 +469,9 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 					defEnd = max(defEnd, dt)
 				} else {
 					defEnd = max(defEnd, tl.Spans[c.ID].End)
+				}
+				if a.settings.XLARules.asyncStartsAtOuter() && site.Parent != nil && tl.flattened(site.Parent) {
+					start = min(start, tl.Spans[site.Parent.ID].Start)
 				}
 			}
 		}

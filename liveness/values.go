@@ -123,7 +123,8 @@ func (v *Value) String() string {
 type CompKind uint8
 
 const (
-	// Unreachable computations are not called from the entry.
+	// Unreachable computations are not called from the entry, or run on
+	// an execution thread the analysis leaves out (Options.ExecutionThreads).
 	Unreachable CompKind = iota
 	// Sequential computations run in the caller's thread in schedule order:
 	// the entry and the bodies of call, while, conditional and async ops.
