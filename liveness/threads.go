@@ -50,7 +50,7 @@ func (s threadSet) includes(thread string) bool { return s == nil || s[thread] }
 // moduleThreads are the execution threads of a module's computations and
 // async-starts.
 type moduleThreads struct {
-	comp  []string                     // by computation ID
+	comp  []string                    // by computation ID
 	async map[*hlo.Instruction]string // by async-start
 }
 
