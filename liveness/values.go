@@ -173,9 +173,11 @@ func classify(m *hlo.Module) ([]CompKind, []*hlo.Computation, error) {
 				switch {
 				case in.Opcode == hlo.OpFusion:
 					ck = Fusion
-				case in.Opcode == hlo.OpCall || in.Opcode == hlo.OpWhile || in.Opcode == hlo.OpConditional || in.Opcode == hlo.OpAsyncStart:
-					// Sequential calls inherit the caller's context; a fusion
-					// body's callees run inside one thread.
+				case in.Opcode == hlo.OpCall || in.Opcode == hlo.OpWhile || in.Opcode == hlo.OpConditional ||
+					in.Opcode == hlo.OpAsyncStart || in.Opcode == hlo.OpAsyncUpdate || in.Opcode == hlo.OpAsyncDone:
+					// Sequential calls inherit the caller's context (an
+					// async-update or async-done may repeat its chain's
+					// calls=); a fusion body's callees run inside one thread.
 					ck = k
 					if k == Fusion {
 						ck = ThreadLocal
