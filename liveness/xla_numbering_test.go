@@ -76,7 +76,8 @@ func assignLikeXLA(t *testing.T, dir, target string) (got, want string) {
 	m := mods[0]
 	_, err = hlo.FlattenCallGraph(m)
 	require.NoError(t, err)
-	var opts liveness.Options
+	// The paired dumps come from 2024-2025 XLA: its older async rule.
+	opts := liveness.Options{XLARules: liveness.Rules2025}
 	liveness.WithNumbering(&opts, func(in *hlo.Instruction, ix hlo.ShapeIndex) (int, bool) {
 		k := in.Name
 		if in.Shape.IsTuple() {
