@@ -21,6 +21,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/hlomem/hlomem/internal/jsonw"
 )
 
 // Rules names a version of XLA's live-range rules.
@@ -113,3 +116,29 @@ func SettingsFrom(ctx context.Context) Settings {
 
 // Settings returns the rules and execution threads the analysis follows.
 func (a *Analysis) Settings() Settings { return a.settings }
+
+// WriteJSONKeys writes the settings as keys of the JSON object j is in:
+// "xla_rules" always, "execution_threads" when the analysis is limited to
+// some threads.
+func (s Settings) WriteJSONKeys(j *jsonw.Writer) {
+	j.Key("xla_rules")
+	j.String(string(s.XLARules.Effective()))
+	if len(s.ExecutionThreads) > 0 {
+		j.Key("execution_threads")
+		j.BeginArray()
+		for _, t := range s.ExecutionThreads {
+			j.String(t)
+		}
+		j.EndArray()
+	}
+}
+
+// String describes the settings for a text header: "XLA rules 2026",
+// with the threads when set.
+func (s Settings) String() string {
+	out := "XLA rules " + string(s.XLARules.Effective())
+	if len(s.ExecutionThreads) > 0 {
+		out += ", execution threads " + strings.Join(s.ExecutionThreads, ",")
+	}
+	return out
+}
