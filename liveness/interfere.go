@@ -345,7 +345,8 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		}
 		m.Renumber()
 		var err error
-		if a, err = analyzeModule(ctx, m, Options{}, checkNone, false); err != nil {
+		// The repaired module keeps the settings of the analysis repaired.
+		if a, err = analyzeModule(ctx, m, a.settings.options(), checkNone, false); err != nil {
 			return nil, changed, err
 		}
 		if err := a.Reschedule(s); err != nil {

@@ -1,9 +1,11 @@
 package liveness
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/hlomem/hlomem/hlo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -249,4 +251,26 @@ func TestParseRules(t *testing.T) {
 	}
 	_, err := ParseRules("2024")
 	require.Error(t, err)
+}
+
+// An analysis takes its Options' settings, else its context's
+// (WithSettings), else the defaults; one derived from it (options) keeps
+// them.
+func TestSettingsPrecedence(t *testing.T) {
+	m, err := hlo.ParseModule("t.hlo", threadedAsync)
+	require.NoError(t, err)
+	ctx := WithSettings(context.Background(), Settings{XLARules: Rules2025, ExecutionThreads: []string{"main"}})
+	a, err := AnalyzeUnscheduled(ctx, m, CheckAll)
+	require.NoError(t, err)
+	require.Equal(t, Settings{XLARules: Rules2025, ExecutionThreads: []string{"main"}}, a.Settings())
+	b, err := analyzeModule(ctx, m, Options{XLARules: Rules2026}, checkAll, true)
+	require.NoError(t, err)
+	require.Equal(t, Settings{XLARules: Rules2026, ExecutionThreads: []string{"main"}}, b.Settings())
+	c, err := analyzeModule(context.Background(), m, a.Settings().options(), checkAll, true)
+	require.NoError(t, err)
+	require.Equal(t, a.Settings(), c.Settings())
+	d, err := Analyze(m, Options{})
+	require.NoError(t, err)
+	require.Equal(t, Settings{XLARules: Rules2026}, d.Settings())
+	require.Equal(t, "XLA rules 2025, execution threads main", a.Settings().String())
 }

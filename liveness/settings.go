@@ -90,6 +90,11 @@ func (s Settings) effective() Settings {
 	return out
 }
 
+// options returns Options that carry s.
+func (s Settings) options() Options {
+	return Options{XLARules: s.XLARules, ExecutionThreads: s.ExecutionThreads}
+}
+
 // settingsKey keys the Settings a context carries.
 type settingsKey struct{}
 
