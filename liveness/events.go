@@ -36,7 +36,9 @@ type Event struct {
 }
 
 // ValueEvents are the Events that decide one value's range: it starts at
-// Start and ends at the latest of the end candidates (every candidate
+// Start (its definition; a parameter's computation's start; under
+// Rules2026, for a value in an asynchronous context, the start of the
+// computation holding the chain) and ends at the latest of the end candidates (every candidate
 // Layout considers: DefEnd, Pos and Ends). EndPosition is the latest of
 // the positions: DefEnd (the definition's end, which Positions[0] stands
 // for) and then Pos, each replacing the one before only when strictly
