@@ -29,6 +29,7 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 	j.String(as.Options.Target.Name)
 	j.Key("algorithm")
 	j.String(as.Options.Algorithm)
+	as.Analysis.Settings().WriteJSONKeys(j)
 	for _, f := range []struct {
 		k string
 		v int64

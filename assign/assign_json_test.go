@@ -19,6 +19,8 @@ type jsonAssignment struct {
 	Module      string           `json:"module"`
 	Target      string           `json:"target"`
 	Algorithm   string           `json:"algorithm"`
+	XLARules    string           `json:"xla_rules"`
+	Threads     []string         `json:"execution_threads,omitempty"`
 	Alignment   int64            `json:"alignment"`
 	TotalBytes  int64            `json:"total_bytes"`
 	TempBytes   int64            `json:"temp_bytes"`
@@ -75,7 +77,8 @@ type jsonValue struct {
 
 func (as *Assignment) writeJSONReflect(w io.Writer) error {
 	st := &as.Stats
-	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target.Name, Algorithm: as.Options.Algorithm, Alignment: as.Options.Align,
+	out := jsonAssignment{Module: as.Module.Name, Target: as.Options.Target.Name, Algorithm: as.Options.Algorithm,
+		XLARules: string(as.Analysis.Settings().XLARules), Threads: as.Analysis.Settings().ExecutionThreads, Alignment: as.Options.Align,
 		TotalBytes: st.TotalBytes, TempBytes: st.TempBytes, LowerBound: st.LowerBound, BoundStep: as.bound.Time, BoundValues: []string{}, Occupants: []jsonOccupant{},
 		TempLower: st.TempLowerBound, Allocations: []jsonAllocation{},
 		Stats: jsonStats{st.ParameterBytes, st.ConstantBytes, st.MaybeLiveOutBytes, st.TempBytes,

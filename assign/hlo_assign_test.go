@@ -24,12 +24,23 @@ import (
 // one, else after copy insertion.
 func analyze(t testing.TB, m *hlo.Module) *liveness.Analysis {
 	t.Helper()
+	return analyzeWith(t, m, liveness.Options{})
+}
+
+// pairedRules are the live-range rules of the XLA (2024-2025) that made
+// the corpus's paired dumps.
+var pairedRules = liveness.Options{XLARules: liveness.Rules2025}
+
+// analyzeWith is analyze with lopts, which only a scheduled module takes.
+func analyzeWith(t testing.TB, m *hlo.Module, lopts liveness.Options) *liveness.Analysis {
+	t.Helper()
 	_, err := hlo.FlattenCallGraph(m)
 	require.NoError(t, err)
 	var a *liveness.Analysis
 	if m.IsScheduled {
-		a, err = liveness.Analyze(m, liveness.Options{})
+		a, err = liveness.Analyze(m, lopts)
 	} else {
+		require.Empty(t, lopts.XLARules, "options for an unscheduled module")
 		a, _, err = liveness.AnalyzeInsertingCopies(m)
 	}
 	require.NoError(t, err)
@@ -49,7 +60,19 @@ func corpusModuleFiles(t testing.TB) []string {
 // assignModule parses, prepares and assigns a module the way the CLI does.
 func assignModule(t testing.TB, m *hlo.Module, opts Options) *Assignment {
 	t.Helper()
-	a := analyze(t, m)
+	return assignModuleWith(t, m, liveness.Options{}, opts)
+}
+
+// assignPaired is assignModule for a paired dump's module, under the
+// rules of the XLA that made it.
+func assignPaired(t testing.TB, m *hlo.Module, opts Options) *Assignment {
+	t.Helper()
+	return assignModuleWith(t, m, pairedRules, opts)
+}
+
+func assignModuleWith(t testing.TB, m *hlo.Module, lopts liveness.Options, opts Options) *Assignment {
+	t.Helper()
+	a := analyzeWith(t, m, lopts)
 	if !m.IsScheduled {
 		_, err := schedule.ByName(context.Background(), a, schedule.Best, schedule.Options{})
 		require.NoError(t, err)
@@ -203,7 +226,7 @@ func TestPairedAssignmentCorpus(t *testing.T) {
 				require.NoError(t, err)
 				return mods[0]
 			}
-			ours := assignModule(t, load(), Options{Target: mustTarget(t, set.target)})
+			ours := assignPaired(t, load(), Options{Target: mustTarget(t, set.target)})
 			require.LessOrEqual(t, ours.Stats.TotalBytes, xTotal, "%s: total above XLA's", name)
 			saved += xTotal - ours.Stats.TotalBytes
 			// Parameter and output allocations have XLA's sizes.
@@ -237,7 +260,7 @@ func TestPairedAssignmentCorpus(t *testing.T) {
 						name, h.Color, height, height-h.LowerBound, h.LowerBound, alb)
 				}
 			}
-			x := assignModule(t, load(), Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
+			x := assignPaired(t, load(), Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			require.Equal(t, tempSize(xAllocs), x.Stats.TempBytes, "%s: --algo=xla temp %d, XLA %d", name, x.Stats.TempBytes, tempSize(xAllocs))
 			require.Equal(t, xTotal, x.Stats.TotalBytes, "%s: --algo=xla total %d, XLA %d", name, x.Stats.TotalBytes, xTotal)
 			if set.dump {

@@ -144,7 +144,7 @@ func TestPairedUsedValuesCorpus(t *testing.T) {
 			require.NoError(t, err)
 			mods, err := hlo.ParseFile(globOne(t, filepath.Join(dir, "*after_optimizations.txt")))
 			require.NoError(t, err)
-			as := assignModule(t, mods[0], Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
+			as := assignPaired(t, mods[0], Options{Algorithm: "xla", Target: mustTarget(t, set.target)})
 			var dump strings.Builder
 			require.NoError(t, as.WriteXLA(&dump))
 			ours, _ := byValue(t, name+" (ours)", dump.String())

@@ -385,7 +385,7 @@ func TestReadXLAPairedCorpus(t *testing.T) {
 			name := set.dir + "/" + filepath.Base(dir)
 			mods, err := hlo.ParseFile(globOne(t, filepath.Join(dir, "*after_optimizations.txt")))
 			require.NoError(t, err)
-			a, err := preptest.Prepare(mods[0], "")
+			a, err := preptest.With(context.Background(), mods[0], preptest.Options{XLARules: liveness.Rules2025})
 			require.NoError(t, err, name)
 			as, err := Assign(context.Background(), a, Options{Algorithm: "xla", Target: set.target})
 			require.NoError(t, err, name)

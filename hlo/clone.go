@@ -185,6 +185,15 @@ func FlattenCallGraphContext(ctx context.Context, m *Module) (changed bool, err 
 				*p = flattenOne(m, *p, seen, names, &changed, visit)
 			}
 		}
+		// An async-update or async-done that repeats its chain's calls=
+		// calls what its async-start calls, clone or not.
+		for _, in := range c.Instructions {
+			if (in.Opcode == OpAsyncUpdate || in.Opcode == OpAsyncDone) && in.Ext != nil && len(in.Ext.Calls) > 0 {
+				if w := chainStartCalls(in); w != nil {
+					in.Ext.Calls[0] = w
+				}
+			}
+		}
 	}
 	visit(m.Entry)
 	if changed {
@@ -210,7 +219,7 @@ func bothContexts(m *Module) map[*Computation]bool {
 		reached[c] |= ctx
 		for _, in := range c.Instructions {
 			calleeCtx := ctx
-			if !isSequentialCall(in.Opcode) {
+			if !isSequentialCall(in.Opcode) && in.Opcode != OpAsyncUpdate && in.Opcode != OpAsyncDone {
 				calleeCtx = embedded
 			}
 			for _, callee := range in.Callees() {
@@ -226,6 +235,24 @@ func bothContexts(m *Module) map[*Computation]bool {
 		}
 	}
 	return both
+}
+
+// chainStartCalls returns the computation the async-start of in's chain
+// calls, or nil.
+func chainStartCalls(in *Instruction) *Computation {
+	for i := 0; in != nil && i < 1<<16; i++ {
+		if in.Opcode == OpAsyncStart {
+			if cs := in.Calls(); len(cs) > 0 {
+				return cs[0]
+			}
+			return nil
+		}
+		if in.Opcode != OpAsyncUpdate && in.Opcode != OpAsyncDone || len(in.Operands) == 0 {
+			return nil
+		}
+		in = in.Operands[0]
+	}
+	return nil
 }
 
 func isSequentialCall(op Opcode) bool {

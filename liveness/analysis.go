@@ -30,6 +30,12 @@ type Analysis struct {
 	Search *SearchReport
 
 	parallelRoots []*hlo.Computation
+	settings      Settings
+	// excluded marks, by computation ID, the computations on execution
+	// threads the settings leave out (nil: none); asyncExcluded reports
+	// the async ops whose thread is left out (threads.go).
+	excluded      []bool
+	asyncExcluded func(*hlo.Instruction) bool
 	callers       [][]*hlo.Instruction // by computation ID
 	tabs          []*shapeTable        // by instruction ID, tuple shapes only
 	slots         []*Value             // value at each (instruction, subshape) slot
@@ -57,6 +63,15 @@ type Options struct {
 	// Schedule gives the order of each sequential computation; nil means
 	// each computation's instruction order.
 	Schedule *Schedule
+
+	// XLARules selects XLA's live-range rules (settings.go); the zero
+	// value takes those of the context of the analysis (WithSettings),
+	// which default to the current.
+	XLARules Rules
+	// ExecutionThreads limits the analysis to the computations on these
+	// threads (threads.go); empty takes the context's, which default to
+	// every thread.
+	ExecutionThreads []string
 
 	// numbering, when set, gives the XLA IDs of values that are not phis
 	// (tests set it from an XLA dump; see valueOrder for why the text alone
@@ -131,6 +146,7 @@ func analyzeModule(ctx context.Context, m *hlo.Module, opts Options, check input
 		return nil, err
 	}
 	a := &Analysis{Module: m, Kinds: kinds, parallelRoots: roots, tabs: make([]*shapeTable, m.NumInstructions())}
+	a.settle(ctx, opts)
 	if err := a.runDataflow(ctx, opts.numbering); err != nil {
 		return nil, err
 	}
@@ -388,9 +404,11 @@ func (tl *Timeline) Time(in *hlo.Instruction) int {
 // flattened inside an async computation belong to its async context.
 //
 // A value lives from its definition (a parameter from its computation's
-// start) to the latest of: its definition's end (a computation's root
-// lives to the computation's end; an instruction in an async context
-// lives until the async-done of its chain), its positions (a position at
+// start; under the current rules, Rules2026, a value in an async context
+// from the start of the computation that holds its chain) to the latest
+// of: its definition's end (a computation's root lives to the
+// computation's end; an instruction in an async context lives until the
+// async-done of its chain), its positions (a position at
 // a root counts at that computation's end) and its uses (a call's use is
 // dropped, its callee being flattened in; a while's use moves to the
 // body's parameter, so the init value dies as the body starts). Entry
@@ -409,7 +427,7 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 		tl.Spans[i] = Span{-1, -1}
 	}
 	starts := make([]int, nc) // by computation ID
-	asyncCtx := walkFlattened(a.Module, s.Sequence,
+	asyncCtx := walkFlattened(a.Module, a.excluded, s.Sequence,
 		func(c *hlo.Computation) { starts[c.ID] = len(tl.Seq) },
 		func(in *hlo.Instruction) {
 			tl.Times[in.ID] = len(tl.Seq)
@@ -455,6 +473,9 @@ func (a *Analysis) Layout(s *Schedule) *Timeline {
 					defEnd = max(defEnd, dt)
 				} else {
 					defEnd = max(defEnd, tl.Spans[c.ID].End)
+				}
+				if a.settings.XLARules.asyncStartsAtOuter() && site.Parent != nil && tl.flattened(site.Parent) {
+					start = min(start, tl.Spans[site.Parent.ID].Start)
 				}
 			}
 		}
@@ -560,37 +581,55 @@ func (a *Analysis) normalizeBuffers(tl *Timeline) {
 }
 
 // firstFullyBound reports whether the async op in is the first of its
-// chain whose operands, accumulated along the chain, bind every parameter
-// of the async computation (XLA's async::IsFirstFullyBound): an
-// async-start with all its operands, or the update or done that completes
-// a late-binding chain.
+// chain that is fully bound (XLA's async::IsFirstFullyBound,
+// hlo_instruction_utils.cc): its tuple's operands element {0} lists the
+// async computation's parameters and its output (element {1} of a start
+// or update, an async-done's own shape) the computation's result
+// (AreOperandsAndOutputFullyBound, by ShapeUtil::Compatible), and the op
+// before it in the chain is not. An async-start that binds everything, or
+// the update or done that completes a late-binding chain.
 func firstFullyBound(in *hlo.Instruction) bool {
 	w := AsyncComputation(in)
-	if w == nil {
-		return false
-	}
-	bound := func(x *hlo.Instruction) bool {
-		n := 0
-		for i := 0; x != nil && i < 1<<16; i++ {
-			if x.Opcode == hlo.OpAsyncStart {
-				n += len(x.Operands)
-				break
-			}
-			if x.Opcode != hlo.OpAsyncUpdate && x.Opcode != hlo.OpAsyncDone || len(x.Operands) == 0 {
-				return false
-			}
-			n += len(x.Operands) - 1
-			x = x.Operands[0]
-		}
-		return n >= len(w.Params)
-	}
-	if !bound(in) {
+	if w == nil || w.Root == nil || !fullyBound(in, w) {
 		return false
 	}
 	if in.Opcode == hlo.OpAsyncStart || len(in.Operands) == 0 {
 		return true
 	}
-	return !bound(in.Operands[0])
+	return !fullyBound(in.Operands[0], w)
+}
+
+// fullyBound is XLA's async::AreOperandsAndOutputFullyBound for the op x
+// of a chain running w.
+func fullyBound(x *hlo.Instruction, w *hlo.Computation) bool {
+	var tuple, out hlo.Shape
+	switch x.Opcode {
+	case hlo.OpAsyncStart, hlo.OpAsyncUpdate:
+		tuple = x.Shape
+	case hlo.OpAsyncDone:
+		if len(x.Operands) == 0 {
+			return false
+		}
+		tuple, out = x.Operands[0].Shape, x.Shape
+	default:
+		return false
+	}
+	if !tuple.IsTuple() || len(tuple.Tuple) < 2 || !tuple.Tuple[0].IsTuple() {
+		return false
+	}
+	if x.Opcode != hlo.OpAsyncDone {
+		out = tuple.Tuple[1]
+	}
+	ops := tuple.Tuple[0].Tuple
+	if len(ops) != len(w.Params) {
+		return false
+	}
+	for i, p := range w.Params {
+		if p == nil || !hlo.Compatible(ops[i], p.Shape) {
+			return false
+		}
+	}
+	return hlo.Compatible(out, w.Root.Shape)
 }
 
 // asyncDone returns the done of the asynchronous operation start begins

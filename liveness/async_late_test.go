@@ -15,8 +15,8 @@ import (
 // GetInPlaceInputOutputPairs aliases it ("AsyncUpdate late operands alias
 // with their respective parameter slots", alias_info.cc), and so lives
 // until the async-done that consumes the update; the computation is
-// flattened at the update, the first fully bound op
-// (hlo_live_range.cc, FlattenSchedule with async::IsFirstFullyBound).
+// flattened at the first fully bound op (hlo_live_range.cc,
+// FlattenSchedule with async::IsFirstFullyBound).
 func TestAsyncLateBoundOperand(t *testing.T) {
 	a := analyze(t, `HloModule m, is_scheduled=true
 
@@ -51,13 +51,16 @@ ENTRY %main (a: f32[4096], b: f32[4096]) -> f32[4096] {
 	require.Same(t, neg, a.ValueAt(in("p1"), nil), "the parameter bound late takes the update's operand")
 	require.Same(t, a.ValueAt(in("add"), nil), a.ValueAt(in("done"), nil), "the done returns the computation's root")
 	require.Equal(t, a.Time(in("done")), neg.Range.End, "a value bound at an update lives to the done")
-	require.Less(t, a.Time(in("start")), a.Time(in("add")))
-	require.Less(t, a.Time(in("add")), a.Time(in("update")), "flattened at the first fully bound op")
-	require.True(t, firstFullyBound(in("update")))
+	// The update binds the operands but not the output (element {1} is
+	// ()): the done is the first fully bound op, the computation is
+	// flattened right before it (XLA's DoneBoundLateBoundAsyncCall).
+	require.Less(t, a.Time(in("update")), a.Time(in("add")))
+	require.Less(t, a.Time(in("add")), a.Time(in("done")), "flattened at the first fully bound op")
+	require.True(t, firstFullyBound(in("done")))
 	require.False(t, firstFullyBound(in("start")))
-	require.False(t, firstFullyBound(in("done")))
+	require.False(t, firstFullyBound(in("update")))
 	p := checkPair(t, a, "start", "done", "update")
-	require.Same(t, in("update"), p.Bound, "in flight from the update that binds the last operand")
+	require.Same(t, in("done"), p.Bound)
 }
 
 // TestAsyncFirstFullyBound translates hlo_instruction_utils_test.cc's
@@ -142,4 +145,96 @@ ENTRY %main (p: f32[4]) -> f32[4] {
 	neg := a.ValueAt(a.Module.Entry.Instruction("neg"), nil)
 	require.Same(t, neg.Buffer, a.ValueAt(s, hlo.ShapeIndex{1}).Buffer)
 	require.Empty(t, a.Interference())
+}
+
+// TestXLALateBoundAsyncCalls translates hlo_live_range_test.cc's
+// LateBoundAsyncCall, ProgressiveLateBoundAsyncCall and
+// DoneBoundLateBoundAsyncCall: the flattened position of every
+// instruction, the async computation expanded right before the op that
+// binds its last operand and its output.
+func TestXLALateBoundAsyncCalls(t *testing.T) {
+	const called1 = `
+%called_computation (param_0: f32[4096]) -> f32[4096] {
+  %param_0 = f32[4096]{0} parameter(0)
+  ROOT %negate_2 = f32[4096]{0} negate(%param_0)
+}
+
+%async_wrapped (async_param: f32[4096]) -> f32[4096] {
+  %async_param = f32[4096]{0} parameter(0)
+  ROOT %call = f32[4096]{0} call(%async_param), to_apply=%called_computation
+}
+`
+	for _, tc := range []struct {
+		name, hlo string
+		want      []string
+	}{
+		{"LateBoundAsyncCall", `HloModule LateBoundAsyncCall, is_scheduled=true
+` + called1 + `
+ENTRY %main (a: f32[4096]) -> f32[4096] {
+  %a = f32[4096]{0} parameter(0)
+  %negate_0 = f32[4096]{0} negate(%a)
+  %async-start = ((), (), s32[]) async-start(), calls=%async_wrapped
+  %negate_1 = f32[4096]{0} negate(%a)
+  %async-update = ((f32[4096]{0}), f32[4096]{0}, s32[]) async-update(
+    %async-start, %negate_0), calls=%async_wrapped
+  %async-done = f32[4096]{0} async-done(%async-update), calls=%async_wrapped
+  ROOT %add_1 = f32[4096]{0} add(%negate_1, %async-done)
+}`, []string{"a", "negate_0", "async-start", "negate_1", "async_param", "param_0", "negate_2", "call", "async-update", "async-done", "add_1"}},
+		{"ProgressiveLateBoundAsyncCall", `HloModule ProgressiveLateBoundAsyncCall, is_scheduled=true
+
+%called_computation (param_0: f32[4096], param_1: f32[4096]) -> f32[4096] {
+  %param_0 = f32[4096]{0} parameter(0)
+  %param_1 = f32[4096]{0} parameter(1)
+  ROOT %add_0 = f32[4096]{0} add(%param_0, %param_1)
+}
+
+%async_wrapped (async_param: f32[4096], async_param.1: f32[4096]) -> f32[4096] {
+  %async_param = f32[4096]{0} parameter(0)
+  %async_param.1 = f32[4096]{0} parameter(1)
+  ROOT %call = f32[4096]{0} call(%async_param, %async_param.1), to_apply=%called_computation
+}
+
+ENTRY %main (a: f32[4096], b: f32[4096]) -> f32[4096] {
+  %a = f32[4096]{0} parameter(0)
+  %b = f32[4096]{0} parameter(1)
+  %negate_0 = f32[4096]{0} negate(%a)
+  %negate_1 = f32[4096]{0} negate(%b)
+  %async-start = ((), (), s32[]) async-start(), calls=%async_wrapped
+  %async-update.1 = ((f32[4096]{0}), (), s32[]) async-update(
+    %async-start, %negate_0), calls=%async_wrapped
+  %async-update.2 = ((f32[4096]{0}, f32[4096]{0}), f32[4096]{0}, s32[])
+    async-update(%async-update.1, %negate_1), calls=%async_wrapped
+  %async-done = f32[4096]{0} async-done(%async-update.2), calls=%async_wrapped
+  ROOT %add_1 = f32[4096]{0} add(%async-done, %async-done)
+}`, []string{"a", "b", "negate_0", "negate_1", "async-start", "async-update.1", "async_param", "async_param.1", "param_0", "param_1", "add_0", "call", "async-update.2", "async-done", "add_1"}},
+		{"DoneBoundLateBoundAsyncCall", `HloModule DoneBoundLateBoundAsyncCall, is_scheduled=true
+` + called1 + `
+ENTRY %main (a: f32[4096]) -> f32[4096] {
+  %a = f32[4096]{0} parameter(0)
+  %negate_0 = f32[4096]{0} negate(%a)
+  %async-start = ((), (), s32[]) async-start(), calls=%async_wrapped
+  %async-update = ((f32[4096]{0}), (), s32[]) async-update(
+    %async-start, %negate_0), calls=%async_wrapped
+  %async-done = f32[4096]{0} async-done(%async-update), calls=%async_wrapped
+  ROOT %add_1 = f32[4096]{0} add(%async-done, %async-done)
+}`, []string{"a", "negate_0", "async-start", "async-update", "async_param", "param_0", "negate_2", "call", "async-done", "add_1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rules := range []Rules{Rules2026, Rules2025} {
+				m, err := hlo.ParseModule("t.hlo", tc.hlo)
+				require.NoError(t, err)
+				require.NoError(t, hlo.Verify(m))
+				_, err = hlo.FlattenCallGraph(m)
+				require.NoError(t, err)
+				a, err := Analyze(m, Options{XLARules: rules})
+				require.NoError(t, err)
+				var got []string
+				for _, in := range a.Sequence {
+					got = append(got, in.Name)
+				}
+				require.Equal(t, tc.want, got)
+				require.Empty(t, a.Interference())
+			}
+		})
+	}
 }

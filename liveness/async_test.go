@@ -32,7 +32,8 @@ func checkPair(t *testing.T, a *Analysis, start, done string, updates ...string)
 		require.Same(t, p.Start, q.Start)
 	}
 	ts, td := a.Time(p.Bound), a.Time(p.Done)
-	require.Less(t, ts, td)
+	require.LessOrEqual(t, ts, td, "the done binds last in a late-binding chain at the latest")
+	require.Less(t, a.Time(p.Start), td)
 	for _, b := range p.InFlight() {
 		r, ok := b.Range()
 		require.True(t, ok)
@@ -96,8 +97,21 @@ ENTRY e {
 // a computation. The computation's result is the destination: it must live
 // until the async-done, not just until the async-start (the defect this
 // guards against let a later buffer overwrite data still being received).
+//
+// The computation's result starts at the entry's start under the current
+// rules (hlo_live_range.cc CalculateBufferStartEndMap), at its definition
+// under Rules2025.
 func TestAsyncAllToAll(t *testing.T) {
-	a := analyze(t, `HloModule a2a, is_scheduled=true
+	for _, tc := range []struct {
+		rules Rules
+		a2a   string
+	}{{"", "a2a{}:0-7"}, {Rules2025, "a2a{}:3-7"}} {
+		t.Run(string(tc.rules.Effective()), func(t *testing.T) { testAsyncAllToAll(t, tc.rules, tc.a2a) })
+	}
+}
+
+func testAsyncAllToAll(t *testing.T, rules Rules, a2a string) {
+	a := analyzeWith(t, Options{XLARules: rules}, `HloModule a2a, is_scheduled=true
 async_computation {
   ap = f32[4,8] parameter(0)
   ROOT a2a = f32[4,8] all-to-all(ap), dimensions={0}, replica_groups={{0,1,2,3}}
@@ -115,7 +129,7 @@ ENTRY e {
 		seq = append(seq, in.Name)
 	}
 	require.Equal(t, []string{"p", "c", "ap", "a2a", "s", "x", "d", "r"}, seq, "the async computation runs before its start")
-	want := sorted([]string{"p{}:0-8", "c{}:1-6", "a2a{}:3-7", "s{}:4-6", "s{0}:4-6", "x{}:5-7", "r{}:7-8"})
+	want := sorted([]string{"p{}:0-8", "c{}:1-6", a2a, "s{}:4-6", "s{0}:4-6", "x{}:5-7", "r{}:7-8"})
 	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	e := a.Module.Entry
 	require.Same(t, a.ValueAt(a.Module.Computation("async_computation").Root, nil), a.ValueAt(e.Instruction("s"), []int64{1}),
@@ -146,8 +160,19 @@ ENTRY e {
 
 // TestAsyncStartUpdateDone: a generic async operation with an update; the
 // start's context element passes through the update to the done.
+// The custom-call's result starts at the entry's start under the current
+// rules, at its definition under Rules2025 (as in TestAsyncAllToAll).
 func TestAsyncStartUpdateDone(t *testing.T) {
-	a := analyze(t, `HloModule au, is_scheduled=true
+	for _, tc := range []struct {
+		rules Rules
+		cc    string
+	}{{"", "cc{}:0-8"}, {Rules2025, "cc{}:3-8"}} {
+		t.Run(string(tc.rules.Effective()), func(t *testing.T) { testAsyncStartUpdateDone(t, tc.rules, tc.cc) })
+	}
+}
+
+func testAsyncStartUpdateDone(t *testing.T, rules Rules, cc string) {
+	a := analyzeWith(t, Options{XLARules: rules}, `HloModule au, is_scheduled=true
 async_computation {
   ap = f32[4] parameter(0)
   ROOT cc = f32[4] custom-call(ap), custom_call_target="foo"
@@ -161,7 +186,7 @@ ENTRY e {
   d = f32[4] async-done(u)
   ROOT r = f32[4] add(d, x)
 }`)
-	want := sorted([]string{"p{}:0-9", "c{}:1-7", "cc{}:3-8", "s{}:4-5", "s{0}:4-5", "s{2}:4-7",
+	want := sorted([]string{"p{}:0-9", "c{}:1-7", cc, "s{}:4-5", "s{0}:4-5", "s{2}:4-7",
 		"u{}:5-7", "u{0}:5-7", "x{}:6-8", "r{}:8-9"})
 	require.Empty(t, cmp.Diff(want, rangeLines(a)), "ranges (-want +got)")
 	p := checkPair(t, a, "s", "d", "u")

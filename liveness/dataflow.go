@@ -271,6 +271,9 @@ func (d *dataflow) newID() int {
 // as XLA does, and marks the slots they occupy.
 func (d *dataflow) initialize() {
 	for _, c := range valueOrder(d.m) {
+		if d.a.isExcluded(c) {
+			continue // XLA makes no values on a thread it leaves out
+		}
 		holds := d.holds(c)
 		params := d.paramDefines(c)
 		if !holds {
@@ -278,13 +281,13 @@ func (d *dataflow) initialize() {
 			// too), not their order.
 			for _, in := range c.Instructions {
 				if !in.Shape.IsTuple() {
-					if definesAt(in, nil, in.Shape, params) {
+					if d.defines(in, nil, in.Shape, params) {
 						d.newID()
 					}
 					continue
 				}
 				in.Shape.ForEachSubshape(func(sub hlo.Shape, ix hlo.ShapeIndex) {
-					if definesAt(in, ix, sub, params) {
+					if d.defines(in, ix, sub, params) {
 						d.newID()
 					}
 				})
@@ -295,7 +298,7 @@ func (d *dataflow) initialize() {
 			n := in.Shape.NumSubshapes()
 			for o := 0; o < n; o++ {
 				ix, sub := d.a.indexAt(in, o), d.a.subAt(in, o)
-				if !definesAt(in, ix, sub, params) {
+				if !d.defines(in, ix, sub, params) {
 					continue
 				}
 				v := d.newValue(in, o, ix, sub, d.newID(), false)
@@ -402,6 +405,9 @@ func (d *dataflow) forwardTop(dst *hlo.Instruction, dix hlo.ShapeIndex, src *hlo
 // update recomputes the forwarded positions of in (XLA's
 // UpdateInstructionValueSet) and reports whether they changed.
 func (d *dataflow) update(in *hlo.Instruction) bool {
+	if d.a.isExcluded(in.Parent) {
+		return false // not on the analysed threads (threads.go)
+	}
 	op := func(i int) *hlo.Instruction {
 		if i < len(in.Operands) {
 			return in.Operands[i]
@@ -555,11 +561,22 @@ func (d *dataflow) updateAsync(in *hlo.Instruction) bool {
 		if !d.a.subAt(in, o).IsArray() {
 			continue
 		}
-		src, six := asyncSource(in, d.a.indexAt(in, o))
+		ix := d.a.indexAt(in, o)
+		src, six := asyncSource(in, ix)
 		if src == nil {
 			continue
 		}
-		if v := d.at(src, six); v != nil && d.set(in.FirstValue+o, v) {
+		v := d.at(src, six)
+		if v == nil && src.Parent != in.Parent {
+			// The computation's root holds no values when its thread is
+			// left out (threads.go): the output is the start's own {1}.
+			pix := ix
+			if in.Opcode == hlo.OpAsyncDone {
+				pix = append(hlo.ShapeIndex{1}, ix...)
+			}
+			v = d.at(in.Operands[0], pix)
+		}
+		if v != nil && d.set(in.FirstValue+o, v) {
 			changed = true
 		}
 	}

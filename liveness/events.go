@@ -36,7 +36,9 @@ type Event struct {
 }
 
 // ValueEvents are the Events that decide one value's range: it starts at
-// Start and ends at the latest of the end candidates (every candidate
+// Start (its definition; a parameter's computation's start; under
+// Rules2026, for a value in an asynchronous context, the start of the
+// computation holding the chain) and ends at the latest of the end candidates (every candidate
 // Layout considers: DefEnd, Pos and Ends). EndPosition is the latest of
 // the positions: DefEnd (the definition's end, which Positions[0] stands
 // for) and then Pos, each replacing the one before only when strictly
@@ -71,7 +73,7 @@ type Events struct {
 func (a *Analysis) flattenedComputations() (flat []bool, asyncCtx []*hlo.Computation) {
 	nc := len(a.Module.Computations)
 	flat = make([]bool, nc)
-	asyncCtx = walkFlattened(a.Module, func(c *hlo.Computation) []*hlo.Instruction { return c.Instructions },
+	asyncCtx = walkFlattened(a.Module, a.excluded, func(c *hlo.Computation) []*hlo.Instruction { return c.Instructions },
 		func(c *hlo.Computation) { flat[c.ID] = true }, nil, nil)
 	return flat, asyncCtx
 }
@@ -84,14 +86,16 @@ func (a *Analysis) flattenedComputations() (flat []bool, asyncCtx []*hlo.Computa
 // bracket each computation, inst sees each instruction after the
 // computations it calls; any may be nil. It returns, by computation ID,
 // each computation's asynchronous context (the async computation it runs
-// in, nil for the caller's thread).
-func walkFlattened(m *hlo.Module, seq func(*hlo.Computation) []*hlo.Instruction, enter func(*hlo.Computation), inst func(*hlo.Instruction), leave func(*hlo.Computation)) []*hlo.Computation {
+// in, nil for the caller's thread). A computation skip marks (one on an
+// execution thread the analysis leaves out) is not walked, nor are the
+// computations only it calls.
+func walkFlattened(m *hlo.Module, skip []bool, seq func(*hlo.Computation) []*hlo.Instruction, enter func(*hlo.Computation), inst func(*hlo.Instruction), leave func(*hlo.Computation)) []*hlo.Computation {
 	nc := len(m.Computations)
 	walked := make([]bool, nc) // set on entry, so a cycle stops
 	asyncCtx := make([]*hlo.Computation, nc)
 	var walk func(c, ctx *hlo.Computation)
 	walk = func(c, ctx *hlo.Computation) {
-		if c == nil || walked[c.ID] {
+		if c == nil || walked[c.ID] || skip != nil && skip[c.ID] {
 			return
 		}
 		walked[c.ID] = true
@@ -172,11 +176,19 @@ func (a *Analysis) Events() *Events {
 			ve.DefEnd = append(ve.DefEnd, inst(def))
 		}
 		if ctx := asyncCtx[c.ID]; ctx != nil {
+			outer := false
 			for _, site := range a.callers[ctx.ID] {
 				if done := asyncChainDone(site); done != nil && flatInst(done) {
 					ve.DefEnd = append(ve.DefEnd, inst(done))
 				} else {
 					ve.DefEnd = append(ve.DefEnd, Event{EventSpanEnd, int32(c.ID)})
+				}
+				// Rules2026: the start of the computation holding the
+				// chain, which starts no later than anything flattened
+				// in it. The ops of one chain share a computation, so
+				// the first that is flattened names it.
+				if !outer && a.settings.XLARules.asyncStartsAtOuter() && site.Parent != nil && flat[site.Parent.ID] {
+					ve.Start, outer = Event{EventSpanStart, int32(site.Parent.ID)}, true
 				}
 			}
 		}

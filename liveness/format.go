@@ -218,6 +218,7 @@ func (a *Analysis) WriteJSON(w io.Writer) error {
 	j.String(a.Module.Name)
 	j.Key("schedule")
 	j.String(a.Schedule.Name)
+	a.settings.WriteJSONKeys(j)
 	if r := a.Search; r != nil {
 		// What the searching scheduler found: its bound (the module's
 		// lower_bound below unless copies were added after it), the best

@@ -30,19 +30,37 @@ type Interference struct {
 	// them (an in-place update), and the caller, or the next run, reads
 	// them after the program ends (At). Use is Over's instruction.
 	ReadOnly bool
+	// OverAt is the step Over is written (its definition's; under
+	// Rules2026 a value of an async computation lives from before that).
+	OverAt int
+}
+
+// written returns the step v's bytes are written: its definition's time,
+// or its range's start for a parameter or a phi (the computation's
+// start). A value of an async context lives from the start of the
+// computation holding its chain under the current rules, but is written
+// only when its instruction runs.
+func (a *Analysis) written(v *Value) int {
+	if v.IsPhi || v.Inst.Opcode == hlo.OpParameter {
+		return v.Range.Start
+	}
+	if t := a.Time(v.Inst); t >= 0 {
+		return t
+	}
+	return v.Range.Start
 }
 
 func (i *Interference) Error() string {
 	if i.ReadOnly {
 		return fmt.Sprintf("%s, %s, is written over by %s at step %d",
-			i.Value.Name(), readOnlyKind(i.Value), i.Over.Name(), i.Over.Range.Start)
+			i.Value.Name(), readOnlyKind(i.Value), i.Over.Name(), i.OverAt)
 	}
 	if i.Result {
 		return fmt.Sprintf("%s, in the result of %s, is read when that computation ends at step %d after %s, of the same buffer, is written at step %d",
-			i.Value.Name(), i.Use.Inst.Parent.Name, i.At, i.Over.Name(), i.Over.Range.Start)
+			i.Value.Name(), i.Use.Inst.Parent.Name, i.At, i.Over.Name(), i.OverAt)
 	}
 	return fmt.Sprintf("%s is read by %s at step %d after %s, of the same buffer, is written at step %d",
-		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.Over.Range.Start)
+		i.Value.Name(), i.Use.Inst.Name, i.At, i.Over.Name(), i.OverAt)
 }
 
 // ReadsNothing reports a use that reads no bytes at the user's step: a
@@ -87,13 +105,13 @@ func (a *Analysis) Interference() []*Interference {
 		if len(defs) < 2 {
 			continue
 		}
-		slices.SortFunc(defs, func(x, y *Value) int { return x.Range.Start - y.Range.Start })
+		slices.SortFunc(defs, func(x, y *Value) int { return a.written(x) - a.written(y) })
 		for _, v := range b.Values {
 			if !v.Scheduled || !v.Shape.IsArray() {
 				continue // a tuple's index table: forwarded, not read
 			}
 			// The first value of the buffer written after v is.
-			i := sort.Search(len(defs), func(i int) bool { return defs[i].Range.Start > v.Range.Start })
+			i := sort.Search(len(defs), func(i int) bool { return a.written(defs[i]) > a.written(v) })
 			if i == len(defs) {
 				continue
 			}
@@ -102,12 +120,12 @@ func (a *Analysis) Interference() []*Interference {
 				// XLA keeps a constant, and an entry parameter not donated,
 				// live to the program's end in a buffer of its own: copy
 				// insertion copies it before any in-place update.
-				found = append(found, &Interference{Value: v, Use: Use{Inst: w.Inst, Operand: -1}, At: len(a.Sequence), Over: w, ReadOnly: true})
+				found = append(found, &Interference{Value: v, Use: Use{Inst: w.Inst, Operand: -1}, At: len(a.Sequence), Over: w, ReadOnly: true, OverAt: a.written(w)})
 				continue
 			}
 			read := func(u Use, t int, result bool) {
-				if t > w.Range.Start && !a.exclusive(u.Inst, w.Inst) {
-					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w, Result: result})
+				if t > a.written(w) && !a.exclusive(u.Inst, w.Inst) {
+					found = append(found, &Interference{Value: v, Use: u, At: t, Over: w, Result: result, OverAt: a.written(w)})
 				}
 			}
 			for _, u := range v.Uses {
@@ -349,7 +367,8 @@ func repairInterference(ctx context.Context, m *hlo.Module, a *Analysis) (*Analy
 		}
 		m.Renumber()
 		var err error
-		if a, err = analyzeModule(ctx, m, Options{}, checkNone, false); err != nil {
+		// The repaired module keeps the settings of the analysis repaired.
+		if a, err = analyzeModule(ctx, m, a.settings.options(), checkNone, false); err != nil {
 			return nil, changed, err
 		}
 		if err := a.Reschedule(s); err != nil {
@@ -699,7 +718,7 @@ func outerHandOver(a *Analysis, f *Interference) (Use, bool) {
 		return Use{}, false
 	}
 	start := a.Spans[target.ID].Start
-	if start < 0 || f.Over.Range.Start >= start {
+	if start < 0 || f.OverAt >= start {
 		return Use{}, false
 	}
 	best, bestAt := Use{}, -1
@@ -722,7 +741,7 @@ func outerHandOver(a *Analysis, f *Interference) (Use, bool) {
 				at = sp.Start
 			}
 		}
-		if at < 0 || at >= f.Over.Range.Start || at <= bestAt {
+		if at < 0 || at >= f.OverAt || at <= bestAt {
 			continue
 		}
 		best, bestAt = h, at

@@ -16,6 +16,8 @@ import (
 type jsonAnalysis struct {
 	Module     string       `json:"module"`
 	Schedule   string       `json:"schedule"`
+	XLARules   string       `json:"xla_rules"`
+	Threads    []string     `json:"execution_threads,omitempty"`
 	Max        int          `json:"max"`
 	Sequence   []string     `json:"sequence"`
 	Values     []jsonValue  `json:"values"`
@@ -59,7 +61,7 @@ type jsonBound struct {
 
 // writeJSONReflect is WriteJSON through encoding/json, the reference.
 func (a *Analysis) writeJSONReflect(w io.Writer) error {
-	out := jsonAnalysis{Module: a.Module.Name, Schedule: a.Schedule.Name, Max: a.EndTime(), Sequence: make([]string, len(a.Sequence)),
+	out := jsonAnalysis{Module: a.Module.Name, Schedule: a.Schedule.Name, XLARules: string(a.Settings().XLARules), Threads: a.Settings().ExecutionThreads, Max: a.EndTime(), Sequence: make([]string, len(a.Sequence)),
 		Values: []jsonValue{}, Buffers: []jsonBuffer{}}
 	for t, in := range a.Sequence {
 		out.Sequence[t] = in.Name

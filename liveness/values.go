@@ -125,7 +125,8 @@ func (v *Value) String() string {
 type CompKind uint8
 
 const (
-	// Unreachable computations are not called from the entry.
+	// Unreachable computations are not called from the entry, or run on
+	// an execution thread the analysis leaves out (Options.ExecutionThreads).
 	Unreachable CompKind = iota
 	// Sequential computations run in the caller's thread in schedule order:
 	// the entry and the bodies of call, while, conditional and async ops.
@@ -174,9 +175,11 @@ func classify(m *hlo.Module) ([]CompKind, []*hlo.Computation, error) {
 				switch {
 				case in.Opcode == hlo.OpFusion:
 					ck = Fusion
-				case in.Opcode == hlo.OpCall || in.Opcode == hlo.OpWhile || in.Opcode == hlo.OpConditional || in.Opcode == hlo.OpAsyncStart:
-					// Sequential calls inherit the caller's context; a fusion
-					// body's callees run inside one thread.
+				case in.Opcode == hlo.OpCall || in.Opcode == hlo.OpWhile || in.Opcode == hlo.OpConditional ||
+					in.Opcode == hlo.OpAsyncStart || in.Opcode == hlo.OpAsyncUpdate || in.Opcode == hlo.OpAsyncDone:
+					// Sequential calls inherit the caller's context (an
+					// async-update or async-done may repeat its chain's
+					// calls=); a fusion body's callees run inside one thread.
 					ck = k
 					if k == Fusion {
 						ck = ThreadLocal

@@ -11,10 +11,16 @@ import (
 
 func analyze(t *testing.T, src string) *Analysis {
 	t.Helper()
+	return analyzeWith(t, Options{}, src)
+}
+
+// analyzeWith is analyze with opts.
+func analyzeWith(t *testing.T, opts Options, src string) *Analysis {
+	t.Helper()
 	m, err := hlo.ParseModule("t.hlo", src)
 	require.NoError(t, err)
 	require.NoError(t, hlo.Verify(m))
-	a, err := Analyze(m, Options{})
+	a, err := Analyze(m, opts)
 	require.NoError(t, err)
 	return a
 }

@@ -88,7 +88,8 @@ func planLikeXLA(t *testing.T, dir, target string) (*assign.Assignment, string) 
 	m := mods[0]
 	_, err = hlo.FlattenCallGraph(m)
 	require.NoError(t, err)
-	var opts liveness.Options
+	// The paired dumps come from 2024-2025 XLA: its older async rule.
+	opts := liveness.Options{XLARules: liveness.Rules2025}
 	liveness.WithNumbering(&opts, func(in *hlo.Instruction, ix hlo.ShapeIndex) (int, bool) {
 		k := in.Name
 		if in.Shape.IsTuple() {

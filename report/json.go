@@ -118,6 +118,8 @@ type jsonReport struct {
 	Target            string           `json:"target"`
 	Algorithm         string           `json:"algorithm"`
 	Schedule          string           `json:"schedule"`
+	XLARules          string           `json:"xla_rules"`
+	ExecutionThreads  []string         `json:"execution_threads,omitempty"`
 	Parameters        int64            `json:"parameter_bytes"`
 	Outputs           int64            `json:"output_bytes"`
 	Temps             int64            `json:"temp_bytes"`
@@ -155,6 +157,7 @@ type jsonAbovePart struct {
 func (r *Report) jsonView() *jsonReport {
 	j := &jsonReport{
 		Module: r.Module, Target: r.Target, Algorithm: r.Algorithm, Schedule: r.Schedule,
+		XLARules: string(r.Rules.XLARules.Effective()), ExecutionThreads: r.Rules.ExecutionThreads,
 		Parameters: r.Parameters, Outputs: r.Outputs, Temps: r.Temps, Constants: r.Constants, ThreadLocal: r.ThreadLocal,
 		Total: r.Total, LowerBound: r.LowerBound, TempLowerBound: r.TempLowerBound, TempFragmentation: r.TempFragmentation,
 		XLAMinimum: r.XLAMinimum, PeakStep: r.PeakStep, PeakInst: r.PeakInst, PeakComp: r.PeakComp, PeakBytes: r.PeakBytes,

@@ -50,7 +50,10 @@ type Report struct {
 	Target    string
 	Algorithm string
 	Schedule  string // the scheduler that ran ("keep" for XLA's own)
-	Steps     []string
+	// Rules says which of XLA's live-range rules the plan followed, and
+	// on which execution threads.
+	Rules liveness.Settings
+	Steps []string
 	// Totals.
 	Parameters, Outputs, Temps, Constants, ThreadLocal, Total int64
 	LowerBound, TempLowerBound, TempFragmentation             int64
@@ -312,6 +315,7 @@ func newReport(as *assign.Assignment, opts Options) *Report {
 		Target:            as.Options.Target.Name,
 		Algorithm:         as.Options.Algorithm,
 		Schedule:          scheduleName(as.Module, opts.Compile.Scheduler),
+		Rules:             a.Settings(),
 		Parameters:        st.ParameterBytes,
 		Outputs:           st.MaybeLiveOutBytes,
 		Temps:             st.TempBytes,

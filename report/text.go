@@ -26,7 +26,7 @@ var sections = []struct {
 // plan beside it.
 func (r *Report) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "Memory report of %s (target %s, schedule %s, packer %s)\n", r.Module, r.Target, r.Schedule, r.Algorithm)
+	fmt.Fprintf(b, "Memory report of %s (target %s, schedule %s, packer %s, %s)\n", r.Module, r.Target, r.Schedule, r.Algorithm, r.Rules)
 	for _, s := range sections {
 		s.write(b, r)
 	}

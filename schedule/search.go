@@ -520,14 +520,16 @@ func boundAfterCopies(a *liveness.Analysis, s *liveness.Schedule) (int64, error)
 		}
 		s2.Set(m2.Computations[i], seq2)
 	}
-	a2, err := liveness.AnalyzeUnscheduled(context.Background(), m2, liveness.CheckNone)
+	// The copy is analysed under a's rules and threads.
+	ctx := liveness.WithSettings(context.Background(), a.Settings())
+	a2, err := liveness.AnalyzeUnscheduled(ctx, m2, liveness.CheckNone)
 	if err != nil {
 		return 0, err
 	}
 	if err := a2.Reschedule(s2); err != nil {
 		return 0, err
 	}
-	a2, _, err = liveness.RepairInterference(context.Background(), m2, a2)
+	a2, _, err = liveness.RepairInterference(ctx, m2, a2)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/hlomem/hlomem/internal/atomicfile"
 )
@@ -105,6 +106,8 @@ func sameOptions(file, run Options) error {
 		{"target", file.Target.Name, run.Target.Name},
 		{"algorithm", file.Algorithm, run.Algorithm},
 		{"schedule", file.Schedule, run.Schedule},
+		{"xla_rules", string(file.XLARules.Effective()), string(run.XLARules.Effective())},
+		{"execution_threads", strings.Join(file.ExecutionThreads, ","), strings.Join(run.ExecutionThreads, ",")},
 	} {
 		if o.file != o.run {
 			show := func(s string) string {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/schedule"
 )
 
@@ -42,7 +43,16 @@ func header(opts Options) string {
 	if sched == "" {
 		sched = "default"
 	}
-	return fmt.Sprintf("%s target=%s algorithm=%s schedule=%s", formatTag, opts.Target.Name, opts.Algorithm, sched)
+	h := fmt.Sprintf("%s target=%s algorithm=%s schedule=%s", formatTag, opts.Target.Name, opts.Algorithm, sched)
+	// Not the default live-range rules, or a set of threads: say so
+	// (files without them were measured under the defaults).
+	if opts.XLARules != "" && opts.XLARules != liveness.Rules2026 {
+		h += " xla_rules=" + string(opts.XLARules)
+	}
+	if len(opts.ExecutionThreads) > 0 {
+		h += " execution_threads=" + strings.Join(opts.ExecutionThreads, ",")
+	}
+	return h
 }
 
 // Write writes the golden file of lines measured with opts: the header,
@@ -187,8 +197,16 @@ func parseOptions(rest string) (Options, error) {
 			if v != "default" {
 				o.Schedule = v
 			}
+		case "xla_rules":
+			r, err := liveness.ParseRules(v)
+			if err != nil {
+				return o, fmt.Errorf("header: %v", err)
+			}
+			o.XLARules = r
+		case "execution_threads":
+			o.ExecutionThreads = strings.Split(v, ",")
 		default:
-			return o, fmt.Errorf("header: unknown option %q (want target, algorithm and schedule)", k)
+			return o, fmt.Errorf("header: unknown option %q (want target, algorithm and schedule, and optionally xla_rules and execution_threads)", k)
 		}
 	}
 	for _, k := range []string{"target", "algorithm", "schedule"} {

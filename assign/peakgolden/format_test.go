@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"version", "# hlomem peak v3 target=gpu\n", `g.peak:1: unsupported version "# hlomem peak v3 target=gpu" (this hlomem reads "# hlomem peak v2" and "# hlomem peak v1")`},
 		{"version glued", "# hlomem peak v20 target=gpu\n", `g.peak:1: unsupported version "# hlomem peak v20 target=gpu" (this hlomem reads "# hlomem peak v2" and "# hlomem peak v1")`},
 		{"header pair", "# hlomem peak v2 target\n", `g.peak:1: header: want key=value, got "target"`},
-		{"header unknown", "# hlomem peak v2 target=gpu colour=red\n", `g.peak:1: header: unknown option "colour" (want target, algorithm and schedule)`},
+		{"header unknown", "# hlomem peak v2 target=gpu colour=red\n", `g.peak:1: header: unknown option "colour" (want target, algorithm and schedule, and optionally xla_rules and execution_threads)`},
 		{"header missing", "# hlomem peak v1 target=gpu algorithm=xla\n", `g.peak:1: header: no schedule= option`},
 		{"header twice", "# hlomem peak v2 target=gpu target=cpu\n", `g.peak:1: header: target given twice`},
 		{"fields", head + "\nm@0a1b2c3d keep 1 2 3\n", `g.peak:3: want 6 fields (module@signature schedule lower_bound temp total peak_step) before the first " | ", got 5`},

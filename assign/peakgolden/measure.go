@@ -43,6 +43,12 @@ type Options struct {
 	// Schedule is the scheduler (schedule.Names): ""
 	// keeps a scheduled module's order and picks the best otherwise.
 	Schedule string
+	// XLARules are the live-range rules (liveness.Rules); "" means the
+	// current (2026). ExecutionThreads, when set, limits the analysis
+	// to those threads (liveness.Settings). The header records both when
+	// they are not the defaults.
+	XLARules         liveness.Rules
+	ExecutionThreads []string
 }
 
 // Check refuses options that cannot give a golden file (an unknown
@@ -78,7 +84,17 @@ func (o Options) resolved() (Options, error) {
 	if err := schedule.Check(o.Schedule); err != nil {
 		return o, err
 	}
+	r, err := liveness.ParseRules(string(o.XLARules))
+	if err != nil {
+		return o, err
+	}
+	o.XLARules = r
 	return o, nil
+}
+
+// settings are the liveness settings of opts (resolved).
+func (o Options) settings() liveness.Settings {
+	return liveness.Settings{XLARules: o.XLARules, ExecutionThreads: o.ExecutionThreads}
 }
 
 // Buffer is one of the largest buffers live at a module's peak.
@@ -173,6 +189,7 @@ func Measure(ctx context.Context, files []string, opts Options) ([]Line, error) 
 	if err != nil {
 		return nil, err
 	}
+	ctx = liveness.WithSettings(ctx, opts.settings())
 	perFile := make([][]Line, len(files))
 	errs := make([]error, len(files))
 	next := make(chan int)

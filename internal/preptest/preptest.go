@@ -32,12 +32,20 @@ type Options struct {
 	// target-layout and optimization passes do; it says whether it changed
 	// the module.
 	Before func(*hlo.Module) (bool, error)
+	// XLARules, when set, are the live-range rules of every analysis
+	// (liveness.WithSettings); the paired dumps' tests set Rules2025.
+	XLARules liveness.Rules
 }
 
 // With is Prepare with options.
 func With(ctx context.Context, m *hlo.Module, opts Options) (*liveness.Analysis, error) {
 	if err := schedule.Check(opts.Scheduler); err != nil {
 		return nil, err
+	}
+	if opts.XLARules != "" {
+		s := liveness.SettingsFrom(ctx)
+		s.XLARules = opts.XLARules
+		ctx = liveness.WithSettings(ctx, s)
 	}
 	if _, err := hlo.FlattenCallGraphContext(ctx, m); err != nil {
 		return nil, err

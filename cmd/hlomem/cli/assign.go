@@ -28,10 +28,14 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 	format := fs.String("format", "xla", "xla|report|json|csv", "output: xla, report, json or csv")
 	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	report := fs.String("report-format", "current", "current|legacy", reportFormatFlag)
+	live := addLiveFlags(fs)
 	e.passesFlag(fs)
 	return func(args []string) error {
 		file, err := parseArgs(fs, args)
 		if err != nil {
+			return err
+		}
+		if err := live.apply("assign", e); err != nil {
 			return err
 		}
 		// Every flag is checked before the input is read.

@@ -50,6 +50,7 @@ func livenessFlags(fs *flagSet, e *env) func(args []string) error {
 	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
+	live := addLiveFlags(fs)
 	e.passesFlag(fs)
 	return func(args []string) error {
 		file, err := parseArgs(fs, args)
@@ -57,6 +58,9 @@ func livenessFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		if err := oneOf("liveness", "format", *format, []string{"xla", "json"}); err != nil {
+			return err
+		}
+		if err := live.apply("liveness", e); err != nil {
 			return err
 		}
 		if err := checkSchedule("liveness", *sched.name); err != nil {

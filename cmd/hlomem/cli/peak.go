@@ -24,6 +24,7 @@ func peakFlags(fs *flagSet, e *env) func(args []string) error {
 	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag+" (one target for every input)")
 	algo := fs.String("algo", peakgolden.DefaultAlgorithm, "NAME", "packer for the temp heaps: xla (XLA's heap, the default), portfolio or another greedy packer; auto and exact are refused, their result depends on timing")
 	sched := fs.String("schedule", "", "NAME", "scheduler: "+scheduleFlag)
+	live := addLiveFlags(fs)
 	return func(args []string) error {
 		paths, err := parseFiles(fs, args)
 		if err != nil {
@@ -52,7 +53,13 @@ func peakFlags(fs *flagSet, e *env) func(args []string) error {
 				return flagError("peak", "--golden: %v", err)
 			}
 		}
-		opts := peakgolden.Options{Algorithm: *algo, Schedule: *sched}
+		ls, err := live.settings("peak")
+		if err != nil {
+			return err
+		}
+		// The golden file's header records the rules and threads when
+		// they are not the defaults.
+		opts := peakgolden.Options{Algorithm: *algo, Schedule: *sched, XLARules: ls.XLARules, ExecutionThreads: ls.ExecutionThreads}
 		if err := opts.Check(); err != nil {
 			return flagError("peak", "%v", err)
 		}

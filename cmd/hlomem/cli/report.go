@@ -30,6 +30,7 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 	budget := fs.Duration("budget", assign.DefaultBudget, "D", "time the search of auto and exact may take per temp heap")
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
+	live := addLiveFlags(fs)
 	return func(args []string) error {
 		path, err := parseArgs(fs, args)
 		if err != nil {
@@ -37,6 +38,9 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		// Every flag is checked before any input is read.
 		if err := oneOf("report", "format", *format, []string{"text", "json"}); err != nil {
+			return err
+		}
+		if err := live.apply("report", e); err != nil {
 			return err
 		}
 		if err := checkTarget("report", *target); err != nil {

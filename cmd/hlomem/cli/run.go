@@ -40,6 +40,7 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 	dev.register(fs)
 	var sf spaceFlags
 	sf.register(fs, true)
+	live := addLiveFlags(fs)
 	e.passesFlag(fs)
 	return func(args []string) error {
 		files, err := parseFiles(fs, args)
@@ -48,6 +49,9 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		// Every flag is checked before any input is read.
 		if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
+			return err
+		}
+		if err := live.apply("run", e); err != nil {
 			return err
 		}
 		host, err := hostMem.limit()
