@@ -129,8 +129,13 @@ func hasControl(in *hlo.Instruction) bool {
 
 // pureInstruction reports whether in computes nothing but its value: its
 // opcode has no side effect, does not communicate and is not one of the
-// opcodes kept whatever their users (calls, loops, custom calls, tokens),
-// and every computation it calls is pure too.
+// opcodes kept whatever their users (custom calls, tokens, async ops),
+// and every computation it calls is pure too. A call, while or
+// conditional is pure when its computations are: XLA's HloDCE removes a
+// dead one unless HloInstruction::HasSideEffect, which looks into the
+// called computations (hlo_dce.cc, CanRemoveInstruction and
+// IsRemovableWhile), so a jitted function's unused forward pass of nested
+// jits goes.
 func pureInstruction(in *hlo.Instruction, pure *purity) bool {
 	op := in.Opcode
 	if op.Has(hlo.SideEffect) || op.Has(hlo.Collective) || op.Has(hlo.AsyncStart) || op.Has(hlo.AsyncDone) {
@@ -138,7 +143,7 @@ func pureInstruction(in *hlo.Instruction, pure *purity) bool {
 	}
 	switch op {
 	case hlo.OpUnknown, hlo.OpCustomCall, hlo.OpRng, hlo.OpRngGetAndUpdateState,
-		hlo.OpAfterAll, hlo.OpAddDependency, hlo.OpWhile, hlo.OpConditional, hlo.OpCall,
+		hlo.OpAfterAll, hlo.OpAddDependency,
 		hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone, hlo.OpDomain,
 		hlo.OpOptBarrier, hlo.OpInfeed, hlo.OpOutfeed, hlo.OpSend, hlo.OpSendDone,
 		hlo.OpRecv, hlo.OpRecvDone:

@@ -55,9 +55,13 @@ ENTRY e {
 	require.False(t, changed)
 }
 
-// TestDCEKeepsLoops: a while, its computations and a scheduled order stay.
-func TestDCEKeepsLoops(t *testing.T) {
-	m := parse(t, `HloModule m, is_scheduled=true
+// TestDCELoopsAndCalls follows XLA's HloDCE (hlo_dce.cc,
+// CanRemoveInstruction and IsRemovableWhile): a dead while, call or
+// conditional goes with its computations unless something in them has a
+// side effect (HloInstruction::HasSideEffect looks into called
+// computations); a live loop stays and loses its own dead code.
+func TestDCELoopsAndCalls(t *testing.T) {
+	const loop = `HloModule m, is_scheduled=true
 body {
   s = (s32[], f32[4]{0}) parameter(0)
   i = s32[] get-tuple-element(s), index=0
@@ -65,6 +69,7 @@ body {
   one = s32[] constant(1)
   i1 = s32[] add(i, one)
   dead = f32[4]{0} negate(x)
+  EFFECT
   ROOT t = (s32[], f32[4]{0}) tuple(i1, x)
 }
 cond {
@@ -73,19 +78,43 @@ cond {
   n = s32[] constant(3)
   ROOT lt = pred[] compare(i, n), direction=LT
 }
+sq {
+  a = f32[4]{0} parameter(0)
+  ROOT m = f32[4]{0} multiply(a, a)
+}
 ENTRY e {
   p = f32[4]{0} parameter(0)
   z = s32[] constant(0)
   init = (s32[], f32[4]{0}) tuple(z, p)
   w = (s32[], f32[4]{0}) while(init), condition=cond, body=body
-  ROOT n = f32[4]{0} negate(p)
-}`)
-	text0 := m.String()
-	require.True(t, runPass(t, pass{"dce", DCE}, m))
-	require.NotNil(t, m.Entry.Instruction("w"), "a while is never removed")
-	require.NotNil(t, m.Computation("body"))
-	require.Nil(t, m.Computation("body").Instruction("dead"))
-	requireSameOutputs(t, text0, m)
+  c = f32[4]{0} call(p), to_apply=sq
+  USE
+}`
+	for _, tc := range []struct {
+		name, effect, use   string
+		keepWhile, keepCall bool
+	}{
+		{"dead and pure", "", "ROOT n = f32[4]{0} negate(p)", false, false},
+		{"live", "", "x = f32[4]{0} get-tuple-element(w), index=1\n  ROOT n = f32[4]{0} add(x, c)", true, true},
+		{"dead with a side effect", "tok = token[] after-all()\n  out = token[] outfeed(x, tok), outfeed_shape=f32[4]{0}", "ROOT n = f32[4]{0} negate(p)", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.ReplaceAll(strings.ReplaceAll(loop, "EFFECT", strings.ReplaceAll(tc.effect, `\n`, "\n")), "USE", strings.ReplaceAll(tc.use, `\n`, "\n"))
+			m := parse(t, src)
+			text0 := m.String()
+			require.True(t, runPass(t, pass{"dce", DCE}, m))
+			require.Equal(t, tc.keepWhile, m.Entry.Instruction("w") != nil, "while")
+			require.Equal(t, tc.keepWhile, m.Computation("body") != nil, "its body")
+			require.Equal(t, tc.keepCall, m.Entry.Instruction("c") != nil, "call")
+			require.Equal(t, tc.keepCall, m.Computation("sq") != nil, "its callee")
+			if tc.keepWhile {
+				require.Nil(t, m.Computation("body").Instruction("dead"))
+			}
+			if tc.effect == "" { // the evaluator runs no outfeed
+				requireSameOutputs(t, text0, m)
+			}
+		})
+	}
 }
 
 func TestNilModule(t *testing.T) {
