@@ -38,6 +38,8 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 	fuse := fs.Bool("fuse", false, fuseFlag)
 	var dev deviceFlags
 	dev.register(fs)
+	var ef eagerFlags
+	ef.register(fs)
 	var sf spaceFlags
 	sf.register(fs, true)
 	live := addLiveFlags(fs)
@@ -78,9 +80,15 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 			opts.PlanCost = false
 			return runTPU(ctx, e, dev.device, files, opts, sf, *verify, *inputs == "random", exec.Options{Seed: *seed, MaxSteps: *maxSteps}, host)
 		}
+		if (ef.rule != "" || ef.liveAt != "") && (dev.device == "" || isTPUDevice(dev.device)) {
+			return errEagerNeedsDevice
+		}
 		if dev.active() {
 			if *inputs != "" || argTexts != nil {
 				return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
+			}
+			if ef.rule != "" {
+				return runEager(ctx, e, &dev, &ef, files, opts)
 			}
 			if len(files) == 0 && dev.workload == "" {
 				fs.Usage()
