@@ -145,7 +145,9 @@ type session struct {
 	arrays map[string]*LiveArray       // alive, by name
 	last   map[string]int              // last step reading each array
 	keep   map[string]bool             // parameters and the function's outputs
-	res    *Result
+	// programs caches the plan of each distinct op program by its text.
+	programs map[string]*gpu.Program
+	res      *Result
 }
 
 // leaf is one array of an instruction's value: a name on the client (""
@@ -172,7 +174,7 @@ func Run(ctx context.Context, m *hlo.Module, c *gpu.Client, opts Options) (*Resu
 	}
 	s := &session{ctx: ctx, m: m, c: c, opts: opts,
 		leaves: map[*hlo.Instruction][]leaf{}, arrays: map[string]*LiveArray{},
-		last: map[string]int{}, keep: map[string]bool{},
+		last: map[string]int{}, keep: map[string]bool{}, programs: map[string]*gpu.Program{},
 		res: &Result{Module: m, Release: opts.Release, Device: c.Device, LiveStep: -1}}
 	order := entryOrder(m.Entry)
 	s.name(order)

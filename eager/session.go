@@ -200,17 +200,24 @@ func (s *session) dispatch(step int, in *hlo.Instruction) (stop bool, err error)
 // runOp plans in as a program of its own and runs it on its operands'
 // arrays.
 func (s *session) runOp(in *hlo.Instruction) (int64, error) {
-	mod, err := opModule(s.m, in)
+	text, err := opModuleText(s.m, in)
 	if err != nil {
 		return 0, err
 	}
-	r, err := compile.Compile(s.ctx, mod, s.opts.Compile)
-	if err != nil {
-		return 0, fmt.Errorf("eager: %s: %w", in.Name, err)
-	}
-	p, err := gpu.NewProgram(mod.Name, r.Assignment)
-	if err != nil {
-		return 0, fmt.Errorf("eager: %s: %w", in.Name, err)
+	p := s.programs[text]
+	if p == nil {
+		mod, err := hlo.ParseModule(s.m.Name+"."+in.Name+".hlo", text)
+		if err != nil {
+			return 0, fmt.Errorf("eager: the program of %s does not parse: %w", in.Name, err)
+		}
+		r, err := compile.Compile(s.ctx, mod, s.opts.Compile)
+		if err != nil {
+			return 0, fmt.Errorf("eager: %s: %w", in.Name, err)
+		}
+		if p, err = gpu.NewProgram(s.m.Name+"."+in.Name, r.Assignment); err != nil {
+			return 0, fmt.Errorf("eager: %s: %w", in.Name, err)
+		}
+		s.programs[text] = p
 	}
 	var args []string
 	seen := map[*hlo.Instruction]bool{}
@@ -331,12 +338,14 @@ func (s *session) snapshot() []LiveArray {
 	return out
 }
 
-// opModule is the program JAX compiles for one op of the function: the op
-// over parameters standing for its distinct operands, with the
-// computations it calls (a call's callee is the nested jit).
-func opModule(m *hlo.Module, in *hlo.Instruction) (*hlo.Module, error) {
+// opModuleText is the program JAX compiles for one op of the function:
+// the op over parameters standing for its distinct operands, with the
+// computations it calls (a call's callee is the nested jit). Its text
+// leaves out the op's name and metadata, which do not change the plan,
+// so that ops alike share one program (JAX's compilation cache).
+func opModuleText(m *hlo.Module, in *hlo.Instruction) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "HloModule %s.%s\n\n", m.Name, in.Name)
+	b.WriteString("HloModule eager\n\n")
 	for _, c := range reachable(m, in) {
 		b.WriteString(c.String())
 		b.WriteByte('\n')
@@ -345,7 +354,7 @@ func opModule(m *hlo.Module, in *hlo.Instruction) (*hlo.Module, error) {
 	var plist []*hlo.Instruction
 	for _, op := range in.Operands {
 		if op == nil {
-			return nil, fmt.Errorf("eager: %s: an operand is undefined", in.Name)
+			return "", fmt.Errorf("eager: %s: an operand is undefined", in.Name)
 		}
 		if params[op] != nil {
 			continue
@@ -355,6 +364,7 @@ func opModule(m *hlo.Module, in *hlo.Instruction) (*hlo.Module, error) {
 		plist = append(plist, p)
 	}
 	x := *in
+	x.Name, x.Metadata = "eager.op", nil
 	x.Parent, x.Users, x.ImplicitGTE = nil, nil, false
 	x.Operands = make([]*hlo.Instruction, len(in.Operands))
 	for i, op := range in.Operands {
@@ -370,11 +380,7 @@ func opModule(m *hlo.Module, in *hlo.Instruction) (*hlo.Module, error) {
 		fmt.Fprintf(&b, "  %s\n", p.String())
 	}
 	fmt.Fprintf(&b, "  ROOT %s\n}\n", x.String())
-	mod, err := hlo.ParseModule(m.Name+"."+in.Name+".hlo", b.String())
-	if err != nil {
-		return nil, fmt.Errorf("eager: the program of %s does not parse: %w", in.Name, err)
-	}
-	return mod, nil
+	return b.String(), nil
 }
 
 // reachable returns the computations in calls, directly or not, in m's

@@ -63,6 +63,9 @@ type jsonWhatIf struct {
 	// Command is the command line whose output has these lower_bound
 	// and total_bytes, as a POSIX shell reads it.
 	Command string `json:"command,omitempty"`
+	// JitPeak is, for a jit=off lever, the jitted run's peak beside
+	// total_bytes, the peak without jit.
+	JitPeak int64 `json:"jit_peak_bytes,omitempty"`
 }
 
 type jsonMoved struct {
@@ -176,7 +179,7 @@ func (r *Report) jsonView() *jsonReport {
 			Buffer: x.Buffer.ID, Name: x.Buffer.Name, Others: bufferIDs(x.Others), Live: x.Live})
 	}
 	for _, w := range r.WhatIf {
-		jw := jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err}
+		jw := jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err, JitPeak: w.JitPeak}
 		if len(w.Command) > 0 {
 			jw.Command = shellQuote(w.Command)
 		}

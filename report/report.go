@@ -253,8 +253,13 @@ type WhatIf struct {
 	// Err says why the alternative could not be planned ("" when it was).
 	Err string
 	// Command is the hlomem command line (program name first) whose
-	// output gives LowerBound and Total (Command, the function).
+	// output gives LowerBound and Total (Command, the function); for a
+	// jit lever, hlomem run --eager, whose "peak without jit" is Total
+	// and "peak with jit" JitPeak.
 	Command []string
+	// JitPeak is, for a jit lever, the jitted run's peak on the same
+	// device model as Total (the op-by-op run's peak); LowerBound is 0.
+	JitPeak int64
 }
 
 // Build plans m (a clone; m is left as it was) with opts and gathers the

@@ -183,11 +183,15 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 	if len(r.WhatIf) == 0 {
 		return
 	}
-	b.WriteString("\nWhat if\n  (each row's lower bound and total are the lower_bound and total_bytes the command under it prints)\n")
+	b.WriteString("\nWhat if\n  (each row's lower bound and total are the lower_bound and total_bytes the command under it prints;\n   a jit=off row's total is the peak without jit it prints, beside the peak with jit on the same device model)\n")
 	rows := [][]string{{"lever", "lower bound", "total", "vs this plan"}}
 	for _, w := range r.WhatIf {
 		if w.Err != "" {
 			rows = append(rows, []string{w.Lever.String(), "-", "-", "fails: " + firstLine(w.Err)})
+			continue
+		}
+		if w.Lever.Kind == "jit" {
+			rows = append(rows, []string{w.Lever.String(), "-", assign.HumanBytes(w.Total), eagerVs(w)})
 			continue
 		}
 		vs := "same"
@@ -300,4 +304,12 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// eagerVs compares a without-jit row's peak with the jitted run's.
+func eagerVs(w WhatIf) string {
+	if w.JitPeak <= 0 {
+		return "the jitted run allocates nothing"
+	}
+	return fmt.Sprintf("%.2fx the jitted run's peak, %s", float64(w.Total)/float64(w.JitPeak), assign.HumanBytes(w.JitPeak))
 }

@@ -10,16 +10,19 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eager"
+	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/schedule"
 )
 
 // Lever is one alternative to the plan a report shows: another schedule,
-// fusion on or off, or another packer, the rest of the options as they
-// are.
+// fusion on or off, another packer, the rest of the options as they are;
+// or the function run without jit (op by op, package eager).
 type Lever struct {
-	// Kind is "schedule", "fusion" or "packer"; Value the scheduler
-	// name, "on" or "off", or the packer name.
+	// Kind is "schedule", "fusion", "packer" or "jit"; Value the
+	// scheduler name, "on" or "off", the packer name, or "off-held" /
+	// "off-last-use" (the release rule of the op-by-op run).
 	Kind, Value string
 }
 
@@ -42,11 +45,17 @@ const WhatIfOptimalLimit = 500
 // lever's bound is then the best order found, proven or not.
 const WhatIfOptimalBudget = schedule.DefaultOptimalBudget / 10
 
+// WhatIfEagerLimit is the most top-level instructions a module may have
+// for WhatIfs to run it without jit (hlomem run --eager does it at any
+// size).
+const WhatIfEagerLimit = 5000
+
 // WhatIfs returns the usual alternatives to a plan with opts: every
 // scheduler of WhatIfSchedules (keep only for a module XLA scheduled,
 // whose order is then a real schedule), fusion on and off, and every
-// packer of WhatIfPackers. The plan's own choices are among them, so the
-// table shows them side by side.
+// packer of WhatIfPackers, and, for a module XLA has not scheduled, the
+// function run without jit under each release rule. The plan's own
+// choices are among them, so the table shows them side by side.
 func WhatIfs(m *hlo.Module) []Lever {
 	var out []Lever
 	for _, s := range WhatIfSchedules {
@@ -64,7 +73,72 @@ func WhatIfs(m *hlo.Module) []Lever {
 	for _, p := range WhatIfPackers {
 		out = append(out, Lever{"packer", p})
 	}
+	// Without jit: a module XLA has not compiled is the function JAX
+	// would run op by op (eager); each distinct op is planned on its own,
+	// so only up to WhatIfEagerLimit top-level ops.
+	if m != nil && !m.IsScheduled && m.Entry != nil && len(m.Entry.Instructions) <= WhatIfEagerLimit {
+		out = append(out, Lever{"jit", "off-held"}, Lever{"jit", "off-last-use"})
+	}
 	return out
+}
+
+// EagerDevice is the device model of the without-jit what-ifs: one the
+// function always fits (a pebibyte: 1,048,576 GiB), with the platform allocator, so the
+// peaks are the bytes the arrays take, not an allocator's rounding.
+const EagerDevice = "custom:1048576GiB"
+
+// eagerConfig is the client of the without-jit what-ifs, as the flags of
+// their command set it.
+var eagerConfig = gpu.ClientConfig{Preallocate: false, MemFraction: 1, Allocator: gpu.Platform}
+
+// planEager runs m op by op under the lever's release rule and jitted, on
+// EagerDevice: Total is the peak without jit, JitPeak the jitted run's on
+// the same model.
+func (l Lever) planEager(ctx context.Context, m *hlo.Module, opts Options, w WhatIf) WhatIf {
+	rule, err := eager.ParseRelease(strings.TrimPrefix(l.Value, "off-"))
+	if err != nil || !strings.HasPrefix(l.Value, "off-") {
+		w.Err = fmt.Sprintf("unknown lever %s", l)
+		return w
+	}
+	c := opts.Compile
+	c.Fuse = true
+	w.Command = eagerCommand(opts.File, m, c, rule)
+	dev, err := gpu.DeviceByName(EagerDevice)
+	if err != nil {
+		w.Err = err.Error()
+		return w
+	}
+	newClient := func() (*gpu.Client, error) { return gpu.NewClient(dev, eagerConfig, gpu.ClientOptions{}) }
+	cmp, err := eager.Compare(ctx, m.Clone(), newClient, eager.Options{Release: rule, Compile: c, LiveAt: -1})
+	if err != nil {
+		w.Err = err.Error()
+		return w
+	}
+	w.Total, w.JitPeak = cmp.Eager.Peak, cmp.Jit.Peak
+	return w
+}
+
+// eagerCommand is the hlomem run line that prints a without-jit
+// what-if's figures ("peak without jit", "peak with jit").
+func eagerCommand(file string, m *hlo.Module, opts compile.Options, rule eager.Release) []string {
+	algo := opts.Assign.Algorithm
+	if algo == "" {
+		algo = "auto"
+	}
+	args := []string{"hlomem", "run", "--device=" + EagerDevice, "--allocator=platform", "--mem-fraction=1", "--preallocate=false",
+		"--eager=" + rule.String(), "--algo=" + algo, "--schedule=" + scheduleName(m, opts.Scheduler)}
+	if b := opts.Search.Budget; b != 0 {
+		args = append(args, "--schedule-budget="+strconv.FormatInt(b, 10))
+	}
+	if t := opts.Target.Name; t != "" && t != assign.GPU.Name {
+		args = append(args, "--target="+t)
+	}
+	if file == "" {
+		file = "FILE"
+	} else if strings.HasPrefix(file, "-") && file != "-" {
+		file = "./" + file
+	}
+	return append(args, file)
 }
 
 // Current reports whether l is what opts already do.
@@ -81,7 +155,7 @@ func (l Lever) Current(opts Options, m *hlo.Module) bool {
 		}
 		return l.Value == a
 	}
-	return false
+	return false // jit=off: a report plans the jitted program
 }
 
 // plan plans m with l applied to opts, as hlomem assign plans it with
@@ -99,6 +173,8 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 		c.Fuse = l.Value == "on"
 	case "packer":
 		c.Assign.Algorithm = l.Value
+	case "jit":
+		return l.planEager(ctx, m, opts, w)
 	default:
 		w.Err = fmt.Sprintf("unknown lever %q", l.Kind)
 		return w

@@ -99,3 +99,51 @@ func TestWhatIfFusedBase(t *testing.T) {
 	}
 	require.Equal(t, ws[2].Command[:5], []string{"hlomem", "assign", "--format=json", "--target=gpu", "--algo=auto"})
 }
+
+// TestWhatIfWithoutJit: a module XLA has not compiled gets the two
+// without-jit rows (package eager, on EagerDevice: the platform allocator
+// on a device it always fits); their totals are the op-by-op peaks and
+// JitPeak the jitted run's, as eager.Compare gives them; a module XLA
+// scheduled gets none. The rows are in the text, JSON and HTML alike.
+func TestWhatIfWithoutJit(t *testing.T) {
+	const src = `HloModule chain
+ENTRY %e (a: f32[1024]) -> f32[1024] {
+  %a = f32[1024]{0} parameter(0)
+  %b = f32[1024]{0} negate(%a)
+  %c = f32[1024]{0} exponential(%b)
+  %d = f32[1024]{0} add(%b, %c)
+  ROOT %r = f32[1024]{0} negate(%d)
+}`
+	m, err := hlo.ParseModule("chain.hlo", src)
+	require.NoError(t, err)
+	levers := WhatIfs(m)
+	require.Contains(t, levers, Lever{"jit", "off-held"})
+	require.Contains(t, levers, Lever{"jit", "off-last-use"})
+	r, err := Build(context.Background(), m, Options{WhatIf: []Lever{{"jit", "off-held"}, {"jit", "off-last-use"}}, File: "chain.hlo"})
+	require.NoError(t, err)
+	require.Len(t, r.WhatIf, 2)
+	// By hand: held keeps the five 4 KiB arrays, last use frees b and c
+	// after d (a, b, c, d live while d runs); jitted, one fused op reads
+	// a and writes the result.
+	require.Equal(t, int64(5*4096), r.WhatIf[0].Total)
+	require.Equal(t, int64(4*4096), r.WhatIf[1].Total)
+	for _, w := range r.WhatIf {
+		require.Empty(t, w.Err)
+		require.Equal(t, int64(2*4096), w.JitPeak)
+		require.Zero(t, w.LowerBound)
+		require.Equal(t, "run", w.Command[1])
+	}
+	var text, js, html strings.Builder
+	require.NoError(t, r.WriteText(&text))
+	require.Contains(t, text.String(), "jit=off-held")
+	require.Contains(t, text.String(), "2.50x the jitted run's peak, 8.0KiB")
+	require.NoError(t, r.WriteJSON(&js))
+	require.Contains(t, js.String(), `"jit_peak_bytes": 8192`)
+	require.NoError(t, r.WriteHTML(&html))
+	require.Contains(t, html.String(), "2.00x the jitted run&#39;s peak")
+
+	m.IsScheduled = true
+	for _, l := range WhatIfs(m) {
+		require.NotEqual(t, "jit", l.Kind, "a module XLA scheduled is compiled already")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/internal/corpus"
 )
 
@@ -60,6 +61,7 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 	if testing.Short() {
 		configs = configs[:2] // the defaults, and options off their defaults
 	}
+	jitted := 0
 	for _, args := range configs {
 		var reports []struct {
 			Module string `json:"module"`
@@ -70,6 +72,7 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 				Total      int64  `json:"total_bytes"`
 				Error      string `json:"error"`
 				Command    string `json:"command"`
+				JitPeak    int64  `json:"jit_peak_bytes"`
 			} `json:"what_if"`
 		}
 		require.NoError(t, json.Unmarshal(run(t, append([]string{"report", "--format=json"}, args...)...), &reports))
@@ -82,11 +85,10 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 			name := fmt.Sprintf("%s: %s", strings.Join(args, " "), w.Lever)
 			require.Empty(t, w.Error, name)
 			cmd := splitShell(t, w.Command)
-			require.Equal(t, []string{"hlomem", "assign", "--format=json"}, cmd[:3], name)
 			require.Equal(t, file, cmd[len(cmd)-1], "%s: the input as the user named it", name)
 			for _, a := range args[:len(args)-1] {
-				if a == "--fuse" && w.Lever == "fusion=off" || strings.HasPrefix(a, "--algo=") && strings.HasPrefix(w.Lever, "packer=") {
-					continue // what the lever changes
+				if a == "--fuse" && (w.Lever == "fusion=off" || strings.HasPrefix(w.Lever, "jit=")) || strings.HasPrefix(a, "--algo=") && strings.HasPrefix(w.Lever, "packer=") {
+					continue // what the lever changes (without jit, every nested program fuses)
 				}
 				require.Contains(t, cmd, a, "%s: the report's option is the command's", name)
 			}
@@ -94,6 +96,15 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 				continue
 			}
 			ran[w.Command] = true
+			if strings.HasPrefix(w.Lever, "jit=") {
+				require.Equal(t, []string{"hlomem", "run"}, cmd[:2], name)
+				out := string(run(t, cmd[1:]...))
+				require.Contains(t, out, fmt.Sprintf("\npeak without jit: %s (%d bytes)", assign.HumanBytes(w.Total), w.Total), "%s: %s", name, w.Command)
+				require.Contains(t, out, fmt.Sprintf("\npeak with jit: %s (%d bytes)", assign.HumanBytes(w.JitPeak), w.JitPeak), "%s: %s", name, w.Command)
+				jitted++
+				continue
+			}
+			require.Equal(t, []string{"hlomem", "assign", "--format=json"}, cmd[:3], name)
 			var plans []struct {
 				Module     string `json:"module"`
 				Total      int64  `json:"total_bytes"`
@@ -106,4 +117,5 @@ func TestWhatIfCommandsReproduce(t *testing.T) {
 			require.Equal(t, w.Total, plans[0].Total, "%s: %s", name, w.Command)
 		}
 	}
+	require.Equal(t, 2, jitted, "the transformer, not scheduled, has both jit=off rows; jit_scan, scheduled by XLA, none")
 }
