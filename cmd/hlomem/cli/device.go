@@ -12,6 +12,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eager"
 	"github.com/hlomem/hlomem/gpu"
 )
 
@@ -78,7 +79,11 @@ func (d *deviceFlags) config(getenv func(string) string) (gpu.ClientConfig, erro
 // for each program of files, put its parameters, run it, delete its
 // arguments and outputs. An OOM exits 2 with XLA's report on stderr and
 // the steps before it on stdout.
-func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts compile.Options, verify bool) error {
+func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts compile.Options, verify bool, ef *eagerFlags) error {
+	liveAt, err := ef.liveStep()
+	if err != nil {
+		return err
+	}
 	cfg, err := d.config(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("hlomem run: %w", err)
@@ -202,6 +207,14 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 		_, err := fmt.Fprintf(out, "step %d %s: %s\n", r.Index, stepText(r), statsLine(r.Stats))
 		return err
 	})
+	if ef.liveAt != "" {
+		for _, p := range order {
+			step, live := eager.PlanLive(p.Assignment, liveAt)
+			r := &eager.Result{LiveStep: step, Live: live, PeakStep: p.PeakStep}
+			fmt.Fprintf(out, "program %s: ", p.Name)
+			writeLiveArrays(out, r)
+		}
+	}
 	var oom *gpu.OOMError
 	if errors.As(err, &oom) {
 		return &exitError{code: exitInfeasible, msg: "hlomem run: " + err.Error()}

@@ -94,7 +94,7 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 				fs.Usage()
 				return &exitError{code: exitFailure, msg: "hlomem run: want an input file or a --workload"}
 			}
-			return runDevice(ctx, e, &dev, files, opts, *verify)
+			return runDevice(ctx, e, &dev, files, opts, *verify, &ef)
 		}
 		if len(files) != 1 {
 			fs.Usage()
