@@ -132,7 +132,15 @@ func (x *executor) referenceHeld(entry *hlo.Computation) (*Result, error) {
 					walk(e, append(ix[:len(ix):len(ix)], int64(i)))
 				}
 			case len(l.Data) > 0:
-				hold(&l.Data[0], int64(len(l.Data)), ix)
+				// A dynamic array's buffer carries its dimension sizes
+				// after the data (hlo.BufferSize, as XLA:GPU and CPU size it).
+				size := int64(len(l.Data))
+				if full, err := hlo.BufferSize(l.Shape); err == nil {
+					if data, err := hlo.ByteSize(l.Shape); err == nil && full > data {
+						size += full - data
+					}
+				}
+				hold(&l.Data[0], size, ix)
 			}
 		}
 		walk(out, nil)

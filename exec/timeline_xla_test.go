@@ -14,6 +14,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/internal/preptest"
+	"github.com/hlomem/hlomem/liveness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -145,7 +146,8 @@ func TestTimelineMatchesXLACorpus(t *testing.T) {
 		mods, err := hlo.ParseFile(f)
 		require.NoError(t, err, name)
 		require.True(t, mods[0].IsScheduled, name)
-		a, err := preptest.Prepare(mods[0], "")
+		// The dumps' XLA used the live-range rules of 2025.
+		a, err := preptest.With(context.Background(), mods[0], preptest.Options{XLARules: liveness.Rules2025})
 		require.NoError(t, err, name)
 		as, err := assign.Assign(context.Background(), a, assign.Options{Algorithm: "xla", Target: target})
 		require.NoError(t, err, name)
