@@ -1306,26 +1306,7 @@ func (r *reading) asyncOwnWrite(t int, by label) bool {
 		return false
 	}
 	c, w := wrapped(in), r.srcs[by].in
-	return c != nil && w != nil && calledFrom(c, w.Parent, 0)
-}
-
-// calledFrom reports whether computation target is from or one it calls,
-// directly or not.
-func calledFrom(from, target *hlo.Computation, depth int) bool {
-	if from == target {
-		return true
-	}
-	if depth > hlo.MaxInlineDepth {
-		return false
-	}
-	for _, in := range from.Instructions {
-		for _, c := range in.Callees() {
-			if calledFrom(c, target, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
+	return c != nil && w != nil && hlo.Reaches(c, w.Parent)
 }
 
 // tableTwin returns, for a loop state's merge q at a tuple index, the

@@ -442,3 +442,24 @@ func (m *Module) Clone() *Module {
 	nm.Attrs = slices.Clone(m.Attrs)
 	return &nm
 }
+
+// Reaches reports whether computation from is target or calls it,
+// directly or not (call chains deeper than MaxInlineDepth count as not).
+func Reaches(from, target *Computation) bool { return reaches(from, target, 0) }
+
+func reaches(from, target *Computation, depth int) bool {
+	if from == target {
+		return true
+	}
+	if from == nil || depth > MaxInlineDepth {
+		return false
+	}
+	for _, in := range from.Instructions {
+		for _, c := range in.Callees() {
+			if reaches(c, target, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}

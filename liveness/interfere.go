@@ -758,7 +758,7 @@ func feeds(x Use, target *hlo.Computation) bool {
 	}
 	branches := x.Inst.Callees()
 	b := x.Operand - 1
-	return b >= 0 && b < len(branches) && reaches(branches[b], target, 0)
+	return b >= 0 && b < len(branches) && hlo.Reaches(branches[b], target)
 }
 
 // callsInto reports whether in is a call, while or conditional whose
@@ -770,27 +770,8 @@ func callsInto(in *hlo.Instruction, target *hlo.Computation) bool {
 		return false
 	}
 	for _, callee := range in.Callees() {
-		if reaches(callee, target, 0) {
+		if hlo.Reaches(callee, target) {
 			return true
-		}
-	}
-	return false
-}
-
-// reaches reports whether computation from is target or calls it,
-// directly or not.
-func reaches(from, target *hlo.Computation, depth int) bool {
-	if from == target {
-		return true
-	}
-	if depth > hlo.MaxInlineDepth {
-		return false
-	}
-	for _, in := range from.Instructions {
-		for _, c := range in.Callees() {
-			if reaches(c, target, depth+1) {
-				return true
-			}
 		}
 	}
 	return false
@@ -800,5 +781,5 @@ func reaches(from, target *hlo.Computation, depth int) bool {
 // binds as an operand, is written inside that op's own async computation.
 func ownsWrite(async *hlo.Instruction, w *Value) bool {
 	c := AsyncComputation(async)
-	return c != nil && w.Inst.Parent != nil && reaches(c, w.Inst.Parent, 0)
+	return c != nil && w.Inst.Parent != nil && hlo.Reaches(c, w.Inst.Parent)
 }
