@@ -29,6 +29,7 @@ import (
 	"fmt"
 
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -73,6 +74,13 @@ type Options struct {
 	// LiveAt is the step whose live arrays Result.Live lists; negative:
 	// the peak's step (or the failing step on an out-of-memory).
 	LiveAt int
+	// Inputs, when set, are the function's arguments (one literal per
+	// array leaf of the entry parameters, eval.EntryLeaves' order): each
+	// op's program is also evaluated on its plan (exec.Execute), the
+	// numbers flowing op to op, and Result.Outputs holds the function's
+	// results. Seed seeds the ops that draw random numbers.
+	Inputs []eval.Literal
+	Seed   uint64
 }
 
 // Step is one top-level op of the run.
@@ -122,6 +130,9 @@ type Result struct {
 	// (0: putting the parameters), nil when it ran to the end.
 	OOM        *gpu.OOMError
 	FailedStep int
+	// Outputs are, with Options.Inputs, the function's results computed
+	// op by op (array leaves of the root, in shape-index pre-order).
+	Outputs []eval.Literal
 }
 
 // Fits reports whether the run ended without running out of memory.
@@ -147,7 +158,9 @@ type session struct {
 	keep   map[string]bool             // parameters and the function's outputs
 	// programs caches the plan of each distinct op program by its text.
 	programs map[string]*gpu.Program
-	res      *Result
+	// vals holds, with Options.Inputs, every live array's value.
+	vals map[string]eval.Literal
+	res  *Result
 }
 
 // leaf is one array of an instruction's value: a name on the client (""
@@ -174,7 +187,7 @@ func Run(ctx context.Context, m *hlo.Module, c *gpu.Client, opts Options) (*Resu
 	}
 	s := &session{ctx: ctx, m: m, c: c, opts: opts,
 		leaves: map[*hlo.Instruction][]leaf{}, arrays: map[string]*LiveArray{},
-		last: map[string]int{}, keep: map[string]bool{}, programs: map[string]*gpu.Program{},
+		last: map[string]int{}, keep: map[string]bool{}, programs: map[string]*gpu.Program{}, vals: map[string]eval.Literal{},
 		res: &Result{Module: m, Release: opts.Release, Device: c.Device, LiveStep: -1}}
 	order := entryOrder(m.Entry)
 	s.name(order)
@@ -191,6 +204,11 @@ func Run(ctx context.Context, m *hlo.Module, c *gpu.Client, opts Options) (*Resu
 		}
 		if stop, err := s.dispatch(len(s.res.Steps)+1, in); err != nil || stop {
 			return s.res, err
+		}
+	}
+	if opts.Inputs != nil {
+		for _, l := range s.leaves[m.Entry.Root] {
+			s.res.Outputs = append(s.res.Outputs, s.vals[l.name])
 		}
 	}
 	if s.res.LiveStep < 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -114,6 +116,7 @@ func (s *session) lastUses(order []*hlo.Instruction) {
 
 // putParams puts the function's arguments on the device (step 0).
 func (s *session) putParams() error {
+	k := 0
 	for _, p := range s.m.Entry.Params {
 		if p == nil {
 			continue
@@ -122,7 +125,17 @@ func (s *session) putParams() error {
 			if err := s.put(l, p); err != nil {
 				return s.failed(0, p, err)
 			}
+			if s.opts.Inputs != nil {
+				if k >= len(s.opts.Inputs) {
+					return fmt.Errorf("eager: %d arguments for more parameter leaves", len(s.opts.Inputs))
+				}
+				s.vals[l.name] = s.opts.Inputs[k]
+			}
+			k++
 		}
+	}
+	if s.opts.Inputs != nil && k != len(s.opts.Inputs) {
+		return fmt.Errorf("eager: %d arguments for %d parameter leaves", len(s.opts.Inputs), k)
 	}
 	s.record(Step{Index: 0}, nil)
 	return nil
@@ -183,6 +196,13 @@ func (s *session) dispatch(step int, in *hlo.Instruction) (stop bool, err error)
 			}
 		}
 		st.Allocated = s.c.Stats().BytesInUse - before.BytesInUse
+		if s.opts.Inputs != nil {
+			v, err := eval.Instruction(in, nil)
+			if err != nil {
+				return true, fmt.Errorf("eager: %s: %w", in.Name, err)
+			}
+			s.setValues(in, v)
+		}
 	default:
 		allocated, err := s.runOp(in)
 		if err != nil {
@@ -238,6 +258,11 @@ func (s *session) runOp(in *hlo.Instruction) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if s.opts.Inputs != nil {
+		if err := s.evaluate(in, p, args); err != nil {
+			return 0, err
+		}
+	}
 	for i, l := range s.leaves[in] {
 		n := int64(0)
 		if i < len(res.Outputs) && res.Outputs[i] != nil {
@@ -279,6 +304,7 @@ func (s *session) release(step int, in *hlo.Instruction, st *Step) []LiveArray {
 		if err := s.c.Delete(n); err == nil {
 			st.Freed += a.Bytes
 			delete(s.arrays, n)
+			delete(s.vals, n)
 		}
 	}
 	return during
@@ -409,4 +435,39 @@ func reachable(m *hlo.Module, in *hlo.Instruction) []*hlo.Computation {
 		}
 	}
 	return out
+}
+
+// evaluate runs in's program on its plan with its operands' values
+// (exec.Execute) and keeps the results.
+func (s *session) evaluate(in *hlo.Instruction, p *gpu.Program, args []string) error {
+	lits := make([]eval.Literal, len(args))
+	for i, n := range args {
+		v, ok := s.vals[n]
+		if !ok {
+			return fmt.Errorf("eager: %s: operand %s has no value", in.Name, n)
+		}
+		lits[i] = v
+	}
+	r, err := exec.Execute(s.ctx, p.Assignment, lits, nil, exec.Options{Seed: s.opts.Seed})
+	if err != nil {
+		return fmt.Errorf("eager: %s: %w", in.Name, err)
+	}
+	ls := s.leaves[in]
+	if len(r.Outputs) != len(ls) {
+		return fmt.Errorf("eager: %s: %d outputs for %d arrays", in.Name, len(r.Outputs), len(ls))
+	}
+	for i, l := range ls {
+		s.vals[l.name] = r.Outputs[i]
+	}
+	return nil
+}
+
+// setValues keeps the leaves of a value computed outside a program.
+func (s *session) setValues(in *hlo.Instruction, v eval.Literal) {
+	leaves := v.Leaves()
+	for i, l := range s.leaves[in] {
+		if i < len(leaves) {
+			s.vals[l.name] = leaves[i]
+		}
+	}
 }

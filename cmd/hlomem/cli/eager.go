@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/eager"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -41,7 +44,7 @@ func (f *eagerFlags) liveStep() (int, error) {
 
 // runEager runs one module op by op and jitted on the device the flags
 // name; exit 2 when the op-by-op run does not fit.
-func runEager(ctx context.Context, e *env, d *deviceFlags, ef *eagerFlags, files []string, opts compile.Options) error {
+func runEager(ctx context.Context, e *env, d *deviceFlags, ef *eagerFlags, files []string, opts compile.Options, evaluate bool, seed uint64) error {
 	rule, err := eager.ParseRelease(ef.rule)
 	if err != nil {
 		return flagError("run", "--eager: %v", err)
@@ -71,7 +74,11 @@ func runEager(ctx context.Context, e *env, d *deviceFlags, ef *eagerFlags, files
 	m := mods[0]
 	opts.Fuse = true // a nested jit, and jax.jit, fuse
 	newClient := func() (*gpu.Client, error) { return gpu.NewClient(dev, cfg, gpu.ClientOptions{}) }
-	cmp, err := eager.Compare(ctx, m, newClient, eager.Options{Release: rule, Compile: opts, LiveAt: liveAt})
+	eopts := eager.Options{Release: rule, Compile: opts, LiveAt: liveAt, Seed: seed}
+	if evaluate {
+		eopts.Inputs = eval.RandomArgs(m, rand.New(rand.NewPCG(seed, seed)))
+	}
+	cmp, err := eager.Compare(ctx, m, newClient, eopts)
 	if err != nil {
 		return moduleError(inputName(files[0]), m, err)
 	}
@@ -81,6 +88,11 @@ func runEager(ctx context.Context, e *env, d *deviceFlags, ef *eagerFlags, files
 	fmt.Fprintf(out, "device %s: %s (%d bytes); allocator %s, limit %s, preallocate %v, mem fraction %g\n",
 		dev.Name, assign.HumanBytes(dev.Memory), dev.Memory, c.Alloc.Name(), assign.HumanBytes(st.BytesLimit), cfg.Preallocate, cfg.MemFraction)
 	writeEager(out, cmp, commandLine(d, files[0]))
+	if evaluate && cmp.Eager.Fits() {
+		if err := sameOutputs(ctx, out, cmp, eopts); err != nil {
+			return moduleError(inputName(files[0]), m, err)
+		}
+	}
 	if oom := cmp.Eager.OOM; oom != nil {
 		in := cmp.Eager.FailedInst()
 		what := "putting the arguments"
@@ -167,3 +179,26 @@ func writeLiveArrays(w io.Writer, r *eager.Result) {
 }
 
 var errEagerNeedsDevice = errors.New("hlomem run: --eager and --live-at model a device: give --device=NAME (a GPU)")
+
+// sameOutputs evaluates the jitted program plan-free on the same arguments
+// and fails unless the op-by-op outputs are the same bit for bit.
+func sameOutputs(ctx context.Context, w io.Writer, cmp *eager.Comparison, eopts eager.Options) error {
+	want, err := exec.Execute(ctx, cmp.Jit.Program.Assignment, eopts.Inputs, nil, exec.Options{Reference: true, Seed: eopts.Seed})
+	if err != nil {
+		return err
+	}
+	got := cmp.Eager.Outputs
+	if len(got) != len(want.Outputs) {
+		return fmt.Errorf("op by op gives %d outputs, the jitted run %d", len(got), len(want.Outputs))
+	}
+	var sums []string
+	for i := range got {
+		g, r := got[i].Checksum(), want.Outputs[i].Checksum()
+		if g != r {
+			return fmt.Errorf("op by op, output %d differs from the jitted run's: checksum %016x, jitted %016x", i, g, r)
+		}
+		sums = append(sums, fmt.Sprintf("%016x", g))
+	}
+	_, err = fmt.Fprintf(w, "ok: the outputs op by op equal the jitted run's bit for bit; checksums %s\n", strings.Join(sums, " "))
+	return err
+}

@@ -84,11 +84,14 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 			return errEagerNeedsDevice
 		}
 		if dev.active() {
+			if ef.rule != "" {
+				if argTexts != nil || *inputs != "" && *inputs != "random" {
+					return errors.New("hlomem run: --eager evaluates on --inputs=random only")
+				}
+				return runEager(ctx, e, &dev, &ef, files, opts, *inputs == "random", *seed)
+			}
 			if *inputs != "" || argTexts != nil {
 				return errors.New("hlomem run: --device models memory only; it does not evaluate (--inputs, --arg)")
-			}
-			if ef.rule != "" {
-				return runEager(ctx, e, &dev, &ef, files, opts)
 			}
 			if len(files) == 0 && dev.workload == "" {
 				fs.Usage()
