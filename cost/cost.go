@@ -326,7 +326,41 @@ func (w *walker) traffic(in *hlo.Instruction, c *Cost) {
 		}
 		c.BytesRead = add(mul(upd, 2), size(operandShape(in, n)))
 		c.BytesWritten = upd
+	case hlo.OpInfeed:
+		c.BytesRead, c.BytesWritten = 0, leafBytes(in.Shape)
+	case hlo.OpOutfeed:
+		c.BytesRead, c.BytesWritten = 0, 0
+		for _, op := range in.Operands {
+			if op != nil {
+				c.BytesRead = add(c.BytesRead, leafBytes(op.Shape))
+			}
+		}
+	case hlo.OpAllReduce, hlo.OpAllReduceStart:
+		c.BytesWritten = arrayBytes(in.Shape)
 	}
+}
+
+// leafBytes sums the sizes of s's leaves (ShapeUtil::GetLeafShapes: arrays
+// and tokens, not the tuples' pointer tables).
+func leafBytes(s hlo.Shape) int64 {
+	var n int64
+	s.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
+		if !sub.IsTuple() {
+			n = add(n, size(sub))
+		}
+	})
+	return n
+}
+
+// arrayBytes sums the sizes of s's array subshapes.
+func arrayBytes(s hlo.Shape) int64 {
+	var n int64
+	s.ForEachSubshape(func(sub hlo.Shape, _ hlo.ShapeIndex) {
+		if sub.IsArray() {
+			n = add(n, size(sub))
+		}
+	})
+	return n
 }
 
 func (w *walker) selectAndScatter(in *hlo.Instruction, c *Cost) {
