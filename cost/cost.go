@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -255,7 +256,7 @@ func (w *walker) compute(in *hlo.Instruction, c *Cost) {
 	case op == hlo.OpDot:
 		c.FLOPs = dotFlops(in)
 	case op == hlo.OpConvolution:
-		c.FLOPs = convolutionFlops(in)
+		c.FLOPs = convolutionFlops(in, in.Shape)
 	case op == hlo.OpReduce:
 		out := in.Shape
 		if out.IsTuple() && len(out.Tuple) > 0 {
@@ -291,7 +292,7 @@ func (w *walker) compute(in *hlo.Instruction, c *Cost) {
 	case op == hlo.OpRngBitGenerator:
 		c.Transcendentals = elemsRecursive(in.Shape)
 	case op == hlo.OpCustomCall:
-		c.Unknown = true
+		w.customCall(in, c)
 	}
 }
 
@@ -458,4 +459,45 @@ func fftFlops(in *hlo.Instruction) int64 {
 		}
 	}
 	return mul(fmaFlops*4, mul(factors, elems(real)))
+}
+
+// cuBLAS and cuDNN custom-call targets (xla/service/gpu/cublas_cudnn.h).
+var (
+	gemmTargets = map[string]bool{"__cublas$gemm": true, "__cublas$lt$matmul": true, "__cublas$lt$matmul$f8": true}
+	convTargets = map[string]bool{"__cudnn$convForward": true, "__cudnn$convBackwardInput": true,
+		"__cudnn$convBackwardFilter": true, "__cudnn$convBiasActivationForward": true,
+		"__cudnn$convForwardGraph": true}
+	lhsContracting = regexp.MustCompile(`"lhs_contracting_dimensions"\s*:\s*\[([^\]]*)\]`)
+)
+
+// customCall is GpuHloCostAnalysis::HandleCustomCall: a cuBLAS gemm
+// counts as the dot its backend_config's dot_dimension_numbers describe,
+// a cuDNN convolution as its convolution, both on the result (tuple
+// element 0; the rest is scratch), which is also what they write. Any
+// other custom-call is unknown (HloCostAnalysis::HandleCustomCall).
+func (w *walker) customCall(in *hlo.Instruction, c *Cost) {
+	target := in.CustomCallTarget()
+	out := in.Shape
+	if out.IsTuple() && len(out.Tuple) > 0 {
+		out = out.Tuple[0]
+	}
+	switch {
+	case gemmTargets[target]:
+		width := int64(1)
+		lhs := operandShape(in, 0)
+		if m := lhsContracting.FindStringSubmatch(in.BackendConfig()); m != nil {
+			for _, k := range intList(strings.ReplaceAll(m[1], `"`, "")) {
+				if k >= 0 && k < int64(len(lhs.Dims)) {
+					width = mul(width, max(lhs.Dims[k], 0))
+				}
+			}
+		}
+		c.FLOPs = mul(fmaFlops, mul(elems(out), width))
+	case convTargets[target]:
+		c.FLOPs = convolutionFlops(in, out)
+	default:
+		c.Unknown = true
+		return
+	}
+	c.BytesWritten = size(out)
 }

@@ -237,3 +237,53 @@ func BenchmarkModule(b *testing.B) {
 		})
 	}
 }
+
+// GpuHloCostAnalysisTest.ConvCustomCall (xla/service/gpu/model/
+// gpu_hlo_cost_analysis_test.cc): a cuDNN convolution custom-call counts as
+// its convolution and writes its result, not the scratch.
+func TestXLAConvCustomCall(t *testing.T) {
+	c := named(t, `HloModule module, is_scheduled=true
+
+ENTRY entry {
+  p0 = s8[128,12,24,24,4]{4,3,2,1,0} parameter(0)
+  p1 = s8[16,12,5,5,4]{4,3,2,1,0} parameter(1)
+  p2 = f32[16]{0} parameter(2)
+  conv1 = (s8[128,4,24,24,4]{4,3,2,1,0}, u8[0]{0}) custom-call(p0, p1, p2),
+              window={size=5x5 pad=2_2x2_2},
+              dim_labels=bf01_oi01->bf01,
+              custom_call_target="__cudnn$convBiasActivationForward"
+  ROOT tuple = tuple(conv1)
+}`, "conv1")
+	require.Equal(t, int64(159694848), c.FLOPs)
+	require.Equal(t, int64(128*4*24*24*4), c.BytesWritten)
+	require.Equal(t, int64(128*12*24*24*4+16*12*5*5*4+4*16), c.BytesRead)
+	require.False(t, c.Unknown)
+}
+
+// GpuHloCostAnalysis::HandleCustomCall on a cuBLAS gemm (the form XLA:GPU
+// dumps, as in the corpus): GetDotFlops with the backend_config's
+// dot_dimension_numbers on tuple element 0, hand-counted:
+// 2 × 16×4096 outputs × 1024 contracted.
+func TestCublasGemmCustomCall(t *testing.T) {
+	c := named(t, `HloModule m
+ENTRY e {
+  %a = bf16[16,1024]{1,0} parameter(0)
+  %b = bf16[4096,1024]{1,0} parameter(1)
+  ROOT %gemm = (bf16[16,4096]{1,0}, s8[4194304]{0}) custom-call(%a, %b), custom_call_target="__cublas$gemm", backend_config={"operation_queue_id":"0","wait_on_operation_queues":[],"gemm_backend_config":{"alpha_real":1,"alpha_imag":0,"beta":0,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["1"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},"epilogue":"DEFAULT"}}
+}`, "gemm")
+	require.Equal(t, int64(2*16*4096*1024), c.FLOPs)
+	require.Equal(t, int64(2*16*4096), c.BytesWritten)
+	require.False(t, c.Unknown)
+}
+
+// DomainCostAnalysis.DomainCost: a domain costs nothing.
+func TestXLADomainCost(t *testing.T) {
+	c := named(t, `HloModule m
+ENTRY e {
+  %x = f32[123] parameter(0)
+  %y = f32[42] parameter(1)
+  %t = (f32[123], f32[42]) tuple(%x, %y)
+  ROOT %d = (f32[123], f32[42]) domain(%t), domain={kind="sharding", entry={maximal device=0}, exit={maximal device=1}}
+}`, "d")
+	require.Equal(t, Cost{}, c)
+}

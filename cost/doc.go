@@ -13,23 +13,28 @@
 //     newer file's list) count as
 //     transcendentals, every other element-wise op (compare, select, clamp,
 //     convert, reduce-precision included) as FLOPs.
+//
 //   - dot (HandleDot, GetDotFlops): 2 (an FMA) × output elements × the
 //     product of the lhs contracting dimensions.
+//
 //   - convolution (GetConvolutionFlops): 2 × input features / feature groups
 //     × output features × batch / batch groups × the product over spatial
 //     dimensions of the valid (kernel, output) position pairs, counted
 //     through stride, padding and both dilations, with XLA's two shortcut
 //     patterns.
+//
 //   - reduce (HandleReduce): the reducer's cost × (input elements − output
 //     elements); reduce-window (HandleReduceWindow): the reducer's cost ×
 //     (window elements − 1) × output elements, with XLA's reduce-then-
 //     broadcast special case; select-and-scatter: select × source elements ×
 //     (window − 1) plus scatter × source elements; map: the mapped function
 //     × output elements; scatter: its combiner × update elements.
+//
 //   - sort (HandleSort): elements × ⌈log2 elements⌉ FLOPs; fft: 8 × the
 //     product of ⌊log2⌋ of fft_length × elements; triangular-solve and
 //     cholesky, all-reduce (one op per output element), rng (one
 //     transcendental per element) as XLA's handlers state them.
+//
 //   - fusion (HandleFusion): FLOPs and transcendentals of its fused
 //     computation; bytes only at its boundary: each fused parameter read as
 //     FusionParameterReadBytes does (a slice or dynamic-slice user reads its
@@ -37,12 +42,14 @@
 //     other users share one read, the aliased operand of a
 //     dynamic-update-slice is not read), outputs written whole except a
 //     dynamic-update-slice root (or tuple element), which writes its update.
+//
 //   - call and async-start: their computation's cost; conditional: the
 //     maximum over its branches, figure by figure; while: body + condition
 //     once (HandleWhile), unless the while carries XLA's own trip count
 //     annotation (backend_config known_trip_count, written by
 //     WhileLoopTripCountAnnotator), in which case body + condition are
 //     counted that many times. A while counted once sets Cost.Loop.
+//
 //   - Bytes (Preprocess): an instruction reads its operands' and writes its
 //     output's hlo.ByteSize (a tuple's is its pointer table); parameter,
 //     constant, get-tuple-element, bitcast, domain, after-all and
@@ -54,10 +61,17 @@
 //     Data movement ops (copy, broadcast, transpose, reshape, pad,
 //     concatenate, reverse, ...) have no FLOPs.
 //
+//   - cuBLAS gemm and cuDNN convolution custom-calls, as XLA:GPU's
+//     GpuHloCostAnalysis::HandleCustomCall counts them: the dot of the
+//     gemm's backend_config dot_dimension_numbers, the convolution of the
+//     call's window and dim_labels, on the result (tuple element 0).
+//
 // # Approximations
 //
-//   - custom-call: XLA records -1 ("unknown"); here it is 0 FLOPs with its
-//     operand and output bytes, and Cost.Unknown is set.
+//   - Any other custom-call: XLA records -1 ("unknown"); here it is 0
+//     FLOPs with its operand and output bytes, and Cost.Unknown is set.
+//   - A gemm or cuDNN custom-call writes its result only (XLA's gemm
+//     handler keeps Preprocess's figure, the tuple's pointer table).
 //   - A transpose that is an effective bitcast (XLA checks layouts) still
 //     counts its bytes here.
 //   - Large constants read inside a fusion, XLA's utilisation figures and

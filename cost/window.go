@@ -210,12 +210,12 @@ func groupCount(in *hlo.Instruction, name string) int64 {
 }
 
 // convolutionFlops is XLA's GetConvolutionFlops.
-func convolutionFlops(in *hlo.Instruction) int64 {
+func convolutionFlops(in *hlo.Instruction, out hlo.Shape) int64 {
 	lab, ok := parseDimLabels(attr(in, "dim_labels"))
 	if !ok {
 		return 0
 	}
-	lhs, rhs, out := operandShape(in, 0), operandShape(in, 1), in.Shape
+	lhs, rhs := operandShape(in, 0), operandShape(in, 1)
 	win, ok := parseWindow(in)
 	if !ok {
 		return 0
