@@ -287,3 +287,33 @@ ENTRY e {
 }`, "d")
 	require.Equal(t, Cost{}, c)
 }
+
+// HandleCopy, HandleTranspose, HandleReshape, HandleConcatenate, HandlePad,
+// HandleReverse and HandleIota add no FLOPs: data movement costs its
+// operands' and output's bytes (Preprocess) and nothing else.
+func TestDataMovementNoFlops(t *testing.T) {
+	src := `HloModule m
+ENTRY e {
+  %x = f32[4,8] parameter(0)
+  %cp = f32[4,8] copy(%x)
+  %tr = f32[8,4] transpose(%x), dimensions={1,0}
+  %rs = f32[32] reshape(%x)
+  %cc = f32[8,8] concatenate(%x, %x), dimensions={0}
+  %z = f32[] constant(0)
+  %pd = f32[6,8] pad(%x, %z), padding=1_1x0_0
+  %rv = f32[4,8] reverse(%x), dimensions={0}
+  ROOT %io = s32[4,8] iota(), iota_dimension=0
+}`
+	m := parse(t, src)
+	for name, want := range map[string]Cost{
+		"cp": {BytesRead: 128, BytesWritten: 128},
+		"tr": {BytesRead: 128, BytesWritten: 128},
+		"rs": {BytesRead: 128, BytesWritten: 128},
+		"cc": {BytesRead: 256, BytesWritten: 256},
+		"pd": {BytesRead: 128 + 4, BytesWritten: 6 * 8 * 4},
+		"rv": {BytesRead: 128, BytesWritten: 128},
+		"io": {BytesWritten: 128},
+	} {
+		require.Equal(t, want, Instruction(m.Entry.Instruction(name)), name)
+	}
+}

@@ -79,9 +79,20 @@
 //   - A convolution spatial dimension whose kernel × output positions
 //     exceed 2^22 is not enumerated: its valid positions are estimated as
 //     output × min(kernel, input), an upper bound.
-//   - batch-norm ops are 0 FLOPs, as in XLA (its TODO).
+//   - batch-norm ops and top-k are 0 FLOPs, as in XLA (its TODOs);
+//     ragged-dot and scaled-dot are 0 FLOPs here (XLA counts a ragged-dot
+//     as its dot without the group dimensions).
 //   - Every figure saturates at math.MaxInt64 instead of overflowing; a
 //     malformed instruction (missing operands, computations, attributes)
-//     counts what can be read from it and never panics; a computation that
-//     calls itself is counted once.
+//     counts what can be read from it and never panics; a computation
+//     reached again while it is being counted (a call cycle, which only a
+//     malformed module has) counts 0 there.
+//   - A nested fusion's parameter is read as the inner fused parameter is
+//     (the 2023 FusionParameterReadBytes); the newer file's special case
+//     for slices of a "simple" nested fusion is not modelled.
+//   - Trip counts come only from XLA's known_trip_count annotation; the
+//     induction-variable pattern matching of XLA's
+//     ComputeWhileLoopTripCount is not repeated here, so a loop XLA has
+//     not annotated (as in modules before optimization) is counted once
+//     and flagged.
 package cost
