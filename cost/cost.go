@@ -399,15 +399,16 @@ func (w *walker) conditional(in *hlo.Instruction) Cost {
 // tripCount matches XLA's known_trip_count annotation in backend_config.
 var tripCount = regexp.MustCompile(`"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)"?`)
 
-// TripCount returns the trip count XLA's WhileLoopTripCountAnnotator wrote
-// in a while's backend_config, and false when there is none.
+// TripCount returns a while's trip count: the one XLA's
+// WhileLoopTripCountAnnotator wrote in its backend_config, else the one of
+// a counted loop (patternTripCount); false when neither is known.
 func TripCount(in *hlo.Instruction) (int64, bool) {
 	if in == nil || in.Opcode != hlo.OpWhile {
 		return 0, false
 	}
 	m := tripCount.FindStringSubmatch(in.BackendConfig())
 	if m == nil {
-		return 0, false
+		return patternTripCount(in)
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil {

@@ -45,10 +45,16 @@
 //
 //   - call and async-start: their computation's cost; conditional: the
 //     maximum over its branches, figure by figure; while: body + condition
-//     once (HandleWhile), unless the while carries XLA's own trip count
-//     annotation (backend_config known_trip_count, written by
-//     WhileLoopTripCountAnnotator), in which case body + condition are
-//     counted that many times. A while counted once sets Cost.Loop.
+//     once (HandleWhile), unless its trip count is known, in which case
+//     body + condition are counted that many times: XLA's own annotation
+//     (backend_config known_trip_count, written by
+//     WhileLoopTripCountAnnotator), else the counted loop of
+//     MatchTrivialLoopTripCount (while_loop_analysis.cc): a constant-
+//     initialised tuple element i, a condition i < N or i <= N (or N > i,
+//     N >= i) against a constant, and a body setting i to i + constant
+//     step. (HloCostAnalysis itself always counts one iteration; the trip
+//     count is applied here so a loop's compute is not understated.) A
+//     while counted once sets Cost.Loop.
 //
 //   - Bytes (Preprocess): an instruction reads its operands' and writes its
 //     output's hlo.ByteSize (a tuple's is its pointer table); parameter,
@@ -90,9 +96,7 @@
 //   - A nested fusion's parameter is read as the inner fused parameter is
 //     (the 2023 FusionParameterReadBytes); the newer file's special case
 //     for slices of a "simple" nested fusion is not modelled.
-//   - Trip counts come only from XLA's known_trip_count annotation; the
-//     induction-variable pattern matching of XLA's
-//     ComputeWhileLoopTripCount is not repeated here, so a loop XLA has
-//     not annotated (as in modules before optimization) is counted once
-//     and flagged.
+//   - Trip counts: XLA's ComputeWhileLoopTripCount also evaluates
+//     non-constant inits and, failing the pattern, simulates up to a bound;
+//     neither is done here, so such a loop is counted once and flagged.
 package cost
