@@ -497,3 +497,15 @@ func TestRefusals(t *testing.T) {
 		t.Error("nil accepted")
 	}
 }
+
+// XLA: HloInstruction::Clone's naming with suffix "remat".
+func TestCloneName(t *testing.T) {
+	for in, want := range map[string]string{
+		"b": "b.remat", "b.remat": "b.remat2", "b.remat2": "b.remat3", "b.remat.1": "b.remat.1.remat",
+		"bremat": "bremat.remat", "b.rematx": "b.rematx.remat",
+	} {
+		if got := cloneName(in); got != want {
+			t.Errorf("cloneName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

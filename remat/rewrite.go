@@ -126,22 +126,24 @@ func (st *compState) pick() *item {
 	return best
 }
 
-// cloneName is HloInstruction::Clone's name with suffix "remat": x ->
-// x.remat, x.remat -> x.remat2, x.rematN -> x.remat(N+1).
+// cloneName is HloInstruction's clone name with suffix "remat"
+// (SetupDerivedInstruction's naming, hlo_instruction.cc): x -> x.remat,
+// x.remat -> x.remat2, x.rematN -> x.remat(N+1), found by the last
+// ".remat" in the name.
 func cloneName(name string) string {
-	const suffix = "remat"
-	i := strings.LastIndex(name, suffix)
+	const dot = ".remat"
+	i := strings.LastIndex(name, dot)
 	if i < 0 {
-		return name + "." + suffix
+		return name + dot
 	}
-	after := name[i+len(suffix):]
+	after := name[i+len(dot):]
 	if after == "" {
 		return name + "2"
 	}
 	if n, err := strconv.ParseInt(after, 10, 64); err == nil {
-		return name[:i] + suffix + strconv.FormatInt(n+1, 10)
+		return name[:i] + dot + strconv.FormatInt(n+1, 10)
 	}
-	return name + "." + suffix
+	return name + dot
 }
 
 // cloneInstruction copies in under a new name, with the same operands
