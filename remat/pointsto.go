@@ -10,9 +10,10 @@ import (
 // logical is one of XLA's LogicalBuffers: a value an instruction defines
 // at a shape index.
 type logical struct {
-	def   *hlo.Instruction
-	index hlo.ShapeIndex
-	shape hlo.Shape
+	def     *hlo.Instruction
+	index   hlo.ShapeIndex
+	shape   hlo.Shape
+	aliases []alias // the positions holding it
 }
 
 // node is a points-to set shaped like the instruction's shape.
@@ -27,11 +28,10 @@ type alias struct {
 }
 
 // pointsToSets is the part of XLA's TuplePointsToAnalysis the tracker
-// reads, for one computation.
+// reads, for one computation; each item holds its instruction's set
+// (pts) and defined buffers (lbs).
 type pointsToSets struct {
-	sets    map[*hlo.Instruction]*node
-	defined map[*hlo.Instruction][]*logical
-	aliases map[*logical][]alias
+	l *list
 }
 
 // pointsTo follows TuplePointsToAnalysis: bitcast, add-dependency,
@@ -39,45 +39,54 @@ type pointsToSets struct {
 // get-tuple-element takes an element; a tuple defines its index table
 // and holds its operands' sets; every other instruction (while included)
 // defines a buffer at every index of its shape.
-func pointsTo(c *hlo.Computation, seq []*hlo.Instruction) (*pointsToSets, error) {
-	p := &pointsToSets{sets: map[*hlo.Instruction]*node{}, defined: map[*hlo.Instruction][]*logical{}, aliases: map[*logical][]alias{}}
-	for _, in := range seq {
+func pointsTo(l *list) (*pointsToSets, error) {
+	p := &pointsToSets{l: l}
+	for it := l.first; it != nil; it = it.next {
+		in := it.in
 		var n *node
 		switch in.Opcode {
 		case hlo.OpBitcast, hlo.OpAddDependency, hlo.OpOptBarrier, hlo.OpDomain:
-			n = p.sets[in.Operands[0]]
+			n = p.set(in.Operands[0])
 		case hlo.OpGetTupleElement:
-			op := p.sets[in.Operands[0]]
+			op := p.set(in.Operands[0])
 			if op == nil || in.TupleIndex < 0 || int(in.TupleIndex) >= len(op.elems) {
 				return nil, fmt.Errorf("%s: get-tuple-element of an operand without element %d", in.Name, in.TupleIndex)
 			}
 			n = op.elems[in.TupleIndex]
 		case hlo.OpTuple:
 			lb := &logical{def: in, shape: in.Shape}
-			p.defined[in] = append(p.defined[in], lb)
+			it.lbs = append(it.lbs, lb)
 			n = &node{bufs: []*logical{lb}}
 			for _, op := range in.Operands {
-				n.elems = append(n.elems, p.sets[op])
+				n.elems = append(n.elems, p.set(op))
 			}
 		default:
-			n = p.define(in, in.Shape, nil)
+			n = p.define(it, in.Shape, nil)
 		}
 		if n == nil {
 			return nil, fmt.Errorf("%s: an operand is not before it in the sequence", in.Name)
 		}
-		p.sets[in] = n
+		it.pts = n
 		p.walk(in, n, nil)
 	}
 	return p, nil
 }
 
-func (p *pointsToSets) define(in *hlo.Instruction, s hlo.Shape, ix hlo.ShapeIndex) *node {
-	lb := &logical{def: in, index: slices.Clone(ix), shape: s}
-	p.defined[in] = append(p.defined[in], lb)
+// set is in's points-to set, nil when in has none yet.
+func (p *pointsToSets) set(in *hlo.Instruction) *node {
+	if it := p.l.get(in); it != nil {
+		return it.pts
+	}
+	return nil
+}
+
+func (p *pointsToSets) define(it *item, s hlo.Shape, ix hlo.ShapeIndex) *node {
+	lb := &logical{def: it.in, index: slices.Clone(ix), shape: s}
+	it.lbs = append(it.lbs, lb)
 	n := &node{bufs: []*logical{lb}}
 	if s.IsTuple() {
 		for i, e := range s.Tuple {
-			n.elems = append(n.elems, p.define(in, e, append(slices.Clone(ix), int64(i))))
+			n.elems = append(n.elems, p.define(it, e, append(slices.Clone(ix), int64(i))))
 		}
 	}
 	return n
@@ -86,7 +95,7 @@ func (p *pointsToSets) define(in *hlo.Instruction, s hlo.Shape, ix hlo.ShapeInde
 // walk records in's positions as aliases of the buffers they hold.
 func (p *pointsToSets) walk(in *hlo.Instruction, n *node, ix hlo.ShapeIndex) {
 	for _, lb := range n.bufs {
-		p.aliases[lb] = append(p.aliases[lb], alias{in, slices.Clone(ix)})
+		lb.aliases = append(lb.aliases, alias{in, slices.Clone(ix)})
 	}
 	for i, e := range n.elems {
 		p.walk(in, e, append(ix, int64(i)))
@@ -94,7 +103,7 @@ func (p *pointsToSets) walk(in *hlo.Instruction, n *node, ix hlo.ShapeIndex) {
 }
 
 func (p *pointsToSets) at(in *hlo.Instruction, ix hlo.ShapeIndex) []*logical {
-	n := p.sets[in]
+	n := p.set(in)
 	for _, i := range ix {
 		if n == nil || int(i) >= len(n.elems) {
 			return nil
@@ -123,7 +132,7 @@ func (p *pointsToSets) flat(in *hlo.Instruction) []*logical {
 			walk(e)
 		}
 	}
-	if n := p.sets[in]; n != nil {
+	if n := p.set(in); n != nil {
 		walk(n)
 	}
 	return out
@@ -135,7 +144,7 @@ func (p *pointsToSets) flat(in *hlo.Instruction) []*logical {
 func (p *pointsToSets) users(l *list, lb *logical) ([]use, bool, error) {
 	var us []use
 	indirect := false
-	for _, a := range p.aliases[lb] {
+	for _, a := range lb.aliases {
 		for _, u := range uniqueUsers(a.in) {
 			if u.Opcode == hlo.OpGetTupleElement && len(a.index) > 0 {
 				continue // a GTE reads only the index table
@@ -143,7 +152,7 @@ func (p *pointsToSets) users(l *list, lb *logical) ([]use, bool, error) {
 			if a.in != lb.def && !isIndirectUser(a.in) {
 				indirect = true
 			}
-			ui := l.items[u]
+			ui := l.get(u)
 			if ui == nil {
 				return nil, false, fmt.Errorf("%s: user %s is not in the sequence", lb.def.Name, u.Name)
 			}

@@ -72,7 +72,8 @@ func Rematerialize(ctx context.Context, m *hlo.Module, limit int64, opts Options
 		}
 	}()
 	nm := m.Clone()
-	p := &pass{ctx: ctx, m: nm, opts: opts, peak: map[*hlo.Computation]int64{}, done: map[*hlo.Computation]bool{},
+	nm.Renumber()
+	p := &pass{ix: &itemIndex{}, ctx: ctx, m: nm, opts: opts, peak: map[*hlo.Computation]int64{}, done: map[*hlo.Computation]bool{},
 		names: hlo.NewNameUniquer(nm)}
 	if err := p.checkCalls(nm.Entry, map[*hlo.Computation]bool{}); err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ type pass struct {
 	done   map[*hlo.Computation]bool  // rematerialized_computations_
 	names  *hlo.NameUniquer
 	events []event
-	seqs   map[*hlo.Computation][]*hlo.Instruction
+	ix     *itemIndex
 }
 
 type event struct {
@@ -182,7 +183,7 @@ func (p *pass) computePeaks(c *hlo.Computation, seen map[*hlo.Computation]bool) 
 			}
 		}
 	}
-	l := newList(c.Instructions)
+	l := newList(c.Instructions, p.ix)
 	t, err := newTracker(c, l)
 	if err != nil {
 		return err
@@ -217,11 +218,16 @@ func (p *pass) calleeUsage(in *hlo.Instruction) int64 {
 // final sequences.
 func (p *pass) stepsFreed() []Recomputed {
 	var out []Recomputed
+	positions := map[*hlo.Computation]map[*hlo.Instruction]int{}
 	for _, e := range p.events {
 		r := Recomputed{Computation: e.c.Name, Original: e.orig.Name, Clone: e.clone.Name, Bytes: e.bytes}
-		pos := map[*hlo.Instruction]int{}
-		for i, in := range e.c.Instructions {
-			pos[in] = i
+		pos := positions[e.c]
+		if pos == nil {
+			pos = make(map[*hlo.Instruction]int, len(e.c.Instructions))
+			for i, in := range e.c.Instructions {
+				pos[in] = i
+			}
+			positions[e.c] = pos
 		}
 		if cp, ok := pos[e.clone]; ok {
 			last, ok := pos[e.orig]

@@ -21,16 +21,16 @@ func (p *pass) rematerializeComputation(c *hlo.Computation, limit int64) (bool, 
 	if p.done[c] {
 		return false, nil
 	}
-	l := newList(c.Instructions)
+	l := newList(c.Instructions, p.ix)
 	t, err := newTracker(c, l)
 	if err != nil {
 		return false, err
 	}
-	skip := map[*item]bool{}
 	for it := l.first; it != nil; it = it.next {
-		skip[it] = t.itemSize(it) >= p.opts.MinRematSize
+		it.skip = t.itemSize(it) >= p.opts.MinRematSize
 	}
-	st := &compState{t: t, l: l, limit: limit, skip: skip, moves: map[*hlo.Instruction]bool{}, remat: map[*hlo.Instruction]bool{}}
+	st := &compState{t: t, l: l, limit: limit, moves: map[*hlo.Instruction]bool{}, remat: map[*hlo.Instruction]bool{}}
+	t.eligible = func(it *item) bool { return it.skip && !it.denylisted && st.canRemat(it.in) }
 	changed := false
 	peak := t.usage
 	for it := l.first; it != nil; it = it.next {
@@ -87,7 +87,6 @@ type compState struct {
 	t     *tracker
 	l     *list
 	limit int64
-	skip  map[*item]bool
 	moves map[*hlo.Instruction]bool // remat_move_instructions
 	remat map[*hlo.Instruction]bool // rematerializable_map
 	known map[*hlo.Instruction]bool
@@ -105,24 +104,30 @@ func (st *compState) canRemat(in *hlo.Instruction) bool {
 }
 
 // pick is PickRematerializationCandidates for blocks of one: the first
-// placed, finished, allowed item of least cost.
+// (in sequence order) placed, finished, allowed item of least cost. XLA
+// walks every placed item of the express lane; only those with a live
+// buffer can reduce memory, so the walk goes over the candidates kept
+// by the tracker, dropping those found dead.
 func (st *compState) pick() *item {
 	var best *item
 	bestCost := int64(1<<63 - 1)
-	for it := st.l.first; it != nil; it = it.next {
-		if !st.skip[it] {
+	t := st.t
+	keep := t.cands[:0]
+	for _, it := range t.cands {
+		if it != t.inProgress && !t.hasLive(it) {
+			it.inCands = false
 			continue
 		}
-		if !it.placed || it == st.t.inProgress {
-			break // GetInitialBlock found no placed block: no later start either
-		}
-		if it.denylisted || !st.canRemat(it.in) {
+		keep = append(keep, it)
+		if it == t.inProgress || it.denylisted {
 			continue
 		}
-		if cost, ok := st.t.cost(it, st.limit); ok && cost < bestCost {
+		if cost, ok := t.cost(it, st.limit); ok && cost < bestCost {
 			best, bestCost = it, cost
 		}
 	}
+	clear(t.cands[len(keep):])
+	t.cands = keep
 	return best
 }
 
@@ -274,9 +279,9 @@ func (p *pass) rematerialize(st *compState, best *item) error {
 	for _, iu := range indirect {
 		l.insertBeforeAny(iu, before)
 	}
-	st.skip[ri] = true
+	ri.skip = true
 	for _, iu := range indirect {
-		st.skip[iu] = true
+		iu.skip = true
 		iu.denylisted = true
 	}
 	if usesEmpty(best.in) {
@@ -300,27 +305,27 @@ func placeBefore(l *list, remat *hlo.Instruction, succ []*hlo.Instruction, indir
 	var out []*item
 	for _, u := range remat.Users {
 		if !isInd(u) {
-			out = append(out, l.items[u])
+			out = append(out, l.get(u))
 		}
 	}
 	for _, iu := range indirect {
 		for _, u := range iu.in.Users {
 			if !isInd(u) {
-				out = append(out, l.items[u])
+				out = append(out, l.get(u))
 			}
 		}
 	}
 	for _, op := range remat.Operands {
 		for _, u := range op.Users {
 			if u != remat {
-				if ui := l.items[u]; ui != nil && !ui.placed {
+				if ui := l.get(u); ui != nil && !ui.placed {
 					out = append(out, ui)
 				}
 			}
 		}
 	}
 	for _, s := range succ {
-		out = append(out, l.items[s])
+		out = append(out, l.get(s))
 	}
 	return out
 }

@@ -17,9 +17,11 @@ type item struct {
 	used        []int // buffers it reads
 	prev, next  *item
 	position    int64
-	remat       bool // a clone this pass made
-	rematerOf   *item
-	sizeOfDefns int64
+	skip        bool // a candidate start (XLA's express lane)
+	seq         int  // order of placement: the list order of placed items
+	inCands     bool
+	pts         *node      // points-to set
+	lbs         []*logical // logical buffers defined
 }
 
 // use is one use of a buffer (XLA's ItemUse): the user, the operand slot,
@@ -47,11 +49,28 @@ type buffer struct {
 // position numbers.
 type list struct {
 	first *item
-	items map[*hlo.Instruction]*item
+	ix    *itemIndex
 }
 
-func newList(seq []*hlo.Instruction) *list {
-	l := &list{items: make(map[*hlo.Instruction]*item, len(seq))}
+// itemIndex finds an instruction's item by its ID; the lists of all
+// computations share one (instruction IDs are unique in a module).
+type itemIndex struct {
+	byID []*item
+}
+
+func (x *itemIndex) put(it *item) {
+	id := it.in.ID
+	if id < 0 {
+		panic(fmt.Sprintf("remat: instruction %s has ID %d", it.in.Name, id))
+	}
+	if id >= len(x.byID) {
+		x.byID = append(x.byID, make([]*item, max(id+1, 2*len(x.byID))-len(x.byID))...)
+	}
+	x.byID[id] = it
+}
+
+func newList(seq []*hlo.Instruction, ix *itemIndex) *list {
+	l := &list{ix: ix}
 	var last *item
 	for i, in := range seq {
 		it := &item{in: in, position: int64(i), prev: last}
@@ -61,14 +80,25 @@ func newList(seq []*hlo.Instruction) *list {
 			last.next = it
 		}
 		last = it
-		l.items[in] = it
+		ix.put(it)
 	}
 	return l
 }
 
+// get returns in's item, nil when in has none.
+func (l *list) get(in *hlo.Instruction) *item {
+	if in.ID < 0 || in.ID >= len(l.ix.byID) {
+		return nil
+	}
+	if it := l.ix.byID[in.ID]; it != nil && it.in == in {
+		return it
+	}
+	return nil
+}
+
 func (l *list) create(in *hlo.Instruction) *item {
 	it := &item{in: in}
-	l.items[in] = it
+	l.ix.put(it)
 	return it
 }
 
@@ -119,13 +149,19 @@ type tracker struct {
 	buffers    []*buffer
 	usage      int64
 	inProgress *item
+	// cands are the placed items that may be picked, in list order (which
+	// for placed items is placement order), with a live buffer when last
+	// looked at; eligible says which items may ever be.
+	cands    []*item
+	eligible func(*item) bool
+	nextSeq  int
 }
 
 // newTracker builds the buffers of c's sequence from its points-to sets
 // (MemoryUsageTracker's constructor).
 func newTracker(c *hlo.Computation, l *list) (*tracker, error) {
 	t := &tracker{c: c, l: l}
-	pt, err := pointsTo(c, l.sequence())
+	pt, err := pointsTo(l)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +172,7 @@ func newTracker(c *hlo.Computation, l *list) (*tracker, error) {
 	ids := map[*logical]int{}
 	for it := l.first; it != nil; it = it.next {
 		in := it.in
-		for _, lb := range pt.defined[in] {
+		for _, lb := range it.lbs {
 			var b *buffer
 			if in.Opcode == hlo.OpWhile {
 				src := pt.at(in.Operands[0], lb.index)
@@ -221,10 +257,37 @@ func (t *tracker) begin(it *item) error {
 	}
 	t.inProgress = it
 	it.placed = true
+	it.seq = t.nextSeq
+	t.nextSeq++
 	for _, id := range it.defined {
 		t.usage += t.allocated(id)
 	}
+	if t.eligible != nil && t.eligible(it) && t.hasLive(it) {
+		it.inCands = true
+		t.cands = append(t.cands, it)
+	}
 	return nil
+}
+
+// hasLive reports whether a buffer it defines is live.
+func (t *tracker) hasLive(it *item) bool {
+	for _, id := range it.defined {
+		if t.live(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// revive puts a placed item whose buffer came back to life (a clone now
+// reads it) back among the candidates, in order.
+func (t *tracker) revive(it *item) {
+	if !it.placed || it.inCands || t.eligible == nil || !t.eligible(it) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(t.cands, it.seq, func(x *item, seq int) int { return x.seq - seq })
+	t.cands = slices.Insert(t.cands, i, it)
+	it.inCands = true
 }
 
 func (t *tracker) end() error {
@@ -252,7 +315,7 @@ func (t *tracker) end() error {
 }
 
 func (t *tracker) isPlaced(in *hlo.Instruction) bool {
-	it := t.l.items[in]
+	it := t.l.get(in)
 	return it != nil && it.placed
 }
 
@@ -339,6 +402,9 @@ func (t *tracker) addRemat(orig, remat *item, indirect []*item) error {
 			t.usage += t.allocated(id)
 		}
 		b.unfinished++
+		if b.unfinished == 1 {
+			t.revive(b.def)
+		}
 		var extra []use
 		for _, u := range b.users {
 			if u.user == orig {
@@ -379,7 +445,7 @@ func (t *tracker) addRemat(orig, remat *item, indirect []*item) error {
 		}
 	}
 	for _, iu := range indirect {
-		src := t.l.items[iu.in.Operands[0]]
+		src := t.l.get(iu.in.Operands[0])
 		switch iu.in.Opcode {
 		case hlo.OpBitcast:
 			if isIndirectUser(src.in) {
