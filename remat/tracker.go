@@ -9,19 +9,19 @@ import (
 
 // item is one instruction of a sequence being replayed (XLA's Item).
 type item struct {
-	in          *hlo.Instruction
-	placed      bool
-	denylisted  bool
-	defined     []int // buffers the instruction defines
-	output      []int // buffers its value holds (a GTE's or bitcast's too)
-	used        []int // buffers it reads
-	prev, next  *item
-	position    int64
-	skip        bool // a candidate start (XLA's express lane)
-	seq         int  // order of placement: the list order of placed items
-	inCands     bool
-	pts         *node      // points-to set
-	lbs         []*logical // logical buffers defined
+	in         *hlo.Instruction
+	placed     bool
+	denylisted bool
+	defined    []int // buffers the instruction defines
+	output     []int // buffers its value holds (a GTE's or bitcast's too)
+	used       []int // buffers it reads
+	prev, next *item
+	position   int64
+	skip       bool // a candidate start (XLA's express lane)
+	seq        int  // order of placement: the list order of placed items
+	inCands    bool
+	pts        *node      // points-to set
+	lbs        []*logical // logical buffers defined
 }
 
 // use is one use of a buffer (XLA's ItemUse): the user, the operand slot,
