@@ -509,3 +509,48 @@ func TestCloneName(t *testing.T) {
 		}
 	}
 }
+
+// A multi-output fusion is rematerialized as one instruction: its clone
+// gets its own fused computation (XLA's fusion clone, suffix "clone"),
+// and the later users that read its elements through get-tuple-elements
+// read new "gte.remat" instructions of the clone
+// (RematerializeInstructions' gte_cache path).
+func TestMultiOutputFusionRemat(t *testing.T) {
+	text := `HloModule mof, is_scheduled=true
+
+%fused (p: f32[]) -> (f32[1024], f32[1024]) {
+  %p = f32[] parameter(0)
+  %b = f32[1024]{0} broadcast(%p), dimensions={}
+  %n = f32[1024]{0} negate(%b)
+  ROOT %t = (f32[1024]{0}, f32[1024]{0}) tuple(%b, %n)
+}
+
+ENTRY %main (x: f32[]) -> f32[1024] {
+  %x = f32[] parameter(0)
+  %f = (f32[1024]{0}, f32[1024]{0}) fusion(%x), kind=kLoop, calls=%fused
+  %g0 = f32[1024]{0} get-tuple-element(%f), index=0
+  %g1 = f32[1024]{0} get-tuple-element(%f), index=1
+  %e = f32[1024]{0} exponential(%g0)
+  %big = f32[4096]{0} concatenate(%e, %e, %e, %e), dimensions={0}
+  %s = f32[1024]{0} slice(%big), slice={[0:1024]}
+  %a = f32[1024]{0} add(%s, %g1)
+  ROOT %r = f32[1024]{0} add(%a, %g0)
+}
+`
+	res := run(t, text, 28*kib, Options{}, true)
+	m := res.Module
+	e := m.Entry
+	if !res.Fits || len(res.Recomputed) != 1 || res.Recomputed[0].Original != "f" || res.Recomputed[0].Clone != "f.remat" {
+		t.Fatalf("fits %v peak %d -> %d %+v: %v", res.Fits, res.PeakBefore, res.PeakAfter, res.Recomputed, names(e))
+	}
+	f := e.Instruction("f.remat")
+	if f.Calls()[0] == e.Instruction("f").Calls()[0] || !strings.HasPrefix(f.Calls()[0].Name, "fused.clone") {
+		t.Errorf("clone calls %s", f.Calls()[0].Name)
+	}
+	for _, u := range []string{"a", "r"} {
+		op := e.Instruction(u).Operands[1]
+		if op.Opcode != hlo.OpGetTupleElement || op.Operands[0] != f || !strings.HasPrefix(op.Name, "gte.remat") {
+			t.Errorf("%s reads %s", u, op.Name)
+		}
+	}
+}
