@@ -66,6 +66,11 @@ func Rematerialize(ctx context.Context, m *hlo.Module, limit int64, opts Options
 	if limit < 0 {
 		return nil, fmt.Errorf("remat: negative limit %d", limit)
 	}
+	// A module that does not verify gets no rewrite (it would come out
+	// as invalid as it went in).
+	if err := hlo.VerifyContext(ctx, m); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, fmt.Errorf("remat: internal error: %v", r)
