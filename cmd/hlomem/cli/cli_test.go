@@ -63,10 +63,15 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 // golden files (golden.Updating).
 func TestScripts(t *testing.T) {
 	dir := corpus.Dir()
+	examples, err := filepath.Abs("../../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("CORPUS", dir)
+			e.Setenv("EXAMPLES", examples) // the bundled examples (demo.hlo, transformer.hlo)
 			return nil
 		},
 		Cmds: scriptCmds,

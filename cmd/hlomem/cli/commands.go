@@ -59,6 +59,12 @@ var commands = []*command{
 		flags:   peakFlags,
 	},
 	{
+		name:    "remat",
+		summary: "rematerialize toward a memory limit (XLA's HloRematerialization) and print the rewritten module; --explain prints what was recomputed and the FLOPs it adds; exit 2 when the limit cannot be reached",
+		args:    "FILE.hlo",
+		flags:   rematFlags,
+	},
+	{
 		name:    "report",
 		summary: "what a module's memory goes to: totals, the peak and what occupies memory there with source lines, what a schedule, fusion or packer would save, XLA's own plan beside hlomem's; a memory viewer in HTML, SVG charts, a pprof profile",
 		args:    "FILE.hlo|DUMPDIR",
