@@ -117,7 +117,11 @@ type Result struct {
 	Module  *hlo.Module
 	Release Release
 	Device  gpu.Device
-	Steps   []Step
+	// Allocator names the client's allocator and Limit the most it may
+	// hold (gpu.Stats.BytesLimit).
+	Allocator string
+	Limit     int64
+	Steps     []Step
 	// Peak is the allocator's peak bytes in use over the run, reached
 	// first at step PeakStep.
 	Peak     int64
@@ -188,7 +192,7 @@ func Run(ctx context.Context, m *hlo.Module, c *gpu.Client, opts Options) (*Resu
 	s := &session{ctx: ctx, m: m, c: c, opts: opts,
 		leaves: map[*hlo.Instruction][]leaf{}, arrays: map[string]*LiveArray{},
 		last: map[string]int{}, keep: map[string]bool{}, programs: map[string]*gpu.Program{}, vals: map[string]eval.Literal{},
-		res: &Result{Module: m, Release: opts.Release, Device: c.Device, LiveStep: -1}}
+		res: &Result{Module: m, Release: opts.Release, Device: c.Device, Allocator: c.Alloc.Name(), Limit: c.Stats().BytesLimit, LiveStep: -1}}
 	order := entryOrder(m.Entry)
 	s.name(order)
 	s.lastUses(order)

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/hlo"
 )
 
 // PlanLive lists the arrays alive at step of a planned run (the
@@ -20,14 +21,9 @@ func PlanLive(as *assign.Assignment, step int) (int, []LiveArray) {
 	m := as.Module
 	var out []LiveArray
 	for _, v := range as.Analysis.Values {
-		if !v.Scheduled || !v.Shape.IsArray() || v.Range.Start > step || v.Range.End < step {
-			continue
+		if v.Scheduled && v.Shape.IsArray() && v.Range.Contains(step) {
+			out = append(out, liveArray(m, v.Name(), v.Shape, v.Size, v.Inst))
 		}
-		a := LiveArray{Name: v.Name(), Shape: v.Shape, Bytes: v.Size, Inst: v.Inst, Source: m.Source(v.Inst)}
-		if v.Inst.Metadata != nil {
-			a.OpName = v.Inst.Metadata.OpName
-		}
-		out = append(out, a)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Bytes != out[j].Bytes {
@@ -36,4 +32,13 @@ func PlanLive(as *assign.Assignment, step int) (int, []LiveArray) {
 		return out[i].Name < out[j].Name
 	})
 	return step, out
+}
+
+// liveArray describes an array of in's, with in's op_name and source line.
+func liveArray(m *hlo.Module, name string, shape hlo.Shape, bytes int64, in *hlo.Instruction) LiveArray {
+	a := LiveArray{Name: name, Shape: shape, Bytes: bytes, Inst: in, Source: m.Source(in)}
+	if in.Metadata != nil {
+		a.OpName = in.Metadata.OpName
+	}
+	return a
 }

@@ -156,11 +156,8 @@ func (s *session) put(l leaf, in *hlo.Instruction) error {
 
 // born records an array made by in.
 func (s *session) born(l leaf, n int64, in *hlo.Instruction) {
-	a := &LiveArray{Name: l.name, Shape: l.shape, Bytes: n, Inst: in, Source: s.m.Source(in)}
-	if in.Metadata != nil {
-		a.OpName = in.Metadata.OpName
-	}
-	s.arrays[l.name] = a
+	a := liveArray(s.m, l.name, l.shape, n, in)
+	s.arrays[l.name] = &a
 }
 
 // failed turns an out-of-memory at step into the result (the arrays alive
@@ -331,22 +328,15 @@ func (s *session) record(st Step, during []LiveArray) {
 	if stats.PeakBytesInUse > s.res.Peak || st.Index == 0 {
 		s.res.Peak, s.res.PeakStep = stats.PeakBytesInUse, st.Index
 		if s.opts.LiveAt < 0 {
-			s.res.Live = s.snapshotWith(during)
-			s.res.LiveStep = st.Index
+			if during == nil {
+				during = s.snapshot() // step 0: nothing was released
+			}
+			s.res.Live, s.res.LiveStep = during, st.Index
 		}
 	}
 	if during != nil && s.opts.LiveAt == st.Index {
 		s.res.Live, s.res.LiveStep = during, st.Index
 	}
-}
-
-// snapshotWith is during when the step's arrays were taken before the
-// release rule ran, else the arrays alive now.
-func (s *session) snapshotWith(during []LiveArray) []LiveArray {
-	if during != nil {
-		return during
-	}
-	return s.snapshot()
 }
 
 // snapshot lists the arrays alive now, largest first (then by name).

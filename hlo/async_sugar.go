@@ -172,9 +172,9 @@ func (p *parser) nameSugared(m *Module) {
 	p.sugared = p.sugared[:0]
 }
 
-// asyncChainStart returns the async-start an async op's chain begins
+// AsyncChainStart returns the async-start an async op's chain begins
 // with (in itself for a start), or nil.
-func asyncChainStart(in *Instruction) *Instruction {
+func AsyncChainStart(in *Instruction) *Instruction {
 	for i := 0; in != nil && i < 1<<16; i++ {
 		switch in.Opcode {
 		case OpAsyncStart:
@@ -241,7 +241,7 @@ func (in *Instruction) sugarForm(forced bool) (Opcode, bool) {
 	default:
 		return OpUnknown, false
 	}
-	start := asyncChainStart(in)
+	start := AsyncChainStart(in)
 	if start == nil || len(start.Calls()) != 1 || start.Calls()[0] == nil {
 		return OpUnknown, false
 	}

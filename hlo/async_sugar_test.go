@@ -62,7 +62,7 @@ ENTRY %main (p: f32[8]) -> f32[4] {
 	require.Equal(t, `"main"`, thread)
 	done := m.Entry.Root
 	require.Equal(t, OpAsyncDone, done.Opcode)
-	require.Equal(t, w, asyncChainStart(done).Calls()[0])
+	require.Equal(t, w, AsyncChainStart(done).Calls()[0])
 	require.Equal(t, OpReduceScatter, AsyncWrappedOpcode(done))
 
 	text := m.String()
@@ -276,7 +276,7 @@ ENTRY main {
 				if !ok {
 					continue
 				}
-				require.Equal(t, w, asyncChainStart(in).Calls()[0], "%s: to_apply= is the async computation", in.Name)
+				require.Equal(t, w, AsyncChainStart(in).Calls()[0], "%s: to_apply= is the async computation", in.Name)
 				require.Equal(t, OpCall, AsyncWrappedOpcode(in))
 				got, ok := asyncBoundOperands(in)
 				require.True(t, ok)

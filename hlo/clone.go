@@ -189,8 +189,8 @@ func FlattenCallGraphContext(ctx context.Context, m *Module) (changed bool, err 
 		// calls what its async-start calls, clone or not.
 		for _, in := range c.Instructions {
 			if (in.Opcode == OpAsyncUpdate || in.Opcode == OpAsyncDone) && in.Ext != nil && len(in.Ext.Calls) > 0 {
-				if w := chainStartCalls(in); w != nil {
-					in.Ext.Calls[0] = w
+				if start := AsyncChainStart(in); start != nil && len(start.Calls()) > 0 && start.Calls()[0] != nil {
+					in.Ext.Calls[0] = start.Calls()[0]
 				}
 			}
 		}
@@ -235,24 +235,6 @@ func bothContexts(m *Module) map[*Computation]bool {
 		}
 	}
 	return both
-}
-
-// chainStartCalls returns the computation the async-start of in's chain
-// calls, or nil.
-func chainStartCalls(in *Instruction) *Computation {
-	for i := 0; in != nil && i < 1<<16; i++ {
-		if in.Opcode == OpAsyncStart {
-			if cs := in.Calls(); len(cs) > 0 {
-				return cs[0]
-			}
-			return nil
-		}
-		if in.Opcode != OpAsyncUpdate && in.Opcode != OpAsyncDone || len(in.Operands) == 0 {
-			return nil
-		}
-		in = in.Operands[0]
-	}
-	return nil
 }
 
 func isSequentialCall(op Opcode) bool {

@@ -46,7 +46,7 @@ func asyncBoundOperands(in *Instruction) ([]*Instruction, bool) {
 // is named by to_apply= (XLA's async_wrapped_opcode). OpUnknown when in
 // is no async op or its computation is unknown.
 func AsyncWrappedOpcode(in *Instruction) Opcode {
-	start := asyncChainStart(in)
+	start := AsyncChainStart(in)
 	if start == nil {
 		return OpUnknown
 	}
@@ -89,7 +89,7 @@ func (v *verifier) asyncChain(in *Instruction) {
 			v.errorf(in.Pos, "%s: expect async wrapped opcode to be %s, but got %s", in.Name, want, s)
 		}
 	}
-	start := asyncChainStart(in)
+	start := AsyncChainStart(in)
 	if start == nil || len(start.Calls()) != 1 || start.Calls()[0] == nil {
 		return
 	}

@@ -79,7 +79,7 @@ func threadsOf(m *hlo.Module) moduleThreads {
 		for _, in := range c.Instructions {
 			switch in.Opcode {
 			case hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone:
-				if s := asyncChainStart(in); s != nil {
+				if s := hlo.AsyncChainStart(in); s != nil {
 					setAsync(s, thread, depth)
 				}
 				continue
@@ -115,21 +115,6 @@ func asyncThreadAttr(in *hlo.Instruction) string {
 	return v
 }
 
-// asyncChainStart returns the async-start an async op's chain begins
-// with, or nil.
-func asyncChainStart(in *hlo.Instruction) *hlo.Instruction {
-	for i := 0; in != nil && i < 1<<16; i++ {
-		if in.Opcode == hlo.OpAsyncStart {
-			return in
-		}
-		if in.Opcode != hlo.OpAsyncUpdate && in.Opcode != hlo.OpAsyncDone || len(in.Operands) == 0 {
-			return nil
-		}
-		in = in.Operands[0]
-	}
-	return nil
-}
-
 // excludedComputations returns, by computation ID, the computations whose
 // thread set leaves out (nil when it includes every thread), and a
 // function reporting whether an async op's thread is left out.
@@ -143,7 +128,7 @@ func excludedComputations(m *hlo.Module, set threadSet) (comp []bool, asyncExclu
 		comp[id] = !set.includes(th)
 	}
 	return comp, func(in *hlo.Instruction) bool {
-		s := asyncChainStart(in)
+		s := hlo.AsyncChainStart(in)
 		if s == nil {
 			return false
 		}

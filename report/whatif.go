@@ -121,24 +121,15 @@ func (l Lever) planEager(ctx context.Context, m *hlo.Module, opts Options, w Wha
 // eagerCommand is the hlomem run line that prints a without-jit
 // what-if's figures ("peak without jit", "peak with jit").
 func eagerCommand(file string, m *hlo.Module, opts compile.Options, rule eager.Release) []string {
-	algo := opts.Assign.Algorithm
-	if algo == "" {
-		algo = "auto"
-	}
 	args := []string{"hlomem", "run", "--device=" + EagerDevice, "--allocator=platform", "--mem-fraction=1", "--preallocate=false",
-		"--eager=" + rule.String(), "--algo=" + algo, "--schedule=" + scheduleName(m, opts.Scheduler)}
+		"--eager=" + rule.String(), "--algo=" + algoName(opts.Assign), "--schedule=" + scheduleName(m, opts.Scheduler)}
 	if b := opts.Search.Budget; b != 0 {
 		args = append(args, "--schedule-budget="+strconv.FormatInt(b, 10))
 	}
 	if t := opts.Target.Name; t != "" && t != assign.GPU.Name {
 		args = append(args, "--target="+t)
 	}
-	if file == "" {
-		file = "FILE"
-	} else if strings.HasPrefix(file, "-") && file != "-" {
-		file = "./" + file
-	}
-	return append(args, file)
+	return append(args, fileArg(file))
 }
 
 // Current reports whether l is what opts already do.
@@ -149,11 +140,7 @@ func (l Lever) Current(opts Options, m *hlo.Module) bool {
 	case "fusion":
 		return (l.Value == "on") == opts.Compile.Fuse
 	case "packer":
-		a := opts.Compile.Assign.Algorithm
-		if a == "" {
-			a = "auto"
-		}
-		return l.Value == a
+		return l.Value == algoName(opts.Compile.Assign)
 	}
 	return false // jit=off: a report plans the jitted program
 }
@@ -204,11 +191,7 @@ func Command(file string, m *hlo.Module, opts compile.Options) []string {
 	if target == "" {
 		target = assign.GPU.Name
 	}
-	algo := aopts.Algorithm
-	if algo == "" {
-		algo = "auto"
-	}
-	args := []string{"hlomem", "assign", "--format=json", "--target=" + target, "--algo=" + algo}
+	args := []string{"hlomem", "assign", "--format=json", "--target=" + target, "--algo=" + algoName(aopts)}
 	if target == assign.TPU.Name {
 		args = append(args, "--vmem=0") // the report assigns no memory spaces
 	}
@@ -231,12 +214,27 @@ func Command(file string, m *hlo.Module, opts compile.Options) []string {
 	if opts.Fuse {
 		args = append(args, "--fuse")
 	}
-	if file == "" {
-		file = "FILE"
-	} else if strings.HasPrefix(file, "-") && file != "-" {
-		file = "./" + file // not a flag
+	return append(args, fileArg(file))
+}
+
+// algoName is the packer a command names: the options', auto by default.
+func algoName(aopts assign.Options) string {
+	if aopts.Algorithm == "" {
+		return "auto"
 	}
-	return append(args, file)
+	return aopts.Algorithm
+}
+
+// fileArg is the input as a command line names it: FILE for "", and a
+// name that starts with '-' made a path so it is not read as a flag.
+func fileArg(file string) string {
+	switch {
+	case file == "":
+		return "FILE"
+	case strings.HasPrefix(file, "-") && file != "-":
+		return "./" + file
+	}
+	return file
 }
 
 // shellQuote returns args as one line a POSIX shell splits back into

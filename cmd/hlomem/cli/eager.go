@@ -82,11 +82,9 @@ func runEager(ctx context.Context, e *env, d *deviceFlags, ef *eagerFlags, files
 	if err != nil {
 		return moduleError(inputName(files[0]), m, err)
 	}
-	c, _ := newClient()
-	st := c.Stats()
 	out := e.stdout
 	fmt.Fprintf(out, "device %s: %s (%d bytes); allocator %s, limit %s, preallocate %v, mem fraction %g\n",
-		dev.Name, assign.HumanBytes(dev.Memory), dev.Memory, c.Alloc.Name(), assign.HumanBytes(st.BytesLimit), cfg.Preallocate, cfg.MemFraction)
+		dev.Name, assign.HumanBytes(dev.Memory), dev.Memory, cmp.Eager.Allocator, assign.HumanBytes(cmp.Eager.Limit), cfg.Preallocate, cfg.MemFraction)
 	writeEager(out, cmp, commandLine(d, files[0]))
 	if evaluate && cmp.Eager.Fits() {
 		if err := sameOutputs(ctx, out, cmp, eopts); err != nil {
