@@ -138,3 +138,15 @@ func TestNumbersOpByOp(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveAtStepZero: step 0 puts the arguments; --live-at=0 lists them.
+func TestLiveAtStepZero(t *testing.T) {
+	m := parse(t, chain)
+	c, err := platformClient(t, 1<<20)()
+	require.NoError(t, err)
+	r, err := Run(context.Background(), m, c, Options{Release: Held, LiveAt: 0, Compile: compile.Options{Fuse: true}})
+	require.NoError(t, err)
+	require.Equal(t, 0, r.LiveStep)
+	require.Len(t, r.Live, 1)
+	require.Equal(t, "a", r.Live[0].Name)
+}

@@ -137,7 +137,7 @@ func (s *session) putParams() error {
 	if s.opts.Inputs != nil && k != len(s.opts.Inputs) {
 		return fmt.Errorf("eager: %d arguments for %d parameter leaves", len(s.opts.Inputs), k)
 	}
-	s.record(Step{Index: 0}, nil)
+	s.record(Step{Index: 0}, s.maybeSnapshot(0))
 	return nil
 }
 
