@@ -142,7 +142,7 @@ func Fit(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions) (res 
 		case XLA:
 			err = fitXLA(ctx, m, limit, opts, plan, res)
 		default:
-			err = fmt.Errorf("remat: algorithm %s: not built yet", Plan)
+			err = fitPlan(ctx, m, limit, opts, plan, res)
 		}
 		if err != nil {
 			return nil, err
@@ -159,8 +159,8 @@ func Fit(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions) (res 
 
 // fitXLA runs XLA's pass toward limit less the entry's inputs and outputs
 // (XLA:GPU's GetSchedulerMemoryLimit with the limit as the device's
-// memory and a slop factor of 100) and plans what it made. The rewrite
-// is kept only when its plan is smaller.
+// memory and a slop factor of 100) and plans what it made: the rewrite
+// as XLA makes it, even where its plan is no smaller.
 func fitXLA(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, plan PlanFunc, res *FitResult) error {
 	io, err := ioBytes(m)
 	if err != nil {

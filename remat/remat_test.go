@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -452,11 +451,11 @@ func planTotal(t *testing.T, m *hlo.Module) (total, params int64) {
 		}
 		params += n
 	}
-	res, err := compile.Compile(context.Background(), m, compile.Options{})
+	total, err = DefaultPlan(context.Background(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Assignment.Stats.TotalBytes, params
+	return total, params
 }
 
 // The plan of a rewritten module that fits: its total less the entry

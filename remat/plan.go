@@ -1,0 +1,462 @@
+package remat
+
+import (
+	"context"
+	"slices"
+
+	"github.com/hlomem/hlomem/cost"
+	"github.com/hlomem/hlomem/fusion"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/liveness"
+)
+
+// The plan algorithm (Plan) measures what XLA's pass estimates. Each
+// round analyses the module in its order and plans it (FitOptions.Plan);
+// the plan's total less the limit is what must go. Over the steps where
+// the lower bound's curve (liveness.Analysis.LowerBoundCurve) stands above
+// the limit less the plan's own slack (its total less the curve's peak),
+// the region, it weighs every split of a value's life: a value that is
+// idle between two uses (or between its definition and first use) can be
+// computed again right before the later use, so its bytes leave every
+// step between. What that costs is the FLOPs of the recomputation
+// (nothing for a move: the original then has no use left and goes) and
+// the bytes of operands that must now live on to the new point where
+// those steps lie in the region; an operand that would is recomputed as
+// well (a chain, up to chainDepth deep) when it can be. Splits are taken
+// cheapest FLOPs per region byte first, each one's effect taken off the
+// curve, until the curve is under the limit; then the module is analysed
+// and planned again. The best module seen is kept: a round whose plan is
+// no smaller ends the search after patience such rounds.
+//
+// Unlike XLA's tracker, the measure is the plan's own (parameters and
+// outputs counted once, in-place reuse and the packer's slack included),
+// the whole region is weighed at once rather than one program point at a
+// time, moves and chains are first-class, and any value of any
+// computation in the flattened schedule (loop bodies included) may be
+// split, asynchronous programs too (their async ops are never recomputed).
+
+const (
+	chainDepth = 3  // most instructions a recomputation clones
+	patience   = 3  // rounds without a smaller plan before giving up
+	maxRounds  = 64 // rounds at most
+)
+
+// fitPlan is the plan algorithm; res holds the input's total.
+func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, plan PlanFunc, res *FitResult) error {
+	nm := m.Clone()
+	if _, err := hlo.FlattenCallGraphContext(ctx, nm); err != nil {
+		return err
+	}
+	nm.IsScheduled = true
+	best, bestTotal := (*hlo.Module)(nil), res.TotalBefore
+	var bestRecomputed, recomputed []Recomputed
+	stale := 0
+	for round := 0; round < maxRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a, err := liveness.Analyze(nm, liveness.Options{})
+		if err != nil {
+			return err
+		}
+		total := res.TotalBefore
+		if round > 0 {
+			if total, err = plan(ctx, nm); err != nil {
+				return err
+			}
+			if total < bestTotal {
+				best, bestTotal, bestRecomputed, stale = nm.Clone(), total, slices.Clone(recomputed), 0
+			} else if stale++; stale >= patience {
+				break
+			}
+			if total <= limit {
+				break
+			}
+		}
+		s := newSplitter(a, limit, total)
+		done := s.run()
+		if len(done) == 0 {
+			break
+		}
+		recomputed = append(recomputed, done...)
+		if _, err := fusion.DCE(nm); err != nil {
+			return err
+		}
+		nm.Renumber()
+	}
+	if best != nil {
+		res.Module, res.TotalAfter, res.Recomputed = best, bestTotal, bestRecomputed
+	}
+	return nil
+}
+
+// splitter is one round of the plan algorithm.
+type splitter struct {
+	a      *liveness.Analysis
+	excess []int64 // curve less the target, per step
+	carry  []int64 // bytes live at both t-1 and t (and owned) less the target
+	names  *hlo.NameUniquer
+	p      *pass
+	used   map[*hlo.Instruction]bool // split this round (as value or operand)
+	flops  map[*hlo.Instruction]int64
+}
+
+func newSplitter(a *liveness.Analysis, limit, total int64) *splitter {
+	curve := a.LowerBoundCurve(nil, nil)
+	out := outputsIdle(a, len(curve))
+	var peak int64
+	for t, s := range curve {
+		peak = max(peak, s.Bytes()+out[t])
+	}
+	target := limit - (total - peak)
+	s := &splitter{a: a, excess: make([]int64, len(curve)), carry: make([]int64, len(curve)),
+		used: map[*hlo.Instruction]bool{}, flops: map[*hlo.Instruction]int64{}}
+	for t, c := range curve {
+		s.excess[t] = c.Bytes() + out[t] - target
+		s.carry[t] = c.Between + c.Fixed + out[t] - target
+	}
+	m := a.Module
+	s.names = hlo.NewNameUniquer(m)
+	s.p = &pass{m: m, names: s.names}
+	return s
+}
+
+// outputsIdle returns, per step, the bytes of the module's output
+// buffers not live then: the plan gives each output an allocation for the
+// whole run, which the lower bound counts only while the output is live.
+func outputsIdle(a *liveness.Analysis, n int) []int64 {
+	out := make([]int64, n+1)
+	for _, b := range a.Buffers {
+		if !b.LiveOut() || a.OwnsMemory(b) {
+			continue
+		}
+		out[0] += b.Size
+		if r, ok := b.Range(); ok && r.Start >= 0 && r.End < n {
+			out[r.Start] -= b.Size
+			out[r.End+1] += b.Size
+		}
+	}
+	for t := 1; t <= n; t++ {
+		out[t] += out[t-1]
+	}
+	return out[:n]
+}
+
+// split is one candidate: recompute v's instruction (and chain, operands
+// first) right before the use at time to, the uses from there on reading
+// the clone; the value then leaves steps lo..to-1: those after its use at
+// from, or for a move (from is its definition, which goes) from on.
+type split struct {
+	v        *liveness.Value
+	lo, to   int
+	move     bool               // lo is the value's definition, which goes
+	chain    []*hlo.Instruction // cloned, operands first, v's instruction last
+	extended []*liveness.Value  // operands that must live to `to`
+	flops    int64
+	gain     int64
+}
+
+// run picks and applies splits until the curve is under the target or
+// its highest step cannot come down, and returns what it recomputed. Each
+// pick lowers the highest step: of the splits that free it, the one of
+// fewest FLOPs per byte it takes off the whole region (the larger gain on
+// a tie). Steps below a peak that must stay cost no FLOPs.
+func (s *splitter) run() []Recomputed {
+	if slices.Max(s.excess) <= 0 {
+		return nil
+	}
+	var cands []*split
+	for _, v := range s.a.Values {
+		cands = s.candidates(v, cands)
+	}
+	var out []Recomputed
+	for {
+		top := 0
+		for t, e := range s.excess {
+			if e > s.excess[top] {
+				top = t
+			}
+		}
+		if s.excess[top] <= 0 {
+			break
+		}
+		var best *split
+		var bestGain int64
+		for _, c := range cands {
+			if top < c.lo || top >= c.to || s.conflicts(c) {
+				continue
+			}
+			if s.extendedAt(c, top) >= c.v.Size || s.atClone(c) >= s.excess[top] {
+				continue // the top step would not come down, or the clone's would be as high
+			}
+			g := s.gain(c)
+			if g <= 0 {
+				continue
+			}
+			if best == nil || c.flops*bestGain < best.flops*g || (c.flops*bestGain == best.flops*g && g > bestGain) {
+				best, bestGain = c, g
+			}
+		}
+		if best == nil {
+			break
+		}
+		out = append(out, s.apply(best))
+	}
+	return out
+}
+
+// conflicts reports whether c touches what a split of this round
+// changed: an instruction of its chain or one its chain reads (whose live
+// range the round's estimate no longer knows).
+func (s *splitter) conflicts(c *split) bool {
+	for _, in := range c.chain {
+		if s.used[in] {
+			return true
+		}
+		for _, op := range in.Operands {
+			if s.used[op] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// atClone is the excess at the steps c inserts before its use: what is
+// carried from the step before into the use's step, without the value,
+// with the extended operands and the clones.
+func (s *splitter) atClone(c *split) int64 {
+	e := s.carry[c.to]
+	if c.lo <= c.to-1 {
+		e -= c.v.Size
+	}
+	for _, o := range c.extended {
+		e += o.Size
+	}
+	for _, in := range c.chain {
+		if v := s.a.ValueAt(in, nil); v != nil {
+			e += v.Size
+		}
+	}
+	return e
+}
+
+// extendedAt is the bytes c's extended operands add at step t.
+func (s *splitter) extendedAt(c *split, t int) int64 {
+	var n int64
+	for _, o := range c.extended {
+		if o.Range.End < t && t <= c.to {
+			n += o.Size
+		}
+	}
+	return n
+}
+
+// gain is what c takes off the region now: the region bytes of its idle
+// steps, less those its extended operands add.
+func (s *splitter) gain(c *split) int64 {
+	var g int64
+	for t := c.lo; t < c.to; t++ {
+		g += min(c.v.Size, max(0, s.excess[t]))
+	}
+	for _, o := range c.extended {
+		for t := o.Range.End + 1; t <= c.to; t++ {
+			if s.excess[t]+o.Size > 0 {
+				g -= min(o.Size, s.excess[t]+o.Size)
+			}
+		}
+	}
+	return g
+}
+
+// candidates appends v's splits that touch the region.
+func (s *splitter) candidates(v *liveness.Value, out []*split) []*split {
+	x := v.Inst
+	if !s.splittable(v) {
+		return out
+	}
+	times := []int{s.a.Time(x)}
+	uses := map[int]bool{}
+	for _, u := range v.Uses {
+		t := s.a.Time(u.Inst)
+		if u.Inst.Parent != x.Parent || t < 0 || !slices.Contains(u.Inst.Operands, x) {
+			return out // read from another computation or not directly
+		}
+		if !uses[t] {
+			uses[t] = true
+			times = append(times, t)
+		}
+	}
+	slices.Sort(times[1:])
+	for i := 0; i+1 < len(times); i++ {
+		from, to := times[i], times[i+1]
+		lo := from + 1
+		if i == 0 {
+			lo = from // a move: the original loses every use and goes
+		}
+		if lo >= to {
+			continue
+		}
+		// Two variants: operands extended, and operands whose extension
+		// reaches the region recomputed too; the ranking takes the
+		// cheaper per byte.
+		var prev *split
+		for _, depth := range []int{1, chainDepth} {
+			c := &split{v: v, lo: lo, to: to, move: i == 0}
+			if !s.plan(c, x, 0, depth) || (prev != nil && len(c.chain) == len(prev.chain)) {
+				continue
+			}
+			if i == 0 {
+				c.flops -= s.cost(x)
+			}
+			if c.gain = s.gain(c); c.gain > 0 {
+				out = append(out, c)
+			}
+			prev = c
+		}
+	}
+	return out
+}
+
+// splittable reports whether v may be recomputed: an array of its own
+// buffer (no alias, not an output, not memory owned for the whole run),
+// defined by a pure instruction with no control successors, read by
+// its computation's own instructions only.
+func (s *splitter) splittable(v *liveness.Value) bool {
+	x := v.Inst
+	return v.Scheduled && !v.IsPhi && !v.LiveOut && len(v.Index) == 0 && !x.Shape.IsTuple() &&
+		len(v.Positions) == 1 && len(v.Buffer.Values) == 1 && !s.a.OwnsMemory(v.Buffer) &&
+		v.Size > 0 && pure(x) && len(x.ControlSuccessors()) == 0
+}
+
+// plan fills c's chain and extended operands for recomputing in at
+// c.to: an operand dead by then is extended, or recomputed too when its
+// extension would reach the region and it can be.
+func (s *splitter) plan(c *split, in *hlo.Instruction, depth, maxDepth int) bool {
+	if depth >= maxDepth {
+		return false
+	}
+	for _, op := range in.Operands {
+		if op.Shape.IsTuple() {
+			return false
+		}
+		o := s.a.ValueAt(op, nil)
+		if o == nil || !o.Scheduled {
+			return false
+		}
+		if o.Range.End >= c.to || s.a.OwnsMemory(o.Buffer) || slices.Contains(c.extended, o) {
+			continue // live there anyway
+		}
+		if len(o.Buffer.Values) != 1 {
+			return false // its buffer is taken over in place: no longer intact
+		}
+		if s.reaches(o, c.to) && s.splittable(o) && op.Parent == in.Parent && s.plan(c, op, depth+1, maxDepth) {
+			continue
+		}
+		c.extended = append(c.extended, o)
+	}
+	c.chain = append(c.chain, in)
+	c.flops += s.cost(in)
+	return true
+}
+
+// reaches reports whether extending o to t lands in the region.
+func (s *splitter) reaches(o *liveness.Value, t int) bool {
+	for u := o.Range.End + 1; u <= t; u++ {
+		if s.excess[u]+o.Size > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *splitter) cost(in *hlo.Instruction) int64 {
+	f, ok := s.flops[in]
+	if !ok {
+		f = cost.Instruction(in).FLOPs
+		s.flops[in] = f
+	}
+	return f
+}
+
+// apply rewrites the module for c and takes its effect off the curve.
+func (s *splitter) apply(c *split) Recomputed {
+	x := c.v.Inst
+	comp := x.Parent
+	before := s.a.Sequence[c.to]
+	clones := map[*hlo.Instruction]*hlo.Instruction{}
+	var last *hlo.Instruction
+	for _, in := range c.chain {
+		s.used[in] = true
+		for _, op := range in.Operands {
+			s.used[op] = true
+		}
+		cl := s.p.cloneInstruction(in)
+		for k, op := range cl.Operands {
+			if r, ok := clones[op]; ok {
+				cl.Operands[k] = r
+			}
+		}
+		comp.InsertBefore(cl, before)
+		clones[in] = cl
+		last = cl
+	}
+	// The uses at c.to and after read the clone.
+	for _, u := range slices.Clone(x.Users) {
+		if u == last || s.a.Time(u) < c.to || u.Parent != comp {
+			continue
+		}
+		for k, op := range u.Operands {
+			if op == x {
+				setOperand(u, k, last)
+			}
+		}
+	}
+	at := s.atClone(c)
+	for t := c.lo; t < c.to; t++ {
+		s.excess[t] -= c.v.Size
+		if t > c.lo || !c.move {
+			s.carry[t] -= c.v.Size
+		}
+	}
+	for _, o := range c.extended {
+		for t := o.Range.End + 1; t <= c.to; t++ {
+			s.excess[t] += o.Size
+			s.carry[t] += o.Size
+		}
+	}
+	s.excess[c.to] = max(s.excess[c.to], at)
+	return Recomputed{Computation: comp.Name, Original: x.Name, Clone: last.Name, Bytes: c.v.Size, StepsFreed: c.to - c.lo}
+}
+
+// pure reports whether recomputing in gives the same array and has no
+// other effect: not a parameter, constant, control flow, custom call,
+// random number, collective, asynchronous or side-effecting op, copy, or
+// a fusion (or other caller) of any of those.
+func pure(in *hlo.Instruction) bool {
+	if !rematerializable(in) {
+		return false
+	}
+	return !impure(in, map[*hlo.Computation]bool{})
+}
+
+func impure(in *hlo.Instruction, seen map[*hlo.Computation]bool) bool {
+	switch op := in.Opcode; {
+	case op == hlo.OpRng, op == hlo.OpRngBitGenerator, op == hlo.OpRngGetAndUpdateState,
+		op == hlo.OpCustomCall, op == hlo.OpCopyStart, op == hlo.OpCopyDone,
+		op.Has(hlo.Collective), op.Has(hlo.AsyncStart), op.Has(hlo.AsyncDone), op.Has(hlo.SideEffect):
+		return true
+	}
+	for _, c := range in.Callees() {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		for _, x := range c.Instructions {
+			if impure(x, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
