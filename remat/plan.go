@@ -7,6 +7,7 @@ import (
 	"github.com/hlomem/hlomem/cost"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/segtree"
 	"github.com/hlomem/hlomem/liveness"
 )
 
@@ -92,9 +93,13 @@ func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, p
 
 // splitter is one round of the plan algorithm.
 type splitter struct {
-	a      *liveness.Analysis
-	excess []int64 // curve less the target, per step
-	carry  []int64 // bytes live at both t-1 and t (and owned) less the target
+	a *liveness.Analysis
+	// excess is the curve less the target at each step, carry the bytes
+	// live at both t-1 and t (and owned) less the target, as picks change
+	// them; pos and cnt are the prefix sums of the round's first excess
+	// above zero and of the steps where it is (the region).
+	excess, carry *segtree.AddMax[int64]
+	pos, cnt      []int64
 	names  *hlo.NameUniquer
 	p      *pass
 	used   map[*hlo.Instruction]bool // split this round (as value or operand)
@@ -109,12 +114,19 @@ func newSplitter(a *liveness.Analysis, limit, total int64) *splitter {
 		peak = max(peak, s.Bytes()+out[t])
 	}
 	target := limit - (total - peak)
-	s := &splitter{a: a, excess: make([]int64, len(curve)), carry: make([]int64, len(curve)),
-		used: map[*hlo.Instruction]bool{}, flops: map[*hlo.Instruction]int64{}}
+	s := &splitter{a: a, used: map[*hlo.Instruction]bool{}, flops: map[*hlo.Instruction]int64{},
+		pos: make([]int64, len(curve)+1), cnt: make([]int64, len(curve)+1)}
+	excess, carry := make([]int64, len(curve)), make([]int64, len(curve))
 	for t, c := range curve {
-		s.excess[t] = c.Bytes() + out[t] - target
-		s.carry[t] = c.Between + c.Fixed + out[t] - target
+		excess[t] = c.Bytes() + out[t] - target
+		carry[t] = c.Between + c.Fixed + out[t] - target
+		s.pos[t+1], s.cnt[t+1] = s.pos[t], s.cnt[t]
+		if excess[t] > 0 {
+			s.pos[t+1] += excess[t]
+			s.cnt[t+1]++
+		}
 	}
+	s.excess, s.carry = segtree.FromValues(excess), segtree.FromValues(carry)
 	m := a.Module
 	s.names = hlo.NewNameUniquer(m)
 	s.p = &pass{m: m, names: s.names}
@@ -162,47 +174,61 @@ type split struct {
 // fewest FLOPs per byte it takes off the whole region (the larger gain on
 // a tie). Steps below a peak that must stay cost no FLOPs.
 func (s *splitter) run() []Recomputed {
-	if slices.Max(s.excess) <= 0 {
+	if s.excess.All() <= 0 {
 		return nil
 	}
 	var cands []*split
 	for _, v := range s.a.Values {
 		cands = s.candidates(v, cands)
 	}
+	// Fewest FLOPs per region byte first, then the larger gain.
+	slices.SortStableFunc(cands, func(x, y *split) int {
+		l, r := float64(x.flops)/float64(x.gain), float64(y.flops)/float64(y.gain)
+		switch {
+		case l < r:
+			return -1
+		case l > r:
+			return 1
+		}
+		return cmpInt(y.gain, x.gain)
+	})
 	var out []Recomputed
-	for {
-		top := 0
-		for t, e := range s.excess {
-			if e > s.excess[top] {
-				top = t
-			}
-		}
-		if s.excess[top] <= 0 {
-			break
-		}
+	for s.excess.All() > 0 {
+		top, high := s.excess.ArgMax(), s.excess.All()
 		var best *split
-		var bestGain int64
-		for _, c := range cands {
-			if top < c.lo || top >= c.to || s.conflicts(c) {
+		live := cands[:0]
+		for k, c := range cands {
+			if s.conflicts(c) {
+				continue // dropped for the round
+			}
+			live = append(live, c)
+			if top < c.lo || top >= c.to {
 				continue
 			}
-			if s.extendedAt(c, top) >= c.v.Size || s.atClone(c) >= s.excess[top] {
+			if s.extendedAt(c, top) >= c.v.Size || s.atClone(c) >= high {
 				continue // the top step would not come down, or the clone's would be as high
 			}
-			g := s.gain(c)
-			if g <= 0 {
-				continue
-			}
-			if best == nil || c.flops*bestGain < best.flops*g || (c.flops*bestGain == best.flops*g && g > bestGain) {
-				best, bestGain = c, g
-			}
+			best = c
+			live = append(live, cands[k+1:]...)
+			break
 		}
+		cands = live
 		if best == nil {
 			break
 		}
 		out = append(out, s.apply(best))
 	}
 	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // conflicts reports whether c touches what a split of this round
@@ -226,7 +252,7 @@ func (s *splitter) conflicts(c *split) bool {
 // carried from the step before into the use's step, without the value,
 // with the extended operands and the clones.
 func (s *splitter) atClone(c *split) int64 {
-	e := s.carry[c.to]
+	e := s.carry.At(c.to)
 	if c.lo <= c.to-1 {
 		e -= c.v.Size
 	}
@@ -252,19 +278,13 @@ func (s *splitter) extendedAt(c *split, t int) int64 {
 	return n
 }
 
-// gain is what c takes off the region now: the region bytes of its idle
-// steps, less those its extended operands add.
+// gain is what c takes off the region as the round began: its bytes at
+// each region step it frees (at most that step's excess), less the bytes
+// its extended operands add at the region steps they newly cover.
 func (s *splitter) gain(c *split) int64 {
-	var g int64
-	for t := c.lo; t < c.to; t++ {
-		g += min(c.v.Size, max(0, s.excess[t]))
-	}
+	g := min(c.v.Size*(s.cnt[c.to]-s.cnt[c.lo]), s.pos[c.to]-s.pos[c.lo])
 	for _, o := range c.extended {
-		for t := o.Range.End + 1; t <= c.to; t++ {
-			if s.excess[t]+o.Size > 0 {
-				g -= min(o.Size, s.excess[t]+o.Size)
-			}
-		}
+		g -= o.Size * (s.cnt[c.to+1] - s.cnt[o.Range.End+1])
 	}
 	return g
 }
@@ -362,12 +382,7 @@ func (s *splitter) plan(c *split, in *hlo.Instruction, depth, maxDepth int) bool
 
 // reaches reports whether extending o to t lands in the region.
 func (s *splitter) reaches(o *liveness.Value, t int) bool {
-	for u := o.Range.End + 1; u <= t; u++ {
-		if s.excess[u]+o.Size > 0 {
-			return true
-		}
-	}
-	return false
+	return s.cnt[t+1]-s.cnt[o.Range.End+1] > 0
 }
 
 func (s *splitter) cost(in *hlo.Instruction) int64 {
@@ -413,19 +428,19 @@ func (s *splitter) apply(c *split) Recomputed {
 		}
 	}
 	at := s.atClone(c)
-	for t := c.lo; t < c.to; t++ {
-		s.excess[t] -= c.v.Size
-		if t > c.lo || !c.move {
-			s.carry[t] -= c.v.Size
-		}
+	s.excess.Add(c.lo, c.to, -c.v.Size)
+	if c.move {
+		s.carry.Add(c.lo+1, c.to, -c.v.Size)
+	} else {
+		s.carry.Add(c.lo, c.to, -c.v.Size)
 	}
 	for _, o := range c.extended {
-		for t := o.Range.End + 1; t <= c.to; t++ {
-			s.excess[t] += o.Size
-			s.carry[t] += o.Size
-		}
+		s.excess.Add(o.Range.End+1, c.to+1, o.Size)
+		s.carry.Add(o.Range.End+1, c.to+1, o.Size)
 	}
-	s.excess[c.to] = max(s.excess[c.to], at)
+	if cur := s.excess.At(c.to); at > cur {
+		s.excess.Add(c.to, c.to+1, at-cur)
+	}
 	return Recomputed{Computation: comp.Name, Original: x.Name, Clone: last.Name, Bytes: c.v.Size, StepsFreed: c.to - c.lo}
 }
 

@@ -64,6 +64,31 @@ func (t *AddMax[T]) All() T {
 	return t.max[1]
 }
 
+// ArgMax returns the first step holding the largest value (All), -1 for
+// a tree without steps, in O(log n).
+func (t *AddMax[T]) ArgMax() int {
+	if t.steps == 0 {
+		return -1
+	}
+	k := 1
+	for k < t.n {
+		if t.max[2*k] >= t.max[2*k+1] {
+			k = 2 * k
+		} else {
+			k = 2*k + 1
+		}
+	}
+	return k - t.n
+}
+
+// At returns the value at step i (0 outside the tree's steps).
+func (t *AddMax[T]) At(i int) T {
+	if i < 0 || i >= t.steps {
+		return 0
+	}
+	return t.Max(i, i+1)
+}
+
 // Add adds d to steps [lo, hi); steps past the tree's are ignored.
 func (t *AddMax[T]) Add(lo, hi int, d T) {
 	hi = min(hi, t.steps)

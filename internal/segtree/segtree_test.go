@@ -34,6 +34,15 @@ func TestAddMaxAgainstArray(t *testing.T) {
 				}
 			}
 			require.Equal(t, want, tree.Max(lo, hi), "n=%d [%d,%d)", n, lo, hi)
+			// ArgMax is the first step of the largest value; At reads one.
+			arg := 0
+			for i := range ref {
+				if ref[i] > ref[arg] {
+					arg = i
+				}
+			}
+			require.Equal(t, arg, tree.ArgMax(), "n=%d", n)
+			require.Equal(t, ref[lo%n], tree.At(lo%n))
 		}
 	}
 	small := New[int32](3)
@@ -42,6 +51,8 @@ func TestAddMaxAgainstArray(t *testing.T) {
 	require.Equal(t, int32(-2), small.Max(1, 2))
 	require.Equal(t, int32(5), small.Max(0, 3))
 	require.Equal(t, int32(0), small.Max(2, 2))
+	require.Equal(t, -1, New[int64](0).ArgMax())
+	require.Equal(t, int32(0), small.At(3))
 }
 
 // TestFromValues: a tree built from values answers range adds and range
