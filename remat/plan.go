@@ -100,10 +100,10 @@ type splitter struct {
 	// above zero and of the steps where it is (the region).
 	excess, carry *segtree.AddMax[int64]
 	pos, cnt      []int64
-	names  *hlo.NameUniquer
-	p      *pass
-	used   map[*hlo.Instruction]bool // split this round (as value or operand)
-	flops  map[*hlo.Instruction]int64
+	names         *hlo.NameUniquer
+	p             *pass
+	used          map[*hlo.Instruction]bool // split this round (as value or operand)
+	flops         map[*hlo.Instruction]int64
 }
 
 func newSplitter(a *liveness.Analysis, limit, total int64) *splitter {
