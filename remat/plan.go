@@ -42,15 +42,27 @@ const (
 	maxRounds  = 64 // rounds at most
 )
 
-// fitPlan is the plan algorithm; res holds the input's total.
+// fitPlan is the plan algorithm; res holds the input's total. A round
+// plans its module (FitOptions.Plan, the costly part) only when the
+// estimate (the curve's peak plus the slack the last plan showed over
+// it) is within the limit; the module of the lowest estimate is planned
+// at the end, and the smaller of the two plans kept.
 func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, plan PlanFunc, res *FitResult) error {
 	nm := m.Clone()
 	if _, err := hlo.FlattenCallGraphContext(ctx, nm); err != nil {
 		return err
 	}
 	nm.IsScheduled = true
-	best, bestTotal := (*hlo.Module)(nil), res.TotalBefore
-	var bestRecomputed, recomputed []Recomputed
+	type snapshot struct {
+		m          *hlo.Module
+		recomputed []Recomputed
+		total      int64 // -1: not planned
+	}
+	best := snapshot{total: res.TotalBefore} // the smallest plan (nil m: the input)
+	var lowest snapshot                      // the lowest estimate
+	lowestEst := res.TotalBefore
+	var recomputed []Recomputed
+	var slack int64
 	stale := 0
 	for round := 0; round < maxRounds; round++ {
 		if err := ctx.Err(); err != nil {
@@ -60,21 +72,32 @@ func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, p
 		if err != nil {
 			return err
 		}
-		total := res.TotalBefore
-		if round > 0 {
-			if total, err = plan(ctx, nm); err != nil {
-				return err
+		s := newSplitter(a)
+		if round == 0 {
+			slack = res.TotalBefore - s.peak
+		} else {
+			est := s.peak + slack
+			if est <= limit {
+				total, err := plan(ctx, nm)
+				if err != nil {
+					return err
+				}
+				slack, est = total-s.peak, total
+				if total < best.total {
+					best = snapshot{nm.Clone(), slices.Clone(recomputed), total}
+				}
+				if total <= limit {
+					break
+				}
 			}
-			if total < bestTotal {
-				best, bestTotal, bestRecomputed, stale = nm.Clone(), total, slices.Clone(recomputed), 0
+			if est < lowestEst {
+				lowestEst, stale = est, 0
+				lowest = snapshot{nm.Clone(), slices.Clone(recomputed), -1}
 			} else if stale++; stale >= patience {
 				break
 			}
-			if total <= limit {
-				break
-			}
 		}
-		s := newSplitter(a, limit, total)
+		s.target(limit - slack)
 		done := s.run()
 		if len(done) == 0 {
 			break
@@ -85,8 +108,17 @@ func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, p
 		}
 		nm.Renumber()
 	}
-	if best != nil {
-		res.Module, res.TotalAfter, res.Recomputed = best, bestTotal, bestRecomputed
+	if lowest.m != nil && best.total > limit {
+		total, err := plan(ctx, lowest.m)
+		if err != nil {
+			return err
+		}
+		if total < best.total {
+			best = snapshot{lowest.m, lowest.recomputed, total}
+		}
+	}
+	if best.m != nil {
+		res.Module, res.TotalAfter, res.Recomputed = best.m, best.total, best.recomputed
 	}
 	return nil
 }
@@ -100,26 +132,39 @@ type splitter struct {
 	// above zero and of the steps where it is (the region).
 	excess, carry *segtree.AddMax[int64]
 	pos, cnt      []int64
-	names         *hlo.NameUniquer
-	p             *pass
-	used          map[*hlo.Instruction]bool // split this round (as value or operand)
-	flops         map[*hlo.Instruction]int64
+	// curve is the analysis' lower-bound curve, out the output bytes
+	// idle at each step (outputsIdle), peak the highest of their sums.
+	curve []liveness.StepBound
+	out   []int64
+	peak  int64
+	names *hlo.NameUniquer
+	p     *pass
+	used  map[*hlo.Instruction]bool // split this round (as value or operand)
+	flops map[*hlo.Instruction]int64
 }
 
-func newSplitter(a *liveness.Analysis, limit, total int64) *splitter {
-	curve := a.LowerBoundCurve(nil, nil)
-	out := outputsIdle(a, len(curve))
-	var peak int64
-	for t, s := range curve {
-		peak = max(peak, s.Bytes()+out[t])
-	}
-	target := limit - (total - peak)
+func newSplitter(a *liveness.Analysis) *splitter {
 	s := &splitter{a: a, used: map[*hlo.Instruction]bool{}, flops: map[*hlo.Instruction]int64{},
-		pos: make([]int64, len(curve)+1), cnt: make([]int64, len(curve)+1)}
-	excess, carry := make([]int64, len(curve)), make([]int64, len(curve))
-	for t, c := range curve {
-		excess[t] = c.Bytes() + out[t] - target
-		carry[t] = c.Between + c.Fixed + out[t] - target
+		curve: a.LowerBoundCurve(nil, nil)}
+	s.out = outputsIdle(a, len(s.curve))
+	for t, c := range s.curve {
+		s.peak = max(s.peak, c.Bytes()+s.out[t])
+	}
+	m := a.Module
+	s.names = hlo.NewNameUniquer(m)
+	s.p = &pass{m: m, names: s.names}
+	return s
+}
+
+// target sets the curve's target: the excess at each step is its bytes
+// (the outputs counted throughout) less target.
+func (s *splitter) target(target int64) {
+	n := len(s.curve)
+	s.pos, s.cnt = make([]int64, n+1), make([]int64, n+1)
+	excess, carry := make([]int64, n), make([]int64, n)
+	for t, c := range s.curve {
+		excess[t] = c.Bytes() + s.out[t] - target
+		carry[t] = c.Between + c.Fixed + s.out[t] - target
 		s.pos[t+1], s.cnt[t+1] = s.pos[t], s.cnt[t]
 		if excess[t] > 0 {
 			s.pos[t+1] += excess[t]
@@ -127,10 +172,6 @@ func newSplitter(a *liveness.Analysis, limit, total int64) *splitter {
 		}
 	}
 	s.excess, s.carry = segtree.FromValues(excess), segtree.FromValues(carry)
-	m := a.Module
-	s.names = hlo.NewNameUniquer(m)
-	s.p = &pass{m: m, names: s.names}
-	return s
 }
 
 // outputsIdle returns, per step, the bytes of the module's output

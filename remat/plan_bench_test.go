@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/randhlo"
+	"github.com/hlomem/hlomem/liveness"
 )
 
 // trainStep returns a scheduled module shaped like a training step of
@@ -35,44 +37,68 @@ func trainStep(n int) string {
 // BenchmarkFit times the plan algorithm (Fit, Plan) at 60% of the plan's
 // total on scheduled modules of about 10^3, 10^4 and 10^5 instructions:
 // "train" (trainStep), "chain" (chain: values living a few steps) and
-// "graph" (randhlo: calls, loops, conditionals, fusions). It reports the
-// time per instruction, the rounds' recomputations and the total reached
-// as a share of the total before.
+// "graph" (randhlo: calls, loops, conditionals, fusions). Each module is
+// measured with the pipeline's default plan (packer=auto: DefaultPlan)
+// and with XLA's packer (packer=xla), which shows the pass's own growth:
+// Fit plans at least twice (the input, the result), and the auto packer's
+// time dominates at scale. It reports the time per instruction, the
+// recomputations and the total reached as a share of the total before.
 func BenchmarkFit(b *testing.B) {
+	xlaPlan := func(ctx context.Context, m *hlo.Module) (int64, error) {
+		m = m.Clone()
+		if _, err := hlo.FlattenCallGraphContext(ctx, m); err != nil {
+			return 0, err
+		}
+		a, err := liveness.Analyze(m, liveness.Options{})
+		if err != nil {
+			return 0, err
+		}
+		as, err := assign.Assign(ctx, a, assign.Options{Algorithm: "xla"})
+		if err != nil {
+			return 0, err
+		}
+		return as.Stats.TotalBytes, nil
+	}
 	for _, kind := range []string{"train", "chain", "graph"} {
-		for _, n := range []int{1000, 10000, 100000} {
-			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
-				var text string
-				switch kind {
-				case "train":
-					text = trainStep(n)
-				case "chain":
-					text = chain(n, 7)
-				default:
-					text = randhlo.Generate(7, randhlo.Options{Instructions: n, Scheduled: true})
+		for _, packer := range []string{"xla", "auto"} {
+			for _, n := range []int{1000, 10000, 100000} {
+				plan := PlanFunc(DefaultPlan)
+				if packer == "xla" {
+					plan = xlaPlan
 				}
-				m, err := hlo.ParseModule("bench.hlo", text)
-				if err != nil {
-					b.Fatal(err)
-				}
-				before, err := DefaultPlan(context.Background(), m)
-				if err != nil {
-					b.Fatal(err)
-				}
-				insts := m.NumInstructions()
-				b.ResetTimer()
-				var res *FitResult
-				for i := 0; i < b.N; i++ {
-					res, err = Fit(context.Background(), m, before*60/100, FitOptions{})
+				b.Run(fmt.Sprintf("%s/packer=%s/n=%d", kind, packer, n), func(b *testing.B) {
+					var text string
+					switch kind {
+					case "train":
+						text = trainStep(n)
+					case "chain":
+						text = chain(n, 7)
+					default:
+						text = randhlo.Generate(7, randhlo.Options{Instructions: n, Scheduled: true})
+					}
+					m, err := hlo.ParseModule("bench.hlo", text)
 					if err != nil {
 						b.Fatal(err)
 					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(insts), "ns/instruction")
-				b.ReportMetric(float64(len(res.Recomputed)), "remats")
-				b.ReportMetric(float64(res.TotalAfter)/float64(res.TotalBefore), "total/before")
-				b.ReportMetric(float64(insts), "instructions")
-			})
+					before, err := plan(context.Background(), m)
+					if err != nil {
+						b.Fatal(err)
+					}
+					insts := m.NumInstructions()
+					b.ResetTimer()
+					var res *FitResult
+					for i := 0; i < b.N; i++ {
+						res, err = Fit(context.Background(), m, before*60/100, FitOptions{Plan: plan})
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(insts), "ns/instruction")
+					b.ReportMetric(float64(len(res.Recomputed)), "remats")
+					b.ReportMetric(float64(res.TotalAfter)/float64(res.TotalBefore), "total/before")
+					b.ReportMetric(float64(insts), "instructions")
+				})
+			}
 		}
 	}
 }

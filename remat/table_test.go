@@ -17,6 +17,7 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/remat"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // tableModule is one module of the cross-algorithm table: scheduled, with
@@ -77,6 +78,39 @@ func tableModules(t testing.TB) []tableModule {
 	return out
 }
 
+// trainingModules are the corpus' training steps and models (hlo/), not
+// compiled by XLA: scheduled by XLA's heuristic (DefaultMemoryScheduler),
+// planned for the GPU.
+func trainingModules(t testing.TB) []tableModule {
+	var out []tableModule
+	for _, f := range corpus.Files(t,
+		"hlo/neuron/mlp__mlp_dp_final.hlo",
+		"hlo/neuron/gpt__gpt2_tp-1.hlo",
+		"hlo/neuron/bert__bert_dp_graph_4.hlo",
+		"hlo/xla/backends__cpu__benchmarks__hlo__dlrm_keras_jax_f32_train_step.hlo",
+		"hlo/xla/backends__cpu__benchmarks__hlo__resnet50_keras_jax_f32.hlo",
+		"hlo/xla/tools__benchmarks__hlo__nv_maxtext_1n1g_jit_train_step_before_optimization.hlo") {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := hlo.ParseModule(f, string(src))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		r, err := compile.Compile(context.Background(), m, compile.Options{Until: "schedule", Scheduler: schedule.Heuristic})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		r.Analysis.Schedule.Apply(r.Module)
+		r.Module.IsScheduled = true
+		name := strings.TrimSuffix(filepath.Base(f), ".hlo")
+		name = name[strings.LastIndex(name, "__")+2:]
+		out = append(out, tableModule{name: name, m: r.Module, plan: planFor(assign.GPU)})
+	}
+	return out
+}
+
 // TestFitCorpusTable runs both algorithms on every paired module and the
 // bundled examples at 90%, 80%, 70% and 60% of the module's plan total.
 // Every rewrite verifies and round-trips; when a pass says it fits, the
@@ -88,10 +122,11 @@ func TestFitCorpusTable(t *testing.T) {
 	ctx := context.Background()
 	pcts := []int64{90, 80, 70, 60}
 	type cell struct {
-		fits   bool
-		added  int64
-		share  float64
-		refuse bool
+		fits    bool
+		added   int64
+		share   float64
+		reached float64 // total after / total before
+		refuse  bool
 	}
 	type row struct {
 		name  string
@@ -99,7 +134,9 @@ func TestFitCorpusTable(t *testing.T) {
 	}
 	var rows []row
 	elapsed := map[string]time.Duration{}
-	for _, tm := range tableModules(t) {
+	paired := tableModules(t)
+	training := trainingModules(t)
+	for _, tm := range append(paired, training...) {
 		r := row{name: tm.name, cells: map[string][]cell{}}
 		for _, algo := range remat.Algorithms {
 			for _, pct := range pcts {
@@ -119,47 +156,78 @@ func TestFitCorpusTable(t *testing.T) {
 					t.Fatalf("%s %s %d%%: %v", tm.name, algo, pct, err)
 				}
 				checkFit(t, fmt.Sprintf("%s %s %d%%", tm.name, algo, pct), res, tm.plan)
-				r.cells[algo] = append(r.cells[algo], cell{fits: res.Fits, added: res.AddedFLOPs, share: res.AddedShare()})
+				r.cells[algo] = append(r.cells[algo], cell{fits: res.Fits, added: res.AddedFLOPs, share: res.AddedShare(),
+					reached: float64(res.TotalAfter) / float64(res.TotalBefore)})
 			}
 		}
 		rows = append(rows, r)
 	}
-	// The table, and the claims.
+	// The tables, and the claims.
 	var b strings.Builder
-	fmt.Fprintf(&b, "| limit | xla: fits | plan: fits | plan fits, xla not | xla fits, plan not | both fit: median added FLOPs xla | plan |\n|---|---|---|---|---|---|---|\n")
-	for i, pct := range pcts {
-		var fx, fp, onlyP, onlyX int
-		var sx, sp []float64
-		for _, r := range rows {
-			x, p := r.cells[remat.XLA][i], r.cells[remat.Plan][i]
-			if x.fits {
-				fx++
-			}
-			if p.fits {
-				fp++
-			}
-			if p.fits && !x.fits {
-				onlyP++
-			}
-			if x.fits && !p.fits {
-				onlyX++
-				t.Errorf("%s at %d%%: XLA's algorithm fits, the plan algorithm does not", r.name, pct)
-			}
-			if x.fits && p.fits {
-				if x.added != p.added {
-					t.Logf("%s at %d%%: added FLOPs xla %d (%.4f%%), plan %d (%.4f%%)", r.name, pct, x.added, x.share, p.added, p.share)
+	b.WriteString("paired dumps and bundled examples, then the corpus' training steps:\n")
+	for _, set := range [][]row{rows[:len(paired)], rows[len(paired):]} {
+		fmt.Fprintf(&b, "| limit | xla fits | plan fits | plan only | xla only | median total reached xla | plan | both fit: median added FLOPs xla | plan |\n|---|---|---|---|---|---|---|---|---|\n")
+		for i, pct := range pcts {
+			var fx, fp, onlyP, onlyX int
+			var sx, sp, rx, rp []float64
+			for _, r := range set {
+				x, p := r.cells[remat.XLA][i], r.cells[remat.Plan][i]
+				if !x.refuse {
+					rx = append(rx, 100*x.reached)
 				}
-				sx, sp = append(sx, x.share), append(sp, p.share)
+				rp = append(rp, 100*p.reached)
+				if x.fits {
+					fx++
+				}
+				if p.fits {
+					fp++
+				}
+				if p.fits && !x.fits {
+					onlyP++
+				}
+				if x.fits && !p.fits {
+					onlyX++
+					t.Errorf("%s at %d%%: XLA's algorithm fits, the plan algorithm does not", r.name, pct)
+				}
+				if x.fits && p.fits {
+					sx, sp = append(sx, x.share), append(sp, p.share)
+				}
+			}
+			mx, mp := median(sx), median(sp)
+			fmt.Fprintf(&b, "| %d%% | %d/%d | %d/%d | %d | %d | %.1f%% | %.1f%% | %s | %s |\n", pct, fx, len(set), fp, len(set), onlyP, onlyX,
+				median(rx), median(rp), pctOrDash(mx), pctOrDash(mp))
+			if len(sx) > 0 && mp > mx {
+				t.Errorf("at %d%% the plan algorithm's median added FLOPs %.3f%% exceed XLA's %.3f%%", pct, mp, mx)
 			}
 		}
-		mx, mp := median(sx), median(sp)
-		fmt.Fprintf(&b, "| %d%% | %d/%d | %d/%d | %d | %d | %.3f%% | %.3f%% |\n", pct, fx, len(rows), fp, len(rows), onlyP, onlyX, mx, mp)
-		if len(sx) > 0 && mp > mx {
-			t.Errorf("at %d%% the plan algorithm's median added FLOPs %.3f%% exceed XLA's %.3f%%", pct, mp, mx)
+		b.WriteString("\n")
+	}
+	b.WriteString("| training module | instructions | total | 90%: xla | plan | 80%: xla | plan | 70%: xla | plan | 60%: xla | plan |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for k, r := range rows[len(paired):] {
+		tm := training[k]
+		total, _ := tm.plan(ctx, tm.m)
+		fmt.Fprintf(&b, "| %s | %d | %s |", r.name, tm.m.NumInstructions(), assign.HumanBytes(total))
+		for i := range pcts {
+			for _, algo := range []string{remat.XLA, remat.Plan} {
+				c := r.cells[algo][i]
+				mark := ""
+				if c.fits {
+					mark = " fits"
+				}
+				fmt.Fprintf(&b, " %.1f%%%s, +%.2f%% FLOPs |", 100*c.reached, mark, c.share)
+			}
 		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "time: xla %v, plan %v\n", elapsed[remat.XLA].Round(time.Millisecond), elapsed[remat.Plan].Round(time.Millisecond))
 	t.Log("\n" + b.String())
+}
+
+func pctOrDash(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f%%", x)
 }
 
 // checkFit holds what every Fit result must: the rewrite verifies and
