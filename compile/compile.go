@@ -12,6 +12,7 @@ import (
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/remat"
 	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
 )
@@ -56,6 +57,12 @@ type Options struct {
 	// its Target is Options.Target.
 	Assign assign.Options
 
+	// Remat, when set, rematerializes the scheduled module toward
+	// Remat.Limit on the plan's total (the remat pass, remat.Fit) before
+	// it is assigned: the plan is the rewritten module's. A limit not
+	// reached is no error (Result.Remat says so).
+	Remat *RematOptions
+
 	// Until, when set, stops the pipeline after the pass of that name
 	// ("fusion": the optimized module; "schedule": the analysis, no
 	// plan).
@@ -93,6 +100,9 @@ type Result struct {
 	// Spaces is what memory-space assignment did (nil when it did not
 	// run).
 	Spaces *tpu.SpaceReport
+	// Remat is what the remat pass did (nil when it did not run); its
+	// Module is Result.Module (before the pipeline's later passes).
+	Remat *remat.FitResult
 	// Passes are the passes that ran, in order.
 	Passes []PassRun
 }
@@ -161,7 +171,7 @@ func Compile(ctx context.Context, m *hlo.Module, opts Options) (*Result, error) 
 	if err := p.run(ctx, u, p.passes()); err != nil {
 		return nil, err
 	}
-	return &Result{Module: u.Module, Analysis: u.analysis, Assignment: u.assignment, Spaces: u.spaces, Passes: u.runs}, nil
+	return &Result{Module: u.Module, Analysis: u.analysis, Assignment: u.assignment, Spaces: u.spaces, Remat: u.remat, Passes: u.runs}, nil
 }
 
 // check refuses options that cannot be run, before any work.
@@ -176,6 +186,9 @@ func (o Options) check() error {
 	}
 	if err := pack.CheckAlgorithm(o.Assign.Algorithm); err != nil {
 		return fmt.Errorf("assign: %w", err)
+	}
+	if err := o.Remat.check(); err != nil {
+		return err
 	}
 	if o.Until != "" && !slices.ContainsFunc(Passes, func(p Pass) bool { return p.Name == o.Until }) {
 		return fmt.Errorf("%w: Until names no pass: %q", ErrOptions, o.Until)
@@ -261,6 +274,7 @@ type unit struct {
 	// (fusion's measure, memory-space assignment's re-plan).
 	sub    *subOptions
 	spaces *tpu.SpaceReport
+	remat  *remat.FitResult
 	runs   []PassRun
 }
 

@@ -59,6 +59,7 @@ var Passes = []Pass{
 	{Name: "memory-spaces", Needs: Flat, When: spaces, Run: spacesPass, OwnsState: true},
 	{Name: "copy-insertion", Needs: Flat, Run: copyInsertionPass, OwnsState: true},
 	{Name: "schedule", Needs: Flat, Makes: Scheduled, Run: schedulePass, OwnsState: true},
+	{Name: "remat", Needs: Scheduled, Makes: Scheduled, When: rematerializes, Run: rematPass, OwnsState: true},
 	{Name: "assign", Needs: Scheduled, Makes: Planned, Run: assignPass, OwnsState: true},
 	{Name: "check", Needs: Planned, Makes: Checked, Run: checkPass, OwnsState: true},
 }

@@ -124,6 +124,10 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 			if len(w.Command) > 0 {
 				cmd = "<code>" + esc(shellQuote(w.Command)) + "</code>"
 			}
+			if w.Remat != nil && w.Remat.Skipped != "" {
+				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">-</td><td>skipped: %s</td><td></td></tr>\n", esc(w.Lever.String()), esc(firstLine(w.Remat.Skipped)))
+				continue
+			}
 			if w.Err != "" {
 				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">-</td><td>fails: %s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(firstLine(w.Err)), cmd)
 				continue
@@ -137,6 +141,9 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 				vs = fmt.Sprintf("saves %s", h(-d))
 			} else if d > 0 {
 				vs = fmt.Sprintf("costs %s more", h(d))
+			}
+			if w.Remat != nil {
+				vs += "; " + rematVs(w)
 			}
 			fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(h(w.LowerBound)), esc(h(w.Total)), esc(vs), cmd)
 		}

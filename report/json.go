@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 )
 
 // jsonBuffer is a buffer in the JSON report and in the HTML page's data.
@@ -66,6 +67,16 @@ type jsonWhatIf struct {
 	// JitPeak is, for a jit=off lever, the jitted run's peak beside
 	// total_bytes, the peak without jit.
 	JitPeak int64 `json:"jit_peak_bytes,omitempty"`
+	// For a remat lever: the limit on the plan's total and where it
+	// comes from, why the row was skipped, or whether total_bytes fits
+	// the limit and the FLOPs the recomputation adds (and their
+	// percentage of the module's own).
+	RematLimit      int64    `json:"remat_limit_bytes,omitempty"`
+	RematLimitLabel string   `json:"remat_limit,omitempty"`
+	Skipped         string   `json:"skipped,omitempty"`
+	Fits            *bool    `json:"fits,omitempty"`
+	AddedFLOPs      *int64   `json:"added_flops,omitempty"`
+	AddedShare      *float64 `json:"added_flops_percent,omitempty"`
 }
 
 type jsonMoved struct {
@@ -182,6 +193,13 @@ func (r *Report) jsonView() *jsonReport {
 		jw := jsonWhatIf{Lever: w.Lever.String(), LowerBound: w.LowerBound, Total: w.Total, Error: w.Err, JitPeak: w.JitPeak}
 		if len(w.Command) > 0 {
 			jw.Command = shellQuote(w.Command)
+		}
+		if rw := w.Remat; rw != nil {
+			jw.RematLimit, jw.RematLimitLabel, jw.Skipped = rw.Limit, rw.LimitLabel, rw.Skipped
+			if rw.Skipped == "" && w.Err == "" {
+				share := math.Round(rw.AddedShare*100) / 100 // as the text prints it
+				jw.Fits, jw.AddedFLOPs, jw.AddedShare = &rw.Fits, &rw.AddedFLOPs, &share
+			}
 		}
 		j.WhatIf = append(j.WhatIf, jw)
 	}

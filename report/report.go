@@ -10,6 +10,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/remat"
 	"github.com/hlomem/hlomem/schedule"
 )
 
@@ -42,6 +43,14 @@ type Options struct {
 	// File is the module's file as the user named it, for the command
 	// line of each what-if (WhatIf.Command); "" writes FILE.
 	File string
+	// RematLimit is the limit on the plan's total the remat what-ifs fit
+	// the module under, RematLimitLabel where it comes from (a device's
+	// bytes); 0 is RematShare percent of this plan's total.
+	RematLimit      int64
+	RematLimitLabel string
+
+	// total is this plan's total, for the remat what-ifs (set by Build).
+	total int64
 }
 
 // Report is what Build found about one module.
@@ -88,6 +97,9 @@ type Report struct {
 	Live []int64
 	// WhatIf are the alternatives planned, in Options.WhatIf order.
 	WhatIf []WhatIf
+	// Remat is what the remat pass did before the plan, when the options
+	// asked for it (compile.Options.Remat), else nil.
+	Remat *remat.FitResult
 	// XLA is XLA's plan of the same module beside this one, when given.
 	XLA *XLAPlan
 }
@@ -260,6 +272,27 @@ type WhatIf struct {
 	// JitPeak is, for a jit lever, the jitted run's peak on the same
 	// device model as Total (the op-by-op run's peak); LowerBound is 0.
 	JitPeak int64
+	// Remat is, for a remat lever, what rematerialization did; nil for
+	// the other levers.
+	Remat *RematWhatIf
+}
+
+// RematWhatIf is a remat lever's outcome: the module rematerialized
+// toward Limit on the plan's total (compile.Options.Remat).
+type RematWhatIf struct {
+	// Limit is the limit on the plan's total; LimitLabel says where it
+	// comes from (a device's bytes, or a share of this plan's total).
+	Limit      int64
+	LimitLabel string
+	// Skipped says why the row was not planned ("" when it was): the
+	// plan fits already, or the remat pass refuses the module.
+	Skipped string
+	// Fits reports the rewritten module's total (WhatIf.Total) is within
+	// Limit; AddedFLOPs are the FLOPs the recomputation adds, AddedShare
+	// them as a percentage of the module's own (remat.FitResult).
+	Fits       bool
+	AddedFLOPs int64
+	AddedShare float64
 }
 
 // Build plans m (a clone; m is left as it was) with opts and gathers the
@@ -282,11 +315,17 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 		}
 	}
 	progress("plan")
-	as, err := plan(ctx, m, opts.Compile)
+	res, err := compileClone(ctx, m, opts.Compile)
 	if err != nil {
 		return nil, err
 	}
+	as := res.Assignment
 	r := newReport(as, opts)
+	if r.Remat = res.Remat; r.Remat != nil {
+		// The rewritten module is scheduled; the order is m's scheduler's.
+		r.Schedule = scheduleName(m, opts.Compile.Scheduler)
+	}
+	opts.total = as.Stats.TotalBytes
 	r.WhatIf = whatIfs(ctx, m, opts, progress)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -303,12 +342,17 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 // TPU module is tiled as hlomem assign --target=tpu --vmem=0 tiles it (no
 // memory spaces). The plan has passed assign.Check.
 func plan(ctx context.Context, m *hlo.Module, opts compile.Options) (*assign.Assignment, error) {
-	opts.PlanCost, opts.Until, opts.Spaces = true, "", nil
-	r, err := compile.Compile(ctx, m.Clone(), opts)
+	r, err := compileClone(ctx, m, opts)
 	if err != nil {
 		return nil, err
 	}
 	return r.Assignment, nil
+}
+
+// compileClone is plan's pipeline, whole.
+func compileClone(ctx context.Context, m *hlo.Module, opts compile.Options) (*compile.Result, error) {
+	opts.PlanCost, opts.Until, opts.Spaces = true, "", nil
+	return compile.Compile(ctx, m.Clone(), opts)
 }
 
 // newReport gathers the report of the plan as.

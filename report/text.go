@@ -183,9 +183,13 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 	if len(r.WhatIf) == 0 {
 		return
 	}
-	b.WriteString("\nWhat if\n  (each row's lower bound and total are the lower_bound and total_bytes the command under it prints;\n   a jit=off row's total is the peak without jit it prints, beside the peak with jit on the same device model)\n")
+	b.WriteString("\nWhat if\n  (each row's lower bound and total are the lower_bound and total_bytes the command under it prints;\n   a jit=off row's total is the peak without jit it prints, beside the peak with jit on the same device model;\n   a remat row's is the plan of the module rematerialized toward the limit it names, at the FLOPs that adds)\n")
 	rows := [][]string{{"lever", "lower bound", "total", "vs this plan"}}
 	for _, w := range r.WhatIf {
+		if w.Remat != nil && w.Remat.Skipped != "" {
+			rows = append(rows, []string{w.Lever.String(), "-", "-", "skipped: " + firstLine(w.Remat.Skipped)})
+			continue
+		}
 		if w.Err != "" {
 			rows = append(rows, []string{w.Lever.String(), "-", "-", "fails: " + firstLine(w.Err)})
 			continue
@@ -200,6 +204,9 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 			vs = fmt.Sprintf("saves %s (%.1f%%)", assign.HumanBytes(-d), percent(-d, r.Total))
 		case d > 0:
 			vs = fmt.Sprintf("costs %s more (%.1f%%)", assign.HumanBytes(d), percent(d, r.Total))
+		}
+		if w.Remat != nil {
+			vs += "; " + rematVs(w)
 		}
 		rows = append(rows, []string{w.Lever.String(), assign.HumanBytes(w.LowerBound), assign.HumanBytes(w.Total), vs})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hlomem/hlomem/eager"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/remat"
 	"github.com/hlomem/hlomem/schedule"
 )
 
@@ -20,9 +21,11 @@ import (
 // fusion on or off, another packer, the rest of the options as they are;
 // or the function run without jit (op by op, package eager).
 type Lever struct {
-	// Kind is "schedule", "fusion", "packer" or "jit"; Value the
-	// scheduler name, "on" or "off", the packer name, or "off-held" /
-	// "off-last-use" (the release rule of the op-by-op run).
+	// Kind is "schedule", "fusion", "packer", "jit" or "remat"; Value
+	// the scheduler name, "on" or "off", the packer name, "off-held" /
+	// "off-last-use" (the release rule of the op-by-op run), or the
+	// remat algorithm (the module rematerialized to fit
+	// Options.RematLimit).
 	Kind, Value string
 }
 
@@ -53,8 +56,9 @@ const WhatIfEagerLimit = 5000
 // WhatIfs returns the usual alternatives to a plan with opts: every
 // scheduler of WhatIfSchedules (keep only for a module XLA scheduled,
 // whose order is then a real schedule), fusion on and off, and every
-// packer of WhatIfPackers, and, for a module XLA has not scheduled, the
-// function run without jit under each release rule. The plan's own
+// packer of WhatIfPackers, for a module XLA has not scheduled, the
+// function run without jit under each release rule, and the module
+// rematerialized by each algorithm of WhatIfRemats. The plan's own
 // choices are among them, so the table shows them side by side.
 func WhatIfs(m *hlo.Module) []Lever {
 	var out []Lever
@@ -78,6 +82,9 @@ func WhatIfs(m *hlo.Module) []Lever {
 	// so only up to WhatIfEagerLimit top-level ops.
 	if m != nil && !m.IsScheduled && m.Entry != nil && len(m.Entry.Instructions) <= WhatIfEagerLimit {
 		out = append(out, Lever{"jit", "off-held"}, Lever{"jit", "off-last-use"})
+	}
+	for _, a := range WhatIfRemats {
+		out = append(out, Lever{"remat", a})
 	}
 	return out
 }
@@ -162,6 +169,8 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 		c.Assign.Algorithm = l.Value
 	case "jit":
 		return l.planEager(ctx, m, opts, w)
+	case "remat":
+		return l.planRemat(ctx, m, opts, w)
 	default:
 		w.Err = fmt.Sprintf("unknown lever %q", l.Kind)
 		return w
@@ -213,6 +222,13 @@ func Command(file string, m *hlo.Module, opts compile.Options) []string {
 	}
 	if opts.Fuse {
 		args = append(args, "--fuse")
+	}
+	if r := opts.Remat; r != nil {
+		algo := r.Algorithm
+		if algo == "" {
+			algo = remat.Plan
+		}
+		args = append(args, "--remat-limit="+strconv.FormatInt(r.Limit, 10), "--remat-algo="+algo)
 	}
 	return append(args, fileArg(file))
 }

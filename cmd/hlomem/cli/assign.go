@@ -28,6 +28,8 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 	format := fs.String("format", "xla", "xla|report|json|csv", "output: xla, report, json or csv")
 	peak := fs.String("peak-format", "current", "current|legacy", peakFormatFlag)
 	report := fs.String("report-format", "current", "current|legacy", reportFormatFlag)
+	var rf rematFlags
+	rf.register(fs)
 	live := addLiveFlags(fs)
 	e.passesFlag(fs)
 	return func(args []string) error {
@@ -36,6 +38,10 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		if err := live.apply("assign", e); err != nil {
+			return err
+		}
+		ropts, err := rf.options("assign")
+		if err != nil {
 			return err
 		}
 		// Every flag is checked before the input is read.
@@ -101,6 +107,11 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 		opts := compileOptions(sched, *fuse, true)
 		opts.Target = tgt
 		opts.Assign = assign.Options{Algorithm: *algo, Align: *align, Budget: *budget, Gap: g}
+		opts.Remat = ropts
+		// With --remat-limit the outputs describe the rewritten module;
+		// stderr says what remat did, and exit 2 when the limit was not
+		// reached.
+		x := &rematted{cmd: "assign", stderr: e.stderr}
 		if isTPU {
 			opts.Generation = &gen
 			if use {
@@ -109,6 +120,7 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		err = eachCompiled(e, file, opts, l, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
 			as := r.Assignment
+			x.note(m, r)
 			if err := writeAssignment(w, as, m, *format, xopts, rl, csvw); err != nil {
 				return err
 			}
@@ -129,9 +141,9 @@ func assignFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		if *format == "csv" {
-			return csvw.Flush()
+			err = csvw.Flush()
 		}
-		return nil
+		return x.after(err)
 	}
 }
 

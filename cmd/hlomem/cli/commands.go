@@ -60,9 +60,9 @@ var commands = []*command{
 	},
 	{
 		name:    "remat",
-		summary: "rematerialize toward a memory limit (XLA's HloRematerialization) and print the rewritten module; --explain prints what was recomputed and the FLOPs it adds; exit 2 when the limit cannot be reached",
+		summary: "rematerialize (recompute values before later uses) until the plan's total fits a limit, with hlomem's algorithm or XLA's HloRematerialization, and print the rewritten module; --explain prints what was recomputed and the FLOPs it adds; exit 2 when the limit cannot be reached",
 		args:    "FILE.hlo",
-		flags:   rematFlags,
+		flags:   rematCmdFlags,
 	},
 	{
 		name:    "report",

@@ -128,6 +128,9 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 			if err != nil {
 				return moduleError(inputName(file), m, err)
 			}
+			if r.Remat != nil {
+				fmt.Fprintln(e.stderr, rematLine("run", m, r.Remat))
+			}
 			as := r.Assignment
 			p, err := gpu.NewProgram(m.Name, as)
 			if err != nil {

@@ -11,9 +11,12 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/peakgolden"
+	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/atomicfile"
 	"github.com/hlomem/hlomem/report"
+	"github.com/hlomem/hlomem/tpu"
 )
 
 // reportFlags defines the flags of hlomem report on fs and returns its run func.
@@ -30,9 +33,20 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 	budget := fs.Duration("budget", assign.DefaultBudget, "D", "time the search of auto and exact may take per temp heap")
 	sched := addScheduleFlags(fs, "scheduler: ")
 	fuse := fs.Bool("fuse", false, fuseFlag)
+	device := fs.String("device", "", "NAME", "the remat what-ifs fit the plan's total under what this device offers it, the figure hlomem run --device=NAME prints as the limit: a GPU's client limit under run's client model (a100-40gb, a100-80gb, h100-80gb, h200, custom:SIZE; the environment's XLA_* settings as run reads them, else BFC over 75% of the memory), a TPU's HBM (tpu-v4, ...); default: "+fmt.Sprint(report.RematShare)+"% of the plan's total")
+	var rf rematFlags
+	rf.register(fs)
 	live := addLiveFlags(fs)
 	return func(args []string) error {
 		path, err := parseArgs(fs, args)
+		if err != nil {
+			return err
+		}
+		ropts, err := rf.options("report")
+		if err != nil {
+			return err
+		}
+		rematLimit, rematLabel, err := deviceLimit(*device)
 		if err != nil {
 			return err
 		}
@@ -79,13 +93,15 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 			}
 			c := compileOptions(sched, *fuse, true)
 			c.Target, c.Assign = tgt, assign.Options{Algorithm: *algo, Budget: *budget}
-			return report.Options{Compile: c, Top: *top}
+			c.Remat = ropts
+			return report.Options{Compile: c, Top: *top, RematLimit: rematLimit, RematLimitLabel: rematLabel}
 		}
 
 		inputs, err := reportInputs(e, path, *xlaFile != "")
 		if err != nil {
 			return err
 		}
+		x := &rematted{cmd: "report", stderr: e.stderr}
 		progress := newProgress(e.stderr)
 		defer progress.done()
 		var reports []*report.Report
@@ -113,6 +129,9 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 				return moduleError(inputName(in.file), in.m, err)
 			}
 			reports = append(reports, r)
+			if r.Remat != nil {
+				x.note(in.m, &compile.Result{Remat: r.Remat})
+			}
 		}
 		progress.done()
 
@@ -140,8 +159,39 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		// The files, each whole or not at all.
-		return writeReportFiles(ctx, reports, *htmlOut, *svgOut, *pprofOut)
+		return x.after(writeReportFiles(ctx, reports, *htmlOut, *svgOut, *pprofOut))
 	}
+}
+
+// deviceLimit is report --device's limit for the remat what-ifs: the
+// limit hlomem run --device=name prints (a GPU client's, under the
+// client model run reads from the environment; a TPU's HBM), and its
+// label; 0 and "" without a device.
+func deviceLimit(name string) (int64, string, error) {
+	if name == "" {
+		return 0, "", nil
+	}
+	if isTPUDevice(name) {
+		gen, err := tpu.GenerationByName(name)
+		if err != nil {
+			return 0, "", flagError("report", "--device: %v", err)
+		}
+		return gen.HBM, fmt.Sprintf("%s's HBM, as hlomem run --device=%s prints it", gen.Name, name), nil
+	}
+	dev, err := gpu.DeviceByName(name)
+	if err != nil {
+		return 0, "", flagError("report", "--device: %v", err)
+	}
+	d := deviceFlags{device: name}
+	cfg, err := d.config(os.Getenv)
+	if err != nil {
+		return 0, "", flagError("report", "%v", err)
+	}
+	c, err := gpu.NewClient(dev, cfg, gpu.ClientOptions{})
+	if err != nil {
+		return 0, "", flagError("report", "--device: %v", err)
+	}
+	return c.Stats().BytesLimit, fmt.Sprintf("%s's client limit, as hlomem run --device=%s prints it", dev.Name, name), nil
 }
 
 // reportInput is a module report reads, and its file.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/schedule"
 	"github.com/hlomem/hlomem/tpu"
 )
 
@@ -42,6 +44,8 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 	ef.register(fs)
 	var sf spaceFlags
 	sf.register(fs, true)
+	var rf rematFlags
+	rf.register(fs)
 	live := addLiveFlags(fs)
 	e.passesFlag(fs)
 	return func(args []string) error {
@@ -50,7 +54,8 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 			return err
 		}
 		// Every flag is checked before any input is read.
-		if err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf); err != nil {
+		ropts, err := checkRunFlags(*target, *algo, *sched.name, *maxSteps, &dev, sf, &rf, &ef)
+		if err != nil {
 			return err
 		}
 		if err := live.apply("run", e); err != nil {
@@ -73,6 +78,7 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 		// choices (but on a TPU, whose memories the plan is checked against).
 		opts := compileOptions(sched, *fuse, true)
 		opts.Target, opts.Assign = tgt, assign.Options{Algorithm: *algo}
+		opts.Remat = ropts
 		if isTPUDevice(dev.device) {
 			if argTexts != nil || (*inputs != "" && *inputs != "random") {
 				return errors.New("hlomem run: a TPU run evaluates on --inputs=random only")
@@ -129,8 +135,10 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 		if argFile != nil {
 			hopts.ArgText = argFile.size
 		}
-		return eachCompiled(e, file, opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
+		x := &rematted{cmd: "run", stderr: e.stderr}
+		return x.after(eachCompiled(e, file, opts, headed, func(w io.Writer, m *hlo.Module, r *compile.Result) error {
 			as := r.Assignment
+			x.note(m, r)
 			if err := host.check(as, hopts); err != nil {
 				return err
 			}
@@ -162,13 +170,48 @@ func runFlags(fs *flagSet, e *env) func(args []string) error {
 			default:
 				return nil
 			}
-			return compareRuns(ctx, w, as, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
-		})
+			orig, err := originalPlan(ctx, m, r, opts)
+			if err != nil {
+				return err
+			}
+			return compareRuns(ctx, w, as, orig, args, exec.Options{Seed: *seed, MaxSteps: *maxSteps}, *printOut)
+		}))
 	}
 }
 
-// checkRunFlags checks run's flag values before any input is read.
-func checkRunFlags(target, algo, sched string, maxSteps int64, dev *deviceFlags, sf spaceFlags) error {
+// originalPlan plans m, the module as it came to the remat pass of the
+// Compile with opts that made r (scheduled, not rewritten), in its own
+// order and without remat, for its reference run: the rewrite is proven
+// against it. It returns nil when the remat pass did not run.
+func originalPlan(ctx context.Context, m *hlo.Module, r *compile.Result, opts compile.Options) (*assign.Assignment, error) {
+	if r.Remat == nil {
+		return nil, nil
+	}
+	opts.Remat, opts.Fuse, opts.PlanCost, opts.Trace = nil, false, false, nil
+	opts.Scheduler, opts.Search = schedule.Keep, schedule.Options{}
+	opts.Assign.Algorithm = "xla" // a reference run reads no offsets
+	r, err := compile.Compile(ctx, m.Clone(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("planning the module before remat: %w", err)
+	}
+	return r.Assignment, nil
+}
+
+// checkRunFlags checks run's flag values before any input is read and
+// returns the remat options of --remat-limit.
+func checkRunFlags(target, algo, sched string, maxSteps int64, dev *deviceFlags, sf spaceFlags, rf *rematFlags, ef *eagerFlags) (*compile.RematOptions, error) {
+	ropts, err := rf.options("run")
+	if err != nil {
+		return nil, err
+	}
+	if ropts != nil && (isTPUDevice(dev.device) || ef.rule != "" || ef.liveAt != "") {
+		return nil, flagError("run", "--remat-limit is for a GPU or host run, not with a TPU --device or --eager/--live-at")
+	}
+	return ropts, checkRunFlagValues(target, algo, sched, maxSteps, dev, sf)
+}
+
+// checkRunFlagValues checks run's flags but those of remat.
+func checkRunFlagValues(target, algo, sched string, maxSteps int64, dev *deviceFlags, sf spaceFlags) error {
 	if err := checkTarget("run", target); err != nil {
 		return err
 	}
@@ -261,14 +304,20 @@ func shadowRun(ctx context.Context, w io.Writer, as *assign.Assignment) error {
 
 // compareRuns evaluates the entry on args twice, on the plan's bytes and
 // with a region per buffer, and fails unless every output is the same bit
-// for bit.
-func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args []eval.Literal, opts exec.Options, printOut bool) error {
+// for bit. With orig, the plan of the module before remat rewrote it into
+// as's, the planned run must also equal orig's reference run bit for bit.
+func compareRuns(ctx context.Context, w io.Writer, as, orig *assign.Assignment, args []eval.Literal, opts exec.Options, printOut bool) error {
 	got, sums, err := planEqualsReference(ctx, as, args, nil, opts)
 	if err != nil {
 		return err
 	}
 	if _, err = fmt.Fprintf(w, "ok: planned run equals reference run; %s; output checksums %s\n", count(got.Steps, "step", "steps"), strings.Join(sums, " ")); err != nil {
 		return err
+	}
+	if orig != nil {
+		if err := sameAsOriginal(ctx, w, orig, got, args, opts); err != nil {
+			return err
+		}
 	}
 	if printOut {
 		// Written element by element: a large output never exists as
@@ -286,6 +335,28 @@ func compareRuns(ctx context.Context, w io.Writer, as *assign.Assignment, args [
 		}
 	}
 	return nil
+}
+
+// sameAsOriginal runs the plan orig of the module before remat with a
+// region per buffer and fails unless every output equals the rewritten
+// module's planned run (got) bit for bit.
+func sameAsOriginal(ctx context.Context, w io.Writer, orig *assign.Assignment, got *exec.Result, args []eval.Literal, opts exec.Options) error {
+	opts.Reference = true
+	want, err := exec.Execute(ctx, orig, args, nil, opts)
+	if err != nil {
+		return fmt.Errorf("the module before remat: %w", err)
+	}
+	if len(want.Outputs) != len(got.Outputs) {
+		return fmt.Errorf("the rematerialized module has %d outputs, the module before remat %d", len(got.Outputs), len(want.Outputs))
+	}
+	for i := range want.Outputs {
+		r, g := want.Outputs[i], got.Outputs[i]
+		if r.Shape.StringNoLayout() != g.Shape.StringNoLayout() || !bytes.Equal(r.Data, g.Data) {
+			return fmt.Errorf("the rematerialized module computes a different output %d: checksum %016x, the module before remat %016x", i, g.Checksum(), r.Checksum())
+		}
+	}
+	_, err = fmt.Fprintf(w, "ok: rematerialized module's planned run equals the original module's reference run bit for bit (%s)\n", count(len(want.Outputs), "output", "outputs"))
+	return err
 }
 
 // planEqualsReference evaluates the entry on args on the plan's bytes in

@@ -1,0 +1,72 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/remat"
+)
+
+// WhatIfRemats are the remat algorithms WhatIfs tries (a "remat" lever
+// each). remat.Plan joins them once remat.Fit builds it (issue 32): until
+// then Fit refuses it ("not built yet").
+var WhatIfRemats = []string{remat.XLA}
+
+// RematShare is the limit of the remat what-ifs, as a percentage of this
+// plan's total, when Options.RematLimit sets none.
+const RematShare = 90
+
+// rematLimit is the remat what-ifs' limit and where it comes from.
+func (o Options) rematLimit() (int64, string) {
+	if o.RematLimit > 0 {
+		return o.RematLimit, o.RematLimitLabel
+	}
+	return o.total * RematShare / 100, fmt.Sprintf("%d%% of this plan's total", RematShare)
+}
+
+// planRemat plans m rematerialized (the lever's algorithm) toward the
+// remat limit, as hlomem assign --remat-limit plans it. A plan within the
+// limit already, and a module the remat pass refuses, are skipped, saying
+// so.
+func (l Lever) planRemat(ctx context.Context, m *hlo.Module, opts Options, w WhatIf) WhatIf {
+	limit, label := opts.rematLimit()
+	rw := &RematWhatIf{Limit: limit, LimitLabel: label}
+	w.Remat = rw
+	if opts.total <= limit {
+		rw.Skipped = fmt.Sprintf("fits already: this plan's total %s is within %s", assign.HumanBytes(opts.total), assign.HumanBytes(limit))
+		return w
+	}
+	c := opts.Compile
+	c.Remat = &compile.RematOptions{Limit: limit, Algorithm: l.Value}
+	r, err := compileClone(ctx, m, c)
+	if errors.Is(err, remat.ErrUnsupported) {
+		rw.Skipped = "the remat pass refuses this module: " + err.Error()
+		return w
+	}
+	w.Command = Command(opts.File, m, c)
+	if err != nil {
+		w.Err = err.Error()
+		return w
+	}
+	st := r.Assignment.Stats
+	w.LowerBound, w.Total = st.LowerBound, st.TotalBytes
+	rw.Fits, rw.AddedFLOPs, rw.AddedShare = r.Remat.Fits, r.Remat.AddedFLOPs, r.Remat.AddedShare()
+	return w
+}
+
+// rematVs is a remat row's outcome in words: the limit, whether the
+// rewritten module's plan fits it, and the FLOPs that costs.
+func rematVs(w WhatIf) string {
+	rw := w.Remat
+	s := fmt.Sprintf("limit %s (%s): ", assign.HumanBytes(rw.Limit), rw.LimitLabel)
+	if rw.Fits {
+		s += "fits"
+	} else {
+		s += "does not fit"
+	}
+	return s + fmt.Sprintf(", +%d FLOPs (%.2f%% of the module's own)", rw.AddedFLOPs, rw.AddedShare)
+}
