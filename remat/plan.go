@@ -37,54 +37,101 @@ import (
 // split, asynchronous programs too (their async ops are never recomputed).
 
 const (
-	chainDepth = 3  // most instructions a recomputation clones
-	patience   = 3  // rounds without a smaller plan before giving up
-	maxRounds  = 64 // rounds at most
+	chainDepth = 3   // most instructions a recomputation clones
+	patience   = 3   // rounds without a smaller plan before giving up
+	maxRounds  = 256 // rounds at most
+	stepShare  = 50  // a stepped descent's round aims this share of the input's total lower
 )
 
-// fitPlan is the plan algorithm; res holds the input's total. A round
-// plans its module (FitOptions.Plan, the costly part) only when the
-// estimate (the curve's peak plus the slack the last plan showed over
-// it) is within the limit; the module of the lowest estimate is planned
-// at the end, and the smaller of the two plans kept.
+// fitPlan is the plan algorithm; res holds the input's total. It
+// descends twice, by short steps and straight at the limit (a greedy aimed
+// far below the curve may stall higher, or lower, than one aimed near
+// it), and keeps the better: the one that fits with fewer added FLOPs,
+// else the smaller total.
 func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, plan PlanFunc, res *FitResult) error {
+	var best *snapshot
+	for _, step := range []int64{max(1, res.TotalBefore/stepShare), 0} {
+		d, err := descend(ctx, m, limit, plan, res.TotalBefore, step)
+		if err != nil {
+			return err
+		}
+		if d.m == nil {
+			continue
+		}
+		d.flops = cost.Module(d.m).FLOPs
+		if best == nil || d.better(best, limit) {
+			best = d
+		}
+		if d.total <= limit && d.flops <= res.FLOPs {
+			break // fits at no added compute: nothing to improve
+		}
+	}
+	if best != nil {
+		res.Module, res.TotalAfter, res.Recomputed = best.m, best.total, best.recomputed
+	}
+	return nil
+}
+
+// snapshot is a module a descent reached.
+type snapshot struct {
+	m          *hlo.Module
+	recomputed []Recomputed
+	total      int64 // the plan's, -1 when not planned
+	flops      int64
+}
+
+// better reports whether d beats o toward limit: fitting with fewer
+// FLOPs, or not fitting with a smaller total.
+func (d *snapshot) better(o *snapshot, limit int64) bool {
+	df, of := d.total <= limit, o.total <= limit
+	switch {
+	case df && of:
+		return d.flops < o.flops || (d.flops == o.flops && d.total < o.total)
+	case df != of:
+		return df
+	}
+	return d.total < o.total || (d.total == o.total && d.flops < o.flops)
+}
+
+// descend runs rounds on a clone of m toward limit, each aiming step
+// lower than the last estimate (0: at the limit itself), and returns the
+// smallest plan reached (nil m: none smaller than before). A round plans
+// its module (the costly part) only when the estimate (the curve's peak
+// plus the slack the last plan showed over it) is within the limit; the
+// module of the lowest estimate is planned at the end.
+func descend(ctx context.Context, m *hlo.Module, limit int64, plan PlanFunc, before, step int64) (*snapshot, error) {
 	nm := m.Clone()
 	if _, err := hlo.FlattenCallGraphContext(ctx, nm); err != nil {
-		return err
+		return nil, err
 	}
 	nm.IsScheduled = true
-	type snapshot struct {
-		m          *hlo.Module
-		recomputed []Recomputed
-		total      int64 // -1: not planned
-	}
-	best := snapshot{total: res.TotalBefore} // the smallest plan (nil m: the input)
-	var lowest snapshot                      // the lowest estimate
-	lowestEst := res.TotalBefore
+	best := &snapshot{total: before} // the smallest plan (nil m: the input)
+	var lowest *snapshot             // the lowest estimate
+	lowestEst := before
 	var recomputed []Recomputed
 	var slack int64
 	stale := 0
 	for round := 0; round < maxRounds; round++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		a, err := liveness.Analyze(nm, liveness.Options{})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s := newSplitter(a)
 		if round == 0 {
-			slack = res.TotalBefore - s.peak
+			slack = before - s.peak
 		} else {
 			est := s.peak + slack
 			if est <= limit {
 				total, err := plan(ctx, nm)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				slack, est = total-s.peak, total
 				if total < best.total {
-					best = snapshot{nm.Clone(), slices.Clone(recomputed), total}
+					best = &snapshot{m: nm.Clone(), recomputed: slices.Clone(recomputed), total: total}
 				}
 				if total <= limit {
 					break
@@ -92,35 +139,37 @@ func fitPlan(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions, p
 			}
 			if est < lowestEst {
 				lowestEst, stale = est, 0
-				lowest = snapshot{nm.Clone(), slices.Clone(recomputed), -1}
+				lowest = &snapshot{m: nm.Clone(), recomputed: slices.Clone(recomputed), total: -1}
 			} else if stale++; stale >= patience {
 				break
 			}
 		}
-		s.target(limit - slack)
+		goal := limit
+		if est := s.peak + slack; step > 0 {
+			goal = max(limit, est-step)
+		}
+		s.target(goal - slack)
 		done := s.run()
 		if len(done) == 0 {
 			break
 		}
 		recomputed = append(recomputed, done...)
 		if _, err := fusion.DCE(nm); err != nil {
-			return err
+			return nil, err
 		}
 		nm.Renumber()
 	}
-	if lowest.m != nil && best.total > limit {
+	if lowest != nil && best.total > limit {
 		total, err := plan(ctx, lowest.m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if total < best.total {
-			best = snapshot{lowest.m, lowest.recomputed, total}
+			lowest.total = total
+			best = lowest
 		}
 	}
-	if best.m != nil {
-		res.Module, res.TotalAfter, res.Recomputed = best.m, best.total, best.recomputed
-	}
-	return nil
+	return best, nil
 }
 
 // splitter is one round of the plan algorithm.

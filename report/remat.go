@@ -12,9 +12,8 @@ import (
 )
 
 // WhatIfRemats are the remat algorithms WhatIfs tries (a "remat" lever
-// each). remat.Plan joins them once remat.Fit builds it (issue 32): until
-// then Fit refuses it ("not built yet").
-var WhatIfRemats = []string{remat.XLA}
+// each): hlomem's own, then XLA's.
+var WhatIfRemats = []string{remat.Plan, remat.XLA}
 
 // RematShare is the limit of the remat what-ifs, as a percentage of this
 // plan's total, when Options.RematLimit sets none.

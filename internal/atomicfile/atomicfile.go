@@ -177,14 +177,30 @@ func writable(path string, fi fs.FileInfo) error {
 
 // writeAtomic writes a temporary file beside path and renames it into
 // place.
-func writeAtomic(ctx context.Context, path string, mode fs.FileMode, write func(io.Writer) error) (err error) {
+func writeAtomic(ctx context.Context, path string, mode fs.FileMode, write func(io.Writer) error) error {
+	name, err := stageAtomic(ctx, path, mode, write)
+	if err != nil {
+		return err
+	}
+	defer pending.remove(name)
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// stageAtomic writes, syncs and closes a temporary file beside path with
+// the content and returns its name (still pending: Abandon removes it).
+// On any error the temporary file is gone.
+func stageAtomic(ctx context.Context, path string, mode fs.FileMode, write func(io.Writer) error) (_ string, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("%s: cannot write beside it: %w", path, err)
+		return "", fmt.Errorf("%s: cannot write beside it: %w", path, err)
 	}
 	name := tmp.Name()
 	pending.add(name)
@@ -198,29 +214,142 @@ func writeAtomic(ctx context.Context, path string, mode fs.FileMode, write func(
 		if err != nil {
 			tmp.Close()
 			os.Remove(name)
+			pending.remove(name)
 		}
-		pending.remove(name)
 	}()
 	bw := bufio.NewWriterSize(&ctxWriter{ctx: ctx, w: tmp}, 1<<20)
 	if err := write(bw); err != nil {
-		return err
+		return "", err
 	}
 	if err := bw.Flush(); err != nil {
-		return err
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return "", err
+	}
+	if err := tmp.Sync(); err != nil {
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// Batch writes several files all or none: Add makes each file's content
+// whole (in a temporary file beside a regular path, in memory or an
+// unlinked temporary file for a device, pipe or descriptor) and touches no
+// path; Commit then puts every one in place, without looking at any
+// context, so that a command interrupted before Commit leaves every path
+// as it was. After a failed Add, or instead of Commit, Abort removes what
+// was staged.
+type Batch struct {
+	staged []staged
+}
+
+type staged struct {
+	path, tmp string      // a regular path and its temporary file
+	held      *holdBuffer // or a stream's content
+}
+
+// Add stages the file at path with the content write produces (WriteContext's
+// rules for what path may name); ctx done stops it.
+func (b *Batch) Add(ctx context.Context, path string, write func(io.Writer) error) error {
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(mode); err != nil {
+	k, err := inspect(path)
+	if err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
+	if k.kind == stream {
+		h := &holdBuffer{}
+		bw := bufio.NewWriterSize(&ctxWriter{ctx: ctx, w: h}, 1<<20)
+		if err := write(bw); err != nil {
+			h.close()
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			h.close()
+			return err
+		}
+		b.staged = append(b.staged, staged{path: k.path, held: h})
+		return nil
+	}
+	mode := fs.FileMode(0o644)
+	if k.kind == regular {
+		mode = k.mode
+	}
+	name, err := stageAtomic(ctx, k.path, mode, write)
+	if err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
+	b.staged = append(b.staged, staged{path: k.path, tmp: name})
+	return nil
+}
+
+// Commit puts every staged file in place, in the order added, and returns
+// the first error (the files after it are removed, the ones before stay).
+func (b *Batch) Commit() error {
+	var first error
+	for _, s := range b.staged {
+		if first != nil {
+			s.discard()
+			continue
+		}
+		if s.held != nil {
+			first = s.commitStream()
+			continue
+		}
+		if err := os.Rename(s.tmp, s.path); err != nil {
+			os.Remove(s.tmp)
+			first = err
+		}
+		pending.remove(s.tmp)
+	}
+	b.staged = nil
+	return first
+}
+
+// Abort removes what was staged; no path changes.
+func (b *Batch) Abort() {
+	for _, s := range b.staged {
+		s.discard()
+	}
+	b.staged = nil
+}
+
+func (s staged) discard() {
+	if s.held != nil {
+		s.held.close()
+		return
+	}
+	os.Remove(s.tmp)
+	pending.remove(s.tmp)
+}
+
+func (s staged) commitStream() error {
+	defer s.held.close()
+	f, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+	if err != nil {
 		return err
 	}
-	return os.Rename(name, path)
+	r, err := s.held.reader()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeStraight makes the content whole, then writes it into path (a

@@ -260,12 +260,17 @@ func xlaBeside(file, flag string) (*assign.XLAAssignment, string, error) {
 }
 
 // writeReportFiles writes the viewer (html), the charts (svg) and the
-// profile (pprof) of reports to the paths given ("" writes none), each
-// file whole or not at all; several modules get one SVG and one profile
+// profile (pprof) of reports to the paths given ("" writes none), all
+// of them whole or none; several modules get one SVG and one profile
 // each.
 func writeReportFiles(ctx context.Context, reports []*report.Report, htmlOut, svgOut, pprofOut string) error {
+	// All the files or none: each is made whole first (atomicfile.Batch),
+	// then all are put in place, so an interrupt between two of them
+	// leaves every path as it was.
+	var batch atomicfile.Batch
+	defer batch.Abort()
 	if htmlOut != "" {
-		if err := atomicfile.WriteContext(ctx, htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
+		if err := batch.Add(ctx, htmlOut, func(w io.Writer) error { return report.WriteHTML(w, reports) }); err != nil {
 			return fmt.Errorf("hlomem report: --html: %w", err)
 		}
 	}
@@ -281,10 +286,16 @@ func writeReportFiles(ctx context.Context, reports []*report.Report, htmlOut, sv
 			if len(reports) > 1 {
 				p = perModule(p, r.Module)
 			}
-			if err := atomicfile.WriteContext(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
+			if err := batch.Add(ctx, p, func(w io.Writer) error { return f.write(r, w) }); err != nil {
 				return fmt.Errorf("hlomem report: %w", err)
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := batch.Commit(); err != nil {
+		return fmt.Errorf("hlomem report: %w", err)
 	}
 	return nil
 }
