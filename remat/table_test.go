@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 	"github.com/hlomem/hlomem/remat"
@@ -26,6 +27,8 @@ type tableModule struct {
 	name string
 	m    *hlo.Module
 	plan remat.PlanFunc
+	// target is the plan's target (the shadow check plans again with it).
+	target assign.Target
 }
 
 // planFor is the PlanFunc of a target: the module's call graph flattened
@@ -64,7 +67,7 @@ func tableModules(t testing.TB) []tableModule {
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		out = append(out, tableModule{name: name, m: scheduled(t, m, target), plan: planFor(target)})
+		out = append(out, tableModule{name: name, m: scheduled(t, m, target), plan: planFor(target), target: target})
 	}
 	for _, f := range []string{"demo.hlo", "transformer.hlo"} {
 		add("testdata/"+f, filepath.Join("..", "testdata", f), assign.GPU)
@@ -106,14 +109,15 @@ func trainingModules(t testing.TB) []tableModule {
 		r.Module.IsScheduled = true
 		name := strings.TrimSuffix(filepath.Base(f), ".hlo")
 		name = name[strings.LastIndex(name, "__")+2:]
-		out = append(out, tableModule{name: name, m: r.Module, plan: planFor(assign.GPU)})
+		out = append(out, tableModule{name: name, m: r.Module, plan: planFor(assign.GPU), target: assign.GPU})
 	}
 	return out
 }
 
 // TestFitCorpusTable runs both algorithms on every paired module and the
 // bundled examples at 90%, 80%, 70% and 60% of the module's plan total.
-// Every rewrite verifies and round-trips; when a pass says it fits, the
+// Every rewrite verifies and round-trips, and its plan passes the shadow
+// check; when a pass says it fits, the
 // rewritten module's plan, made again from its text, is within the limit
 // and equals the figure the pass gave. The plan algorithm reaches every
 // limit XLA's reaches, and on the median module (of those both fit) adds
@@ -155,7 +159,7 @@ func TestFitCorpusTable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s %d%%: %v", tm.name, algo, pct, err)
 				}
-				checkFit(t, fmt.Sprintf("%s %s %d%%", tm.name, algo, pct), res, tm.plan)
+				checkFit(t, fmt.Sprintf("%s %s %d%%", tm.name, algo, pct), res, tm)
 				r.cells[algo] = append(r.cells[algo], cell{fits: res.Fits, added: res.AddedFLOPs, share: res.AddedShare(),
 					reached: float64(res.TotalAfter) / float64(res.TotalBefore)})
 			}
@@ -233,8 +237,9 @@ func pctOrDash(x float64) string {
 // checkFit holds what every Fit result must: the rewrite verifies and
 // round-trips, its total is what planning it again from its text gives,
 // and Fits says whether that is within the limit.
-func checkFit(t *testing.T, what string, res *remat.FitResult, plan remat.PlanFunc) {
+func checkFit(t *testing.T, what string, res *remat.FitResult, tm tableModule) {
 	t.Helper()
+	plan := tm.plan
 	if err := hlo.Verify(res.Module); err != nil {
 		t.Fatalf("%s: rewrite invalid: %v", what, err)
 	}
@@ -255,6 +260,24 @@ func checkFit(t *testing.T, what string, res *remat.FitResult, plan remat.PlanFu
 	}
 	if res.Algorithm == remat.Plan && res.TotalAfter > res.TotalBefore {
 		t.Errorf("%s: total rose %d -> %d", what, res.TotalBefore, res.TotalAfter)
+	}
+	if len(res.Recomputed) == 0 {
+		return
+	}
+	// The runtime's proof: the rewrite's plan passes the shadow check
+	// (these modules' cuBLAS and cuDNN custom calls have no evaluator, so
+	// their numbers are checked on the bundled examples and random modules
+	// instead: plan_test.go, FuzzFit, remat.txtar).
+	r, err := compile.Compile(context.Background(), back, compile.Options{Target: tm.target})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	sh, err := exec.Shadow(context.Background(), r.Assignment)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if sh.Violation != nil {
+		t.Errorf("%s: shadow check: %v", what, sh.Violation)
 	}
 }
 
