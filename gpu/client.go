@@ -217,6 +217,12 @@ type Program struct {
 	// constants take (module globals, loaded with the executable, outside
 	// the client allocator, as XLA:GPU keeps them).
 	TempBytes, ConstantBytes int64
+	// HostTempBytes is what the run's temps in host memory take (the
+	// allocations of color assign.HostMemorySpace, XLA's S(5), that are
+	// neither parameters nor outputs): pinned host memory, not asked of
+	// the device's allocator. Parameters and outputs in host memory are
+	// still modelled as device arrays.
+	HostTempBytes int64
 	// Peak lists the largest of what occupies memory at the program's
 	// peak (assign.Assignment.Peak): step PeakStep of Steps, PeakBytes in
 	// all.
@@ -261,6 +267,8 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 			byParam[fmt.Sprint(al.Parameter, al.ParameterIndex)] = al
 		case al.Constant:
 			p.ConstantBytes += al.Size
+		case hostTemp(al):
+			p.HostTempBytes += al.Size
 		case !al.MaybeLiveOut:
 			p.TempBytes += al.Size
 		}
@@ -325,6 +333,11 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 		p.Peak = append(p.Peak, b)
 	}
 	return p, nil
+}
+
+// hostTemp reports whether al is a temp in host memory (Program.HostTempBytes).
+func hostTemp(al *assign.Allocation) bool {
+	return al.Color == assign.HostMemorySpace && !al.IsParameter() && !al.MaybeLiveOut && !al.Constant
 }
 
 // RunResult is what one run did.
@@ -413,6 +426,8 @@ func (c *Client) Run(ctx context.Context, p *Program, args, outs []string) (*Run
 		case al.IsParameter() && argOf[al] != nil:
 			bufs[i] = argOf[al].buf
 			continue
+		case hostTemp(al):
+			continue // pinned host memory, outside the device's pool
 		}
 		kind := "temp"
 		if al.MaybeLiveOut {

@@ -1,0 +1,355 @@
+package fit
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/hlomem/hlomem/assign"
+	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eval"
+	"github.com/hlomem/hlomem/exec"
+	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/corpus"
+)
+
+// offloadParam: a large parameter p0 (256 KiB) read at the start and at the
+// end, and a peak in the middle (b1, b2: 512 KiB each) that reads only p1.
+const offloadParam = `HloModule offload_param, is_scheduled=true
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  p0 = f32[256,256]{1,0} parameter(0)
+  p1 = f32[256]{0} parameter(1)
+  zero = f32[] constant(0)
+  s0 = f32[256]{0} reduce(p0, zero), dimensions={0}, to_apply=add
+  b1 = f32[512,256]{1,0} broadcast(p1), dimensions={1}
+  b2 = f32[512,256]{1,0} exponential(b1)
+  s1 = f32[256]{0} reduce(b2, zero), dimensions={0}, to_apply=add
+  s2 = f32[256]{0} add(s0, s1)
+  bs = f32[256,256]{1,0} broadcast(s2), dimensions={1}
+  ROOT out = f32[256,256]{1,0} add(p0, bs)
+}
+`
+
+// offloadReadAtPeak: the large parameter p0 is an operand of the peak's
+// own instruction (cat, where b1, cat and p0 are all live).
+const offloadReadAtPeak = `HloModule offload_read_at_peak, is_scheduled=true
+
+ENTRY main {
+  p0 = f32[256,256]{1,0} parameter(0)
+  p1 = f32[256]{0} parameter(1)
+  b1 = f32[256,256]{1,0} broadcast(p1), dimensions={1}
+  e1 = f32[256,256]{1,0} exponential(b1)
+  cat = f32[512,256]{1,0} concatenate(p0, e1), dimensions={0}
+  sl = f32[256,256]{1,0} slice(cat), slice={[128:384], [0:256]}
+  ROOT out = f32[256,256]{1,0} add(p0, sl)
+}
+`
+
+// offloadActivation: a forward activation act (256 KiB) read by the
+// forward pass (s0) and by the backward pass (g), with the peak (q, and r
+// in q's place) between them. The output is small, so act is a temp and
+// not a value of the output's allocation (which lives throughout).
+const offloadActivation = `HloModule offload_activation, is_scheduled=true
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  p = f32[256]{0} parameter(0)
+  zero = f32[] constant(0)
+  b = f32[256,256]{1,0} broadcast(p), dimensions={1}
+  act = f32[256,256]{1,0} tanh(b), metadata={op_name="jit(f)/tanh" source_file="model.py" source_line=12}
+  s0 = f32[256]{0} reduce(act, zero), dimensions={0}, to_apply=add
+  q = f32[512,256]{1,0} broadcast(s0), dimensions={1}
+  r = f32[512,256]{1,0} exponential(q)
+  s1 = f32[256]{0} reduce(r, zero), dimensions={0}, to_apply=add
+  bs = f32[256,256]{1,0} broadcast(s1), dimensions={1}
+  g = f32[256,256]{1,0} multiply(act, bs)
+  ROOT out = f32[256]{0} reduce(g, zero), dimensions={1}, to_apply=add
+}
+`
+
+func parseOffload(t *testing.T, text string) *hlo.Module {
+	t.Helper()
+	m, err := hlo.ParseModule("t.hlo", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// deviceTotal plans a clone of m as Offload does and returns the plan.
+func offloadPlan(t *testing.T, m *hlo.Module) *assign.Assignment {
+	t.Helper()
+	r, err := compile.Compile(context.Background(), m.Clone(), compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Assignment
+}
+
+// proveOffload holds res to the contract: the rewrite verifies and
+// round-trips, its plan (compile.Compile runs assign.Check) gives After,
+// passes the shadow check, and, when evaluate, computes what m computes
+// bit for bit (planned run of the rewrite against m's reference run on
+// the same random arguments).
+func proveOffload(t *testing.T, m *hlo.Module, res *OffloadResult, evaluate bool) {
+	t.Helper()
+	if err := hlo.Verify(res.Module); err != nil {
+		t.Fatalf("rewrite invalid: %v\n%s", err, res.Module)
+	}
+	out := res.Module.String()
+	back, err := hlo.ParseModule("back.hlo", out)
+	if err != nil || back.String() != out {
+		t.Fatalf("the rewrite does not round-trip: %v\n%s", err, out)
+	}
+	as := offloadPlan(t, back)
+	if as.Stats.DeviceBytes != res.After {
+		t.Errorf("Offload says %d device bytes, planning the rewrite gives %d", res.After, as.Stats.DeviceBytes)
+	}
+	if res.After > res.Before {
+		t.Errorf("device total rose: %d -> %d", res.Before, res.After)
+	}
+	ctx := context.Background()
+	sh, err := exec.Shadow(ctx, as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.Violation != nil {
+		t.Fatalf("shadow check: %v\n%s", sh.Violation, out)
+	}
+	if !evaluate {
+		return
+	}
+	args := eval.RandomArgs(m, rand.New(rand.NewPCG(3, 4)))
+	want, err := exec.Execute(ctx, offloadPlan(t, m), args, nil, exec.Options{Reference: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Execute(ctx, as, args, nil, exec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outputs) != len(want.Outputs) {
+		t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
+	}
+	for i := range want.Outputs {
+		if !sameLiteral(got.Outputs[i], want.Outputs[i]) {
+			t.Fatalf("output %d differs", i)
+		}
+	}
+}
+
+func sameLiteral(x, y eval.Literal) bool {
+	if len(x.Elems) != len(y.Elems) || !bytes.Equal(x.Data, y.Data) {
+		return false
+	}
+	for i := range x.Elems {
+		if !sameLiteral(x.Elems[i], y.Elems[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func offloadedNames(res *OffloadResult) []string {
+	var names []string
+	for _, a := range res.Arrays {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// A parameter read only before and after the peak moves to host memory
+// whole, with a copy to the device before each of its two reads. XLA's
+// buffer assignment gives an S(5) buffer color 5 (BufferAssigner's
+// colorer in xla/service/buffer_assignment.cc colors a value by its
+// layout's memory_space) and never shares an allocation across colors, so
+// the device plan loses the parameter's 262144 bytes, and each copy lives
+// only beside bs/out or s0, which the peak (b1, b2) outweighs.
+func TestOffloadParameter(t *testing.T) {
+	m := parseOffload(t, offloadParam)
+	orig := m.String()
+	before := offloadPlan(t, m).Stats.DeviceBytes
+	p0 := int64(256 * 256 * 4)
+	res, err := Offload(context.Background(), m, before-1, compile.Options{}, "a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.String() != orig {
+		t.Fatal("Offload changed its input")
+	}
+	proveOffload(t, m, res, true)
+	if res.Before != before {
+		t.Errorf("Before %d, the plan of the input gives %d", res.Before, before)
+	}
+	if len(res.Arrays) != 1 || res.Arrays[0].Name != "p0" || res.Arrays[0].Kind != "parameter" || res.Arrays[0].Bytes != p0 {
+		t.Fatalf("offloaded %+v, want p0 alone (a parameter of %d bytes)", res.Arrays, p0)
+	}
+	if got := res.Before - res.After; got != p0 {
+		t.Errorf("saved %d bytes, want p0's %d", got, p0)
+	}
+	// Two copies to the device at the A100's PCIe gen4 figure.
+	if want := float64(2*p0) / 25e9; res.Arrays[0].Seconds != want || res.Bandwidth != 25e9 {
+		t.Errorf("%g s at %g B/s, want %g s at 25e9", res.Arrays[0].Seconds, res.Bandwidth, want)
+	}
+	p := res.Module.Entry.Params[0]
+	if p.Shape.MemorySpace() != assign.HostMemorySpace {
+		t.Errorf("p0 is %s, want S(5)", p.Shape)
+	}
+	as := offloadPlan(t, res.Module)
+	if as.Stats.HostBytes < p0 || as.Stats.TotalBytes != as.Stats.DeviceBytes+as.Stats.HostBytes {
+		t.Errorf("host %d, device %d, total %d", as.Stats.HostBytes, as.Stats.DeviceBytes, as.Stats.TotalBytes)
+	}
+}
+
+// A limit the plan already meets moves nothing.
+func TestOffloadAlreadyFits(t *testing.T) {
+	m := parseOffload(t, offloadParam)
+	before := offloadPlan(t, m).Stats.DeviceBytes
+	res, err := Offload(context.Background(), m, before, compile.Options{}, "h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arrays) != 0 || res.After != before || res.Bandwidth != 50e9 {
+		t.Errorf("offloaded %v, %d -> %d at %g", offloadedNames(res), res.Before, res.After, res.Bandwidth)
+	}
+	proveOffload(t, m, res, true)
+}
+
+// A parameter that the peak's own instruction reads stays on the device
+// (HostOffloader moves only what MoveToHost marks; a value read at the
+// step whose memory is to shrink cannot be elsewhere then).
+func TestOffloadNeverReadInRegion(t *testing.T) {
+	m := parseOffload(t, offloadReadAtPeak)
+	plan := offloadPlan(t, m)
+	before := plan.Stats.DeviceBytes
+	for _, cut := range []int64{1, 64 << 10, 256 << 10} {
+		for _, c := range offloadCandidates(plan, before-cut) {
+			if c.name == "p0" {
+				t.Errorf("cut %d: p0, read at the peak, is a candidate: %+v", cut, c)
+			}
+		}
+		res, err := Offload(context.Background(), m, before-cut, compile.Options{}, "a100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(offloadedNames(res), "p0") {
+			t.Errorf("cut %d: p0, read at the peak, was offloaded: %v", cut, offloadedNames(res))
+		}
+		proveOffload(t, m, res, true)
+	}
+}
+
+// An activation kept from the forward pass (s0) for the backward (g) goes
+// to host memory after s0 and comes back before g: the copy-to-host and
+// copy-back pair HostOffloader makes for MoveToHost / MoveToDevice
+// (xla/hlo/transforms/host_offloader.cc), here written directly as copies
+// between S(0) and S(5).
+func TestOffloadActivation(t *testing.T) {
+	m := parseOffload(t, offloadActivation)
+	before := offloadPlan(t, m).Stats.DeviceBytes
+	act := int64(256 * 256 * 4)
+	res, err := Offload(context.Background(), m, before-1, compile.Options{}, "custom:1GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proveOffload(t, m, res, true)
+	if len(res.Arrays) == 0 || res.Arrays[0].Name != "act" || res.Arrays[0].Kind != "activation" {
+		t.Fatalf("offloaded %+v, want act first", res.Arrays)
+	}
+	a := res.Arrays[0]
+	if a.OpName != "jit(f)/tanh" || a.Source != "model.py:12" || a.Bytes != act {
+		t.Errorf("act described as %+v", a)
+	}
+	if want := float64(2*act) / DefaultHostLink; a.Seconds != want {
+		t.Errorf("%g s, want %g", a.Seconds, want)
+	}
+	if got := res.Before - res.After; got != act {
+		t.Errorf("saved %d bytes (%d -> %d), want act's %d", got, res.Before, res.After, act)
+	}
+	var host, back int
+	for _, in := range res.Module.Entry.Instructions {
+		if in.Opcode == hlo.OpCopy && in.Operands[0].Name == "act" && in.Shape.MemorySpace() == assign.HostMemorySpace {
+			host++
+		}
+		if in.Name == "g" && in.Operands[0].Opcode == hlo.OpCopy {
+			back++
+		}
+	}
+	if host != 1 || back != 1 {
+		t.Errorf("copies to host %d, g reading a copy back %d; want 1 and 1\n%s", host, back, res.Module)
+	}
+}
+
+func TestOffloadRefusals(t *testing.T) {
+	m := parseOffload(t, offloadParam)
+	ctx := context.Background()
+	for name, f := range map[string]func() error{
+		"no module":   func() error { _, err := Offload(ctx, nil, 1, compile.Options{}, "a100"); return err },
+		"zero limit":  func() error { _, err := Offload(ctx, m, 0, compile.Options{}, "a100"); return err },
+		"bad device":  func() error { _, err := Offload(ctx, m, 1, compile.Options{}, "tpu9"); return err },
+		"bad options": func() error { _, err := Offload(ctx, m, 1, compile.Options{Until: "schedule"}, "a100"); return err },
+	} {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// The paired XLA:GPU dumps at 90% of their device total: Offload returns
+// a result (or refuses with a reason), never raises the total, and its
+// rewrites verify, plan to After and pass the shadow check. Outputs are
+// not evaluated (cuBLAS/cuDNN custom calls have no evaluator).
+func TestOffloadPairedCorpus(t *testing.T) {
+	files := corpus.Files(t, "paired/*/*_gpu_after_optimizations.txt", "paired-jax/*/*_gpu_after_optimizations.txt")
+	if testing.Short() {
+		files = corpus.Sample(t, files)
+	}
+	var runs, moved, fits int
+	var saved int64
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := hlo.ParseModule(f, string(src))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			before := offloadPlan(t, m).Stats.DeviceBytes
+			limit := max(before*9/10, 1)
+			res, err := Offload(context.Background(), m, limit, compile.Options{}, "a100")
+			if err != nil {
+				t.Logf("refused: %v", err)
+				return
+			}
+			runs++
+			proveOffload(t, m, res, false)
+			if len(res.Arrays) > 0 {
+				moved++
+				saved += res.Before - res.After
+			}
+			if res.After <= limit {
+				fits++
+			}
+			t.Logf("%d -> %d (limit %d): %v", res.Before, res.After, limit, offloadedNames(res))
+		})
+	}
+	t.Logf("%d modules, %d planned, %d with arrays offloaded (%d bytes saved), %d within 90%%", len(files), runs, moved, saved, fits)
+}
