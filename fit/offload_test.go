@@ -176,9 +176,10 @@ func offloadedNames(res *OffloadResult) []string {
 
 // A parameter read only before and after the peak moves to host memory
 // whole, with a copy to the device before each of its two reads. XLA's
-// buffer assignment gives an S(5) buffer color 5 (BufferAssigner's
-// colorer in xla/service/buffer_assignment.cc colors a value by its
-// layout's memory_space) and never shares an allocation across colors, so
+// buffer assignment gives an S(5) buffer color 5
+// (BufferAssigner::DefaultColorer, xla/service/buffer_assignment.h, colors
+// a value by its layout's memory_space) and never shares an allocation
+// across colors (BufferAllocation::AddAssignment CHECKs it), so
 // the device plan loses the parameter's 262144 bytes, and each copy lives
 // only beside bs/out or s0, which the peak (b1, b2) outweighs.
 func TestOffloadParameter(t *testing.T) {
