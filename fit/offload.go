@@ -38,6 +38,7 @@ import (
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/liveness"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // Offloaded is one array Offload moved to host memory.
@@ -105,6 +106,10 @@ func Offload(ctx context.Context, m *hlo.Module, limit int64, opts compile.Optio
 	if err != nil {
 		return nil, err
 	}
+	// Every re-plan keeps the order the first plan chose: the rewrite's
+	// copies sit where they were put, and the saving is the rewrite's
+	// alone, not a new schedule's.
+	opts.Scheduler = schedule.Keep
 	res := &OffloadResult{Module: cur.Module, Bandwidth: bw}
 	res.Before = cur.Assignment.Stats.DeviceBytes
 	res.After = res.Before
@@ -157,6 +162,7 @@ func scheduledPlan(ctx context.Context, m *hlo.Module, opts compile.Options) (*c
 	}
 	sm := r.Module
 	r.Analysis.Schedule.Apply(sm)
+	opts.Scheduler = schedule.Keep
 	if r, err = compile.Compile(ctx, sm, opts); err != nil {
 		return nil, err
 	}

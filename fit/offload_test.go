@@ -3,10 +3,13 @@ package fit
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hlomem/hlomem/assign"
@@ -92,10 +95,15 @@ func parseOffload(t *testing.T, text string) *hlo.Module {
 	return m
 }
 
-// deviceTotal plans a clone of m as Offload does and returns the plan.
-func offloadPlan(t *testing.T, m *hlo.Module) *assign.Assignment {
+// offloadPlan plans a clone of m as Offload does (compile.Compile with
+// opts, the zero options when none) and returns the plan.
+func offloadPlan(t *testing.T, m *hlo.Module, opts ...compile.Options) *assign.Assignment {
 	t.Helper()
-	r, err := compile.Compile(context.Background(), m.Clone(), compile.Options{})
+	var o compile.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := compile.Compile(context.Background(), m.Clone(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +117,18 @@ func offloadPlan(t *testing.T, m *hlo.Module) *assign.Assignment {
 // the same random arguments).
 func proveOffload(t *testing.T, m *hlo.Module, res *OffloadResult, evaluate bool) {
 	t.Helper()
+	as := proveOffloadPlan(t, res, compile.Options{})
+	if evaluate {
+		if err := sameOutputs(m, as, compile.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// proveOffloadPlan checks everything but the outputs and returns the
+// rewrite's plan.
+func proveOffloadPlan(t *testing.T, res *OffloadResult, opts compile.Options) *assign.Assignment {
+	t.Helper()
 	if err := hlo.Verify(res.Module); err != nil {
 		t.Fatalf("rewrite invalid: %v\n%s", err, res.Module)
 	}
@@ -117,41 +137,52 @@ func proveOffload(t *testing.T, m *hlo.Module, res *OffloadResult, evaluate bool
 	if err != nil || back.String() != out {
 		t.Fatalf("the rewrite does not round-trip: %v\n%s", err, out)
 	}
-	as := offloadPlan(t, back)
+	as := offloadPlan(t, back, opts)
 	if as.Stats.DeviceBytes != res.After {
 		t.Errorf("Offload says %d device bytes, planning the rewrite gives %d", res.After, as.Stats.DeviceBytes)
 	}
 	if res.After > res.Before {
 		t.Errorf("device total rose: %d -> %d", res.Before, res.After)
 	}
-	ctx := context.Background()
-	sh, err := exec.Shadow(ctx, as)
+	sh, err := exec.Shadow(context.Background(), as)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sh.Violation != nil {
 		t.Fatalf("shadow check: %v\n%s", sh.Violation, out)
 	}
-	if !evaluate {
-		return
+	return as
+}
+
+// errNoReference: the evaluator cannot run the original module.
+var errNoReference = errors.New("the original has no reference run")
+
+// sameOutputs runs m's reference evaluation and the planned run of as on
+// the same random arguments and compares the outputs bit for bit.
+func sameOutputs(m *hlo.Module, as *assign.Assignment, opts compile.Options) error {
+	ctx := context.Background()
+	r, err := compile.Compile(ctx, m.Clone(), opts)
+	if err != nil {
+		return err
 	}
 	args := eval.RandomArgs(m, rand.New(rand.NewPCG(3, 4)))
-	want, err := exec.Execute(ctx, offloadPlan(t, m), args, nil, exec.Options{Reference: true})
+	want, err := exec.Execute(ctx, r.Assignment, args, nil, exec.Options{Reference: true})
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("%w: %v", errNoReference, err)
 	}
 	got, err := exec.Execute(ctx, as, args, nil, exec.Options{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if len(got.Outputs) != len(want.Outputs) {
-		t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
+		return fmt.Errorf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
 	}
 	for i := range want.Outputs {
 		if !sameLiteral(got.Outputs[i], want.Outputs[i]) {
-			t.Fatalf("output %d differs", i)
+			return fmt.Errorf("output %d differs", i)
 		}
 	}
+	return nil
 }
 
 func sameLiteral(x, y eval.Literal) bool {
@@ -297,6 +328,29 @@ func TestOffloadActivation(t *testing.T) {
 	}
 }
 
+// An unscheduled module is planned in the order the scheduler searched,
+// and every re-plan keeps that order, with a named scheduler too.
+func TestOffloadUnscheduled(t *testing.T) {
+	text := strings.Replace(offloadParam, ", is_scheduled=true", "", 1)
+	for _, sched := range []string{"", "list"} {
+		m := parseOffload(t, text)
+		opts := compile.Options{Scheduler: sched}
+		r, err := compile.Compile(context.Background(), m.Clone(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := r.Assignment.Stats.DeviceBytes
+		res, err := Offload(context.Background(), m, before-1, opts, "a100")
+		if err != nil {
+			t.Fatalf("scheduler %q: %v", sched, err)
+		}
+		if res.Before != before || !res.Module.IsScheduled {
+			t.Errorf("scheduler %q: Before %d, want %d; scheduled %v", sched, res.Before, before, res.Module.IsScheduled)
+		}
+		proveOffload(t, m, res, true)
+	}
+}
+
 func TestOffloadRefusals(t *testing.T) {
 	m := parseOffload(t, offloadParam)
 	ctx := context.Background()
@@ -318,9 +372,6 @@ func TestOffloadRefusals(t *testing.T) {
 // not evaluated (cuBLAS/cuDNN custom calls have no evaluator).
 func TestOffloadPairedCorpus(t *testing.T) {
 	files := corpus.Files(t, "paired/*/*_gpu_after_optimizations.txt", "paired-jax/*/*_gpu_after_optimizations.txt")
-	if testing.Short() {
-		files = corpus.Sample(t, files)
-	}
 	var runs, moved, fits int
 	var saved int64
 	for _, f := range files {
