@@ -422,3 +422,36 @@ ENTRY e {
 	require.Equal(t, device, res.Allocated, "the host temp is not the device's")
 	require.Equal(t, p.TempBytes+4096, res.Allocated, "temps and the output")
 }
+
+// A parameter in host memory (S(5): what JAX's memory_kind="pinned_host"
+// makes of an argument; XLA's layout.h names it Layout::kHostMemorySpace)
+// is put in pinned host memory and the run reads it there: the device's
+// allocator holds only the device parameter, the copy and the output.
+func TestRunHostParam(t *testing.T) {
+	p := program(t, "hostparam.hlo", `HloModule hostparam, is_scheduled=true
+
+ENTRY e {
+  h = f32[4096]{0:S(5)} parameter(0)
+  q = f32[1024]{0} parameter(1)
+  d = f32[4096]{0} copy(h)
+  s = f32[1024]{0} slice(d), slice={[0:1024]}
+  ROOT a = f32[1024]{0} add(s, q)
+}
+`)
+	require.True(t, p.Params[0].Host)
+	require.False(t, p.Params[1].Host)
+	c := newClient16(t, true)
+	w := &Workload{File: "(test)", Steps: []Step{{PutParams: p.Name}, {Run: p.Name}}}
+	var inUse []int64
+	err := c.Replay(context.Background(), w, map[string]*Program{p.Name: p}, func(r StepResult) error {
+		inUse = append(inUse, r.Stats.BytesInUse)
+		return nil
+	})
+	require.NoError(t, err)
+	// After the put only q (4096 bytes, rounded by BFC to 256) is on the
+	// device; after the run q and the output a.
+	require.Equal(t, []int64{4096, 8192}, inUse)
+	h, ok := c.Array("h")
+	require.True(t, ok)
+	require.NoError(t, c.Delete(h.Name), "a host array is deleted without touching the device")
+}
