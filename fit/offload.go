@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
@@ -415,7 +416,9 @@ func (c candidate) apply(m *hlo.Module) (int, error) {
 	host := hostShape(device)
 	n := 0
 	if c.param {
+		was := entryLayout(m)
 		x.Shape = host
+		updateEntryLayout(m, was)
 		for _, u := range append(pre, post...) {
 			d := newCopy(m, names.Unique(x.Name+".device"), device, x)
 			e.InsertBefore(d, u)
@@ -474,6 +477,39 @@ func replaceOperand(u, old, with *hlo.Instruction) {
 	for k, op := range u.Operands {
 		if op == old {
 			u.ReplaceOperand(k, with)
+		}
+	}
+}
+
+// entryLayoutAttr is the header attribute XLA prints the entry's parameter
+// and result layouts in.
+const entryLayoutAttr = "entry_computation_layout"
+
+// entryLayout prints m's entry layout as XLA's header does:
+// {(P0, P1, ...)->RESULT}.
+func entryLayout(m *hlo.Module) string {
+	var b strings.Builder
+	b.WriteString("{(")
+	for i, p := range m.Entry.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Shape.String())
+	}
+	b.WriteString(")->")
+	b.WriteString(m.Entry.Root.Shape.String())
+	b.WriteString("}")
+	return b.String()
+}
+
+// updateEntryLayout reprints m's entry_computation_layout after a
+// parameter moved to host memory, when the header's text is what
+// entryLayout printed before the move (was); a header hlomem cannot
+// reprint exactly stays as it was.
+func updateEntryLayout(m *hlo.Module, was string) {
+	for i, a := range m.Attrs {
+		if a.Name == entryLayoutAttr && a.Value == was {
+			m.Attrs[i].Value = entryLayout(m)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 
 // offloadParam: a large parameter p0 (256 KiB) read at the start and at the
 // end, and a peak in the middle (b1, b2: 512 KiB each) that reads only p1.
-const offloadParam = `HloModule offload_param, is_scheduled=true
+const offloadParam = `HloModule offload_param, is_scheduled=true, entry_computation_layout={(f32[256,256]{1,0}, f32[256]{0})->f32[256,256]{1,0}}
 
 add {
   x = f32[] parameter(0)
@@ -137,6 +137,11 @@ func proveOffloadPlan(t *testing.T, res *OffloadResult, opts compile.Options) *a
 	if err != nil || back.String() != out {
 		t.Fatalf("the rewrite does not round-trip: %v\n%s", err, out)
 	}
+	for _, a := range res.Module.Attrs {
+		if a.Name == entryLayoutAttr && a.Value != entryLayout(res.Module) {
+			t.Errorf("entry_computation_layout=%s, the entry's shapes say %s", a.Value, entryLayout(res.Module))
+		}
+	}
 	as := offloadPlan(t, back, opts)
 	if as.Stats.DeviceBytes != res.After {
 		t.Errorf("Offload says %d device bytes, planning the rewrite gives %d", res.After, as.Stats.DeviceBytes)
@@ -242,6 +247,12 @@ func TestOffloadParameter(t *testing.T) {
 	p := res.Module.Entry.Params[0]
 	if p.Shape.MemorySpace() != assign.HostMemorySpace {
 		t.Errorf("p0 is %s, want S(5)", p.Shape)
+	}
+	// The header says so too, as JAX's entry layout does for a
+	// memory_kind="pinned_host" argument.
+	const layout = "{(f32[256,256]{1,0:S(5)}, f32[256]{0})->f32[256,256]{1,0}}"
+	if got := res.Module.Attrs[0]; got.Name != entryLayoutAttr || got.Value != layout {
+		t.Errorf("header %s=%s, want %s", got.Name, got.Value, layout)
 	}
 	as := offloadPlan(t, res.Module)
 	if as.Stats.HostBytes < p0 || as.Stats.TotalBytes != as.Stats.DeviceBytes+as.Stats.HostBytes {
