@@ -16,6 +16,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
+	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/internal/corpus"
 )
@@ -415,4 +416,46 @@ func TestOffloadPairedCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("%d modules, %d planned, %d with arrays offloaded (%d bytes saved), %d within 90%%", len(files), runs, moved, saved, fits)
+}
+
+// The rewrite runs on the GPU client model (gpu.Client, the platform
+// allocator, no preallocation) with p0 in pinned host memory: at its
+// highest, the device holds the plan's device total less than it held for
+// the original, which is what the two plans' device totals say.
+func TestOffloadOnDevice(t *testing.T) {
+	m := parseOffload(t, offloadParam)
+	before := offloadPlan(t, m).Stats.DeviceBytes
+	res, err := Offload(context.Background(), m, before-1, compile.Options{}, "a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	highest := func(as *assign.Assignment) int64 {
+		t.Helper()
+		p, err := gpu.NewProgram("p", as)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev, err := gpu.DeviceByName("custom:1GiB")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := gpu.NewClient(dev, gpu.ClientConfig{MemFraction: 1, Allocator: gpu.Platform}, gpu.ClientOptions{Verify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &gpu.Workload{File: "(test)", Steps: []gpu.Step{{PutParams: "p"}, {Run: "p"}}}
+		var top int64
+		err = c.Replay(context.Background(), w, map[string]*gpu.Program{"p": p}, func(r gpu.StepResult) error {
+			top = max(top, r.Stats.PeakBytesInUse)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return top
+	}
+	orig, off := highest(offloadPlan(t, m)), highest(offloadPlan(t, res.Module))
+	if orig-off != res.Before-res.After {
+		t.Errorf("the device's highest use fell %d -> %d (%d), the plans say %d", orig, off, orig-off, res.Before-res.After)
+	}
 }
