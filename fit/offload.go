@@ -19,8 +19,10 @@ package fit
 // Offload writes the result of that pipeline directly: the array's layout
 // gets S(5) and plain copies carry it between the spaces (a copy whose
 // operand and result differ only in memory space, as HostOffloader's are).
-// A parameter moves whole: parameter(N) in S(5), and before each of its
-// users a copy into device memory that lives until that use. An
+// A parameter moves whole: parameter(N) in S(5), in the entry's layout
+// too (where HostOffloader::HandleInputStreaming looks for it), and before
+// each of its users a copy into device memory that lives until that use
+// (the copy HostOffloader puts before a MoveToDevice). An
 // activation moves across the peak: a copy to S(5) after its last use
 // before the peak region and a copy back to S(0) just before its first use
 // after it, which then takes its place. The saving is two real plans

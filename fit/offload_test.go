@@ -249,8 +249,9 @@ func TestOffloadParameter(t *testing.T) {
 	if p.Shape.MemorySpace() != assign.HostMemorySpace {
 		t.Errorf("p0 is %s, want S(5)", p.Shape)
 	}
-	// The header says so too, as JAX's entry layout does for a
-	// memory_kind="pinned_host" argument.
+	// The header says so too: XLA's HostOffloader::HandleInputStreaming
+	// (xla/hlo/transforms/host_offloader.cc) finds a host parameter by
+	// its S(5) in entry_computation_layout.
 	const layout = "{(f32[256,256]{1,0:S(5)}, f32[256]{0})->f32[256,256]{1,0}}"
 	if got := res.Module.Attrs[0]; got.Name != entryLayoutAttr || got.Value != layout {
 		t.Errorf("header %s=%s, want %s", got.Name, got.Value, layout)
