@@ -87,7 +87,12 @@ const maxOffloadTries = 24
 // across the region and is read by no instruction running in it; each is
 // kept only when the re-planned device total falls. m is not changed.
 // Not reaching the limit is no error: After says how far it came.
-func Offload(ctx context.Context, m *hlo.Module, limit int64, opts compile.Options, device string) (*OffloadResult, error) {
+func Offload(ctx context.Context, m *hlo.Module, limit int64, opts compile.Options, device string) (res *OffloadResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("fit: offload panicked (a bug): %v", r)
+		}
+	}()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -113,7 +118,7 @@ func Offload(ctx context.Context, m *hlo.Module, limit int64, opts compile.Optio
 	// copies sit where they were put, and the saving is the rewrite's
 	// alone, not a new schedule's.
 	opts.Scheduler = schedule.Keep
-	res := &OffloadResult{Module: cur.Module, Bandwidth: bw}
+	res = &OffloadResult{Module: cur.Module, Bandwidth: bw}
 	res.Before = cur.Assignment.Stats.DeviceBytes
 	res.After = res.Before
 	if res.Before <= limit {
