@@ -34,71 +34,83 @@ type Donation struct {
 	Name  string
 	Bytes int64
 	// Output is the entry output index the argument is aliased to
-	// (input_output_alias, may-alias as JAX emits it); nil when no output
-	// matches and the argument is only made a buffer_donor.
+	// (input_output_alias, may-alias as JAX emits it): in Module when
+	// Donated, else when donated alone; nil when no output matches and the
+	// argument is only made a buffer_donor.
 	Output hlo.ShapeIndex
 	// Saved is Before less the plan's total with this argument alone
 	// donated (its own re-plan). It may be 0 (a buffer_donor nothing
 	// reuses) or negative (copies the donation needs cost more than it
 	// frees).
 	Saved int64
+	// Donated says the argument is in the set Module and After donate
+	// (DonateResult.After); Output is then the output it has there.
+	Donated bool
 }
 
 // DonateResult is what donating the entry's arguments does to the plan.
 type DonateResult struct {
 	// Module is the original (a clone) with input_output_alias and
-	// buffer_donor entries added for every argument of Args.
+	// buffer_donor entries added for the arguments of Args marked Donated.
 	Module *hlo.Module
 	// Args is each donatable argument, largest saving first (then the
 	// larger buffer, then parameter order). Every donatable argument is
 	// listed, whatever its saving.
 	Args []Donation
-	// Before and After are the plan totals without and with every
-	// argument of Args donated.
+	// Before is the plan's total of the module as given. After is the
+	// total with the arguments of Args marked Donated donated: the set
+	// kept by adding the arguments one by one, largest saving first, each
+	// only when the re-plan with it is lower than without. Donating every
+	// argument is not always better (an alias can need a copy as large as
+	// what it frees, and JAX's matching of many arguments can pair an
+	// argument with an output a later one would have served better), so
+	// All is that total, which may exceed Before.
 	Before, After int64
-	// Skipped are the arguments a donation of which the pipeline could
-	// not plan, each with the reason; they are not in Args nor in Module.
+	All           int64
+	// Skipped are the arguments whose donation the pipeline could not
+	// plan, each with the reason; they are not in Args nor in Module.
 	Skipped []string
 }
 
-// donateCand is one donation to make: the alias, or with Output nil the
-// buffer donor.
+// donateLeaf is one donatable array leaf of an entry parameter.
+type donateLeaf struct {
+	param int64
+	index hlo.ShapeIndex
+	shape hlo.Shape
+	bytes int64
+}
+
+// donateCand is one donation to make: the alias to output, or with output
+// nil the buffer donor.
 type donateCand struct {
-	param  int64
-	index  hlo.ShapeIndex
+	donateLeaf
 	output hlo.ShapeIndex
-	bytes  int64
-	space  int64
 }
 
 // Donate lists the entry arguments of m that can be donated, adds each to
-// the module (an input_output_alias to an output of the same size, or a
-// buffer_donor when no output is left to match), and measures each by
-// re-planning: the module with that argument alone donated, and with all of
-// them donated. m is not changed.
+// the module (an input_output_alias to an output, or a buffer_donor when no
+// output is left to match), and measures each by re-planning: the module
+// with that argument alone donated, and with the arguments worth donating
+// together (After) and with all of them (All). m is not changed.
 //
-// Which argument goes to which output follows XLA's
-// OptimizeInputOutputBufferAlias (optimize_input_output_buffer_alias.cc,
-// Build): per memory space, the array leaves of the parameters that are
-// not aliased already and the array output leaves that are not aliased
-// already, each sorted by byte size, largest first (stable), matched with
-// two pointers on equal size; dynamic shapes never alias. Arguments already
-// aliased or already buffer donors are the user's donations and are
-// skipped. An argument no output matches becomes a buffer_donor: XLA's GPU
-// and CPU buffer assignment reuse only parameters aliased to an output
-// (BufferAllocation::is_readonly), so its re-plan shows what such a
-// donation saves there, usually nothing (JAX warns "Some donated buffers
-// were not usable").
+// Which argument goes to which output is what JAX and XLA would make of
+// donate_argnums (donateMatch). Arguments already aliased or already buffer
+// donors are the user's donations and are skipped; outputs already
+// aliased take no other. An argument no output matches becomes a
+// buffer_donor: XLA's GPU and CPU buffer assignment reuse only parameters
+// aliased to an output (BufferAllocation::is_readonly), so its re-plan
+// shows that such a donation saves nothing (JAX does not even pass it on:
+// it warns "Some donated buffers were not usable").
 //
-// Safety: the module as given is planned by compile.Compile with opts. A
+// Safety: each donated module is planned by compile.Compile with opts. A
 // module XLA has not scheduled goes through the pipeline's copy insertion,
 // which adds the copies a donated parameter needs (one read after its
 // output is written in place gets a copy). A scheduled module
-// (is_scheduled=true) skips copy insertion; its schedule pass (schedule.Apply
-// with the module's own order) repairs every interference the new alias
-// causes with a copy (liveness's interference repair), so the donated
-// module is planned with those copies, and the saving shown includes their
-// cost. A donation the pipeline cannot plan is left out (Skipped).
+// (is_scheduled=true) skips copy insertion; its schedule pass (the
+// module's own order) repairs every interference the new alias causes
+// with a copy (liveness's interference repair), so the donated module is
+// planned with those copies and the saving shown is net of them. A
+// donation the pipeline cannot plan is left out (Skipped).
 func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *DonateResult, err error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -118,24 +130,25 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 	if err != nil {
 		return nil, err
 	}
-	res = &DonateResult{Before: before}
-	var kept []donateCand
-	for _, c := range donateCandidates(m) {
+	res = &DonateResult{Before: before, After: before, All: before}
+	var leaves []donateLeaf
+	for _, l := range donateLeaves(m) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		total, err := donatePlan(ctx, m, opts, []donateCand{c})
+		cands := donateMatch(m, []donateLeaf{l})
+		total, err := donatePlan(ctx, m, opts, cands)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			res.Skipped = append(res.Skipped, fmt.Sprintf("parameter %d at %s: %v", c.param, c.index, err))
+			res.Skipped = append(res.Skipped, fmt.Sprintf("parameter %d at %s: %v", l.param, l.index, err))
 			continue
 		}
-		kept = append(kept, c)
+		leaves = append(leaves, l)
 		res.Args = append(res.Args, Donation{
-			Param: c.param, ParamIndex: c.index, Name: donateName(m.Entry.Params[c.param]),
-			Bytes: c.bytes, Output: c.output, Saved: before - total,
+			Param: l.param, ParamIndex: l.index, Name: donateName(m.Entry.Params[l.param]),
+			Bytes: l.bytes, Output: cands[0].output, Saved: before - total,
 		})
 	}
 	slices.SortStableFunc(res.Args, func(x, y Donation) int {
@@ -144,15 +157,53 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 		}
 		return cmp.Compare(y.Bytes, x.Bytes)
 	})
-	res.Module = donateApply(m, kept)
-	if len(kept) == 0 {
-		res.After = before
-		return res, nil
+	if len(leaves) > 0 {
+		if res.All, err = donatePlan(ctx, m, opts, donateMatch(m, leaves)); err != nil {
+			return nil, fmt.Errorf("fit: donate: planning %s with every argument donated: %w", m.Name, err)
+		}
 	}
-	if res.After, err = donatePlan(ctx, m, opts, kept); err != nil {
-		return nil, fmt.Errorf("fit: donate: planning %s with every argument donated: %w", m.Name, err)
+	chosen, err := donateChoose(ctx, m, opts, res)
+	if err != nil {
+		return nil, err
 	}
+	res.Module = donateApply(m, chosen)
 	return res, nil
+}
+
+// donateChoose adds the arguments of res.Args with a positive saving one
+// by one, largest first, keeping each whose addition lowers the re-planned
+// total; it sets res.After, marks the kept arguments Donated (their Output
+// the one the set's matching gives) and returns the set's donations.
+func donateChoose(ctx context.Context, m *hlo.Module, opts compile.Options, res *DonateResult) ([]donateCand, error) {
+	var set []donateLeaf
+	var best []donateCand
+	for i, d := range res.Args {
+		if d.Saved <= 0 {
+			break
+		}
+		try := append(slices.Clone(set), donateLeaf{param: d.Param, index: d.ParamIndex})
+		try = donateLeavesOf(m, try)
+		cands := donateMatch(m, try)
+		total, err := donatePlan(ctx, m, opts, cands)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue // the set without it stands
+		}
+		if total < res.After || len(set) == 0 && total == res.After {
+			set, best, res.After = try, cands, total
+			res.Args[i].Donated = true
+		}
+	}
+	for i := range res.Args {
+		for _, c := range best {
+			if res.Args[i].Donated && c.param == res.Args[i].Param && c.index.Equal(res.Args[i].ParamIndex) {
+				res.Args[i].Output = c.output
+			}
+		}
+	}
+	return best, nil
 }
 
 // donatePlan is the plan's total of a clone of m with cands donated,
@@ -183,88 +234,167 @@ func donateApply(m *hlo.Module, cands []donateCand) *hlo.Module {
 	return c
 }
 
-// donateCandidates lists the donatable leaves of m's entry parameters,
-// each matched to an output as XLA's OptimizeInputOutputBufferAlias
-// matches buffer donors (see Donate), in parameter order.
-func donateCandidates(m *hlo.Module) []donateCand {
-	taken := func(p int64, ix hlo.ShapeIndex) bool {
-		for _, a := range m.InputOutputAlias {
-			if a.Param == p && a.ParamIndex.Equal(ix) {
-				return true
-			}
-		}
-		for _, d := range m.BufferDonors {
-			if d.Param == p && d.ParamIndex.Equal(ix) {
-				return true
-			}
-		}
-		return false
-	}
-	var donors []*donateCand
+// donateLeaves lists the donatable leaves of m's entry parameters in
+// parameter order, each parameter's leaves in shape-index order: array
+// leaves of static shape not aliased nor donated already.
+func donateLeaves(m *hlo.Module) []donateLeaf {
+	var out []donateLeaf
 	for _, p := range m.Entry.Params {
 		p.Shape.ForEachSubshape(func(s hlo.Shape, ix hlo.ShapeIndex) {
 			n, ok := donateSize(s)
-			if !ok || taken(p.ParameterNumber, ix) {
+			if !ok || donateTaken(m, p.ParameterNumber, ix) {
 				return
 			}
-			donors = append(donors, &donateCand{param: p.ParameterNumber, index: append(hlo.ShapeIndex{}, ix...), bytes: n, space: s.MemorySpace()})
+			out = append(out, donateLeaf{param: p.ParameterNumber, index: append(hlo.ShapeIndex{}, ix...), shape: s, bytes: n})
 		})
 	}
-	type donee struct {
-		index hlo.ShapeIndex
-		bytes int64
-		space int64
+	return out
+}
+
+// donateLeavesOf returns the leaves of set as donateLeaves describes them,
+// in donateLeaves' order (the order JAX sees the arguments in).
+func donateLeavesOf(m *hlo.Module, set []donateLeaf) []donateLeaf {
+	var out []donateLeaf
+	for _, l := range donateLeaves(m) {
+		if slices.ContainsFunc(set, func(x donateLeaf) bool { return x.param == l.param && x.index.Equal(l.index) }) {
+			out = append(out, l)
+		}
 	}
-	var donees []donee
+	return out
+}
+
+func donateTaken(m *hlo.Module, p int64, ix hlo.ShapeIndex) bool {
+	for _, a := range m.InputOutputAlias {
+		if a.Param == p && a.ParamIndex.Equal(ix) {
+			return true
+		}
+	}
+	for _, d := range m.BufferDonors {
+		if d.Param == p && d.ParamIndex.Equal(ix) {
+			return true
+		}
+	}
+	return false
+}
+
+// donateOutput is an array leaf of the entry's result not aliased yet.
+type donateOutput struct {
+	index hlo.ShapeIndex // never nil: {} is the result itself
+	shape hlo.Shape
+	bytes int64
+}
+
+func donateOutputs(m *hlo.Module) []donateOutput {
+	var out []donateOutput
 	root := m.Entry.Root.Shape
-	if !root.IsUnboundedDynamic() && !donateDynamic(root) {
-		root.ForEachSubshape(func(s hlo.Shape, ix hlo.ShapeIndex) {
-			n, ok := donateSize(s)
-			if !ok || slices.ContainsFunc(m.InputOutputAlias, func(a hlo.IOAlias) bool { return a.Output.Equal(ix) }) {
-				return
+	root.ForEachSubshape(func(s hlo.Shape, ix hlo.ShapeIndex) {
+		n, ok := donateSize(s)
+		if !ok || slices.ContainsFunc(m.InputOutputAlias, func(a hlo.IOAlias) bool { return a.Output.Equal(ix) }) {
+			return
+		}
+		out = append(out, donateOutput{append(hlo.ShapeIndex{}, ix...), s, n})
+	})
+	return out
+}
+
+// donateMatch pairs the donated leaves set (in donateLeaves' order) with
+// outputs as jax.jit's donate_argnums and XLA do:
+//
+//  1. JAX (jax/_src/interpreters/mlir.py, _set_up_aliases): each output,
+//     in order, is aliased to the first donated argument not yet aliased
+//     of the same shape and element type, in the same memory space
+//     (input_output_alias);
+//  2. JAX again: each argument left, in order, whose element count and
+//     memory space an output not aliased has (each output once) is passed
+//     to XLA as a buffer donor;
+//  3. XLA (optimize_input_output_buffer_alias.cc, Build, with registered
+//     buffer donors only): per memory space, those donors and the outputs
+//     not aliased, each sorted by byte size, largest first (stable), are
+//     paired with two pointers on equal size into aliases; dynamic shapes
+//     never alias.
+//
+// An argument paired with nothing is a buffer_donor (output nil).
+func donateMatch(m *hlo.Module, set []donateLeaf) []donateCand {
+	out := make([]donateCand, len(set))
+	for i, l := range set {
+		out[i] = donateCand{donateLeaf: l}
+	}
+	outs := donateOutputs(m)
+	if donateDynamic(m.Entry.Root.Shape) {
+		return out
+	}
+	aliased := make([]bool, len(outs))
+	for j, o := range outs {
+		for i := range out {
+			c := &out[i]
+			if c.output == nil && c.shape.Elem == o.shape.Elem && slices.Equal(c.shape.Dims, o.shape.Dims) &&
+				c.shape.MemorySpace() == o.shape.MemorySpace() {
+				c.output, aliased[j] = o.index, true
+				break
 			}
-			// Never nil, so that the entry result itself ({}) reads as an
-			// output, not as "no output".
-			donees = append(donees, donee{append(hlo.ShapeIndex{}, ix...), n, s.MemorySpace()})
-		})
+		}
 	}
-	bySize := func(x, y *donateCand) int { return cmp.Compare(y.bytes, x.bytes) }
-	sorted := slices.Clone(donors)
-	slices.SortStableFunc(sorted, bySize)
-	slices.SortStableFunc(donees, func(x, y donee) int { return cmp.Compare(y.bytes, x.bytes) })
-	spaces := map[int64]bool{}
-	for _, d := range sorted {
-		spaces[d.space] = true
+	counted := slices.Clone(aliased)
+	var donors []*donateCand
+	for i := range out {
+		c := &out[i]
+		if c.output != nil {
+			continue
+		}
+		n, _ := c.shape.Elements()
+		for j, o := range outs {
+			if k, _ := o.shape.Elements(); !counted[j] && k == n && o.shape.MemorySpace() == c.shape.MemorySpace() {
+				counted[j] = true
+				donors = append(donors, c)
+				break
+			}
+		}
 	}
-	for space := range spaces {
+	var donees []donateOutput
+	for j, o := range outs {
+		if !aliased[j] {
+			donees = append(donees, o)
+		}
+	}
+	slices.SortStableFunc(donors, func(x, y *donateCand) int { return cmp.Compare(y.bytes, x.bytes) })
+	slices.SortStableFunc(donees, func(x, y donateOutput) int { return cmp.Compare(y.bytes, x.bytes) })
+	usedDonee := make([]bool, len(donees))
+	for _, space := range donateSpaces(donors) {
 		var ds []*donateCand
-		for _, d := range sorted {
-			if d.space == space {
+		for _, d := range donors {
+			if d.shape.MemorySpace() == space {
 				ds = append(ds, d)
 			}
 		}
-		var es []donee
-		for _, e := range donees {
-			if e.space == space {
-				es = append(es, e)
+		var es []int
+		for j, e := range donees {
+			if e.shape.MemorySpace() == space && !usedDonee[j] {
+				es = append(es, j)
 			}
 		}
 		for i, j := 0, 0; i < len(ds) && j < len(es); {
-			switch {
-			case ds[i].bytes > es[j].bytes:
+			switch e := donees[es[j]]; {
+			case ds[i].bytes > e.bytes:
 				i++
-			case ds[i].bytes < es[j].bytes:
+			case ds[i].bytes < e.bytes:
 				j++
 			default:
-				ds[i].output = es[j].index
+				ds[i].output, usedDonee[es[j]] = e.index, true
 				i++
 				j++
 			}
 		}
 	}
-	out := make([]donateCand, len(donors))
-	for i, d := range donors {
-		out[i] = *d
+	return out
+}
+
+// donateSpaces lists the memory spaces of cs, in first-seen order.
+func donateSpaces(cs []*donateCand) []int64 {
+	var out []int64
+	for _, c := range cs {
+		if s := c.shape.MemorySpace(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
 	}
 	return out
 }
