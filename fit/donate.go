@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/hlo"
 )
 
@@ -64,7 +65,9 @@ type DonateResult struct {
 	// argument is not always better (an alias can need a copy as large as
 	// what it frees, and JAX's matching of many arguments can pair an
 	// argument with an output a later one would have served better), so
-	// All is that total, which may exceed Before.
+	// All is that total, which may exceed Before. All's plan passes
+	// assign.Check but is not held to the shadow check (see donatePlan):
+	// it is a figure, not a plan Donate proposes.
 	Before, After int64
 	All           int64
 	// Skipped are the arguments whose donation the pipeline could not
@@ -109,8 +112,10 @@ type donateCand struct {
 // (is_scheduled=true) skips copy insertion; its schedule pass (the
 // module's own order) repairs every interference the new alias causes
 // with a copy (liveness's interference repair), so the donated module is
-// planned with those copies and the saving shown is net of them. A
-// donation the pipeline cannot plan is left out (Skipped).
+// planned with those copies and the saving shown is net of them. Every
+// donated plan must pass the shadow check too (donatePlan). A donation the
+// pipeline cannot plan, or whose plan fails the shadow check, is left out
+// (Skipped).
 func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *DonateResult, err error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -126,7 +131,7 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 	if err := hlo.Verify(m); err != nil {
 		return nil, err
 	}
-	before, err := donatePlan(ctx, m, opts, nil)
+	before, err := donatePlan(ctx, m, opts, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +142,7 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 			return nil, err
 		}
 		cands := donateMatch(m, []donateLeaf{l})
-		total, err := donatePlan(ctx, m, opts, cands)
+		total, err := donatePlan(ctx, m, opts, cands, true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -158,7 +163,7 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 		return cmp.Compare(y.Bytes, x.Bytes)
 	})
 	if len(leaves) > 0 {
-		if res.All, err = donatePlan(ctx, m, opts, donateMatch(m, leaves)); err != nil {
+		if res.All, err = donatePlan(ctx, m, opts, donateMatch(m, leaves), false); err != nil {
 			return nil, fmt.Errorf("fit: donate: planning %s with every argument donated: %w", m.Name, err)
 		}
 	}
@@ -184,7 +189,7 @@ func donateChoose(ctx context.Context, m *hlo.Module, opts compile.Options, res 
 		try := append(slices.Clone(set), donateLeaf{param: d.Param, index: d.ParamIndex})
 		try = donateLeavesOf(m, try)
 		cands := donateMatch(m, try)
-		total, err := donatePlan(ctx, m, opts, cands)
+		total, err := donatePlan(ctx, m, opts, cands, true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -207,14 +212,29 @@ func donateChoose(ctx context.Context, m *hlo.Module, opts compile.Options, res 
 }
 
 // donatePlan is the plan's total of a clone of m with cands donated,
-// planned by the pipeline with opts.
-func donatePlan(ctx context.Context, m *hlo.Module, opts compile.Options, cands []donateCand) (int64, error) {
+// planned by the pipeline with opts (which checks it, assign.Check). With
+// shadow, the plan must also pass the runtime's shadow check (exec.Shadow),
+// or the donation is refused: the runtime writes an entry parameter at its
+// place in the schedule, so a parameter the schedule puts after the output
+// aliased to it is written (a dead argument: found by FuzzDonate) would
+// clobber that output there, though XLA's ordering holds every parameter
+// from the start.
+func donatePlan(ctx context.Context, m *hlo.Module, opts compile.Options, cands []donateCand, shadow bool) (int64, error) {
 	r, err := compile.Compile(ctx, donateApply(m, cands), opts)
 	if err != nil {
 		return 0, err
 	}
 	if r.Assignment == nil {
 		return 0, fmt.Errorf("fit: donate: the pipeline made no plan of %s (Options.Until %q)", m.Name, opts.Until)
+	}
+	if shadow {
+		sh, err := exec.Shadow(ctx, r.Assignment)
+		if err != nil {
+			return 0, err
+		}
+		if sh.Violation != nil {
+			return 0, fmt.Errorf("fit: donate: the donated plan fails the shadow check: %v", sh.Violation)
+		}
 	}
 	return r.Assignment.Stats.TotalBytes, nil
 }
