@@ -31,9 +31,9 @@ func donateParse(t testing.TB, text string) *hlo.Module {
 
 // donateRun plans a clone of m with the pipeline (compile.Compile, which
 // runs assign.Check) and returns the plan.
-func donateRun(t testing.TB, m *hlo.Module) *compile.Result {
+func donateRun(t testing.TB, m *hlo.Module, opts compile.Options) *compile.Result {
 	t.Helper()
-	r, err := compile.Compile(context.Background(), m.Clone(), compile.Options{})
+	r, err := compile.Compile(context.Background(), m.Clone(), opts)
 	if err != nil {
 		t.Fatalf("planning: %v\n%s", err, m)
 	}
@@ -59,7 +59,7 @@ func donateSame(x, y eval.Literal) bool {
 // evaluate, its planned run computes the original's reference outputs bit
 // for bit on random arguments. It returns false when the original cannot
 // be evaluated.
-func donateProve(t testing.TB, m *hlo.Module, orig string, res *DonateResult, evaluate bool) bool {
+func donateProve(t testing.TB, m *hlo.Module, orig string, res *DonateResult, opts compile.Options, evaluate bool) bool {
 	t.Helper()
 	if m.String() != orig {
 		t.Fatal("Donate changed its input module")
@@ -89,15 +89,15 @@ func donateProve(t testing.TB, m *hlo.Module, orig string, res *DonateResult, ev
 		t.Fatalf("%d donations in the module, %d marked", len(back.InputOutputAlias)+len(back.BufferDonors)-len(m.InputOutputAlias)-len(m.BufferDonors), donated)
 	}
 	if len(all) > 0 {
-		if got := donateRun(t, donateApply(m, donateMatch(m, donateLeavesOf(m, all)))).Assignment.Stats.TotalBytes; got != res.All {
+		if got := donateRun(t, donateApply(m, donateMatch(m, donateLeavesOf(m, all))), opts).Assignment.Stats.TotalBytes; got != res.All {
 			t.Errorf("All %d, planning every argument donated gives %d", res.All, got)
 		}
 	}
-	r := donateRun(t, back)
+	r := donateRun(t, back, opts)
 	if got := r.Assignment.Stats.TotalBytes; got != res.After {
 		t.Errorf("After %d, planning the donated module gives %d", res.After, got)
 	}
-	if got := donateRun(t, m).Assignment.Stats.TotalBytes; got != res.Before {
+	if got := donateRun(t, m, opts).Assignment.Stats.TotalBytes; got != res.Before {
 		t.Errorf("Before %d, planning the original gives %d", res.Before, got)
 	}
 	if res.After > res.Before {
@@ -120,7 +120,7 @@ func donateProve(t testing.TB, m *hlo.Module, orig string, res *DonateResult, ev
 		return true
 	}
 	args := eval.RandomArgs(m, rand.New(rand.NewPCG(5, 6)))
-	want, err := exec.Execute(ctx, donateRun(t, m).Assignment, args, nil, exec.Options{Reference: true, MaxSteps: 1 << 16})
+	want, err := exec.Execute(ctx, donateRun(t, m, opts).Assignment, args, nil, exec.Options{Reference: true, MaxSteps: 1 << 16})
 	if err != nil {
 		return false
 	}
@@ -151,7 +151,7 @@ func donate(t *testing.T, text string) (*hlo.Module, *DonateResult) {
 	if len(res.Skipped) > 0 {
 		t.Errorf("skipped: %v", res.Skipped)
 	}
-	if !donateProve(t, m, orig, res, true) {
+	if !donateProve(t, m, orig, res, compile.Options{}, true) {
 		t.Fatal("the evaluator cannot run the test module")
 	}
 	return m, res
@@ -404,8 +404,8 @@ ENTRY %main (p: f32[256], q: f32[256]) -> (f32[256], f32[256]) {
 	// copy_insertion.cc (AddCopiesForAliasedInputOutputs and the live
 	// range interference of the joined buffer): %p is read by %n after %a
 	// writes its buffer, so one copy of %p is added.
-	before := donateCount(donateRun(t, m).Module, hlo.OpCopy)
-	if got := donateCount(donateRun(t, res.Module).Module, hlo.OpCopy); got != before+1 {
+	before := donateCount(donateRun(t, m, compile.Options{}).Module, hlo.OpCopy)
+	if got := donateCount(donateRun(t, res.Module, compile.Options{}).Module, hlo.OpCopy); got != before+1 {
 		t.Errorf("%d copies in the donated plan, want %d", got, before+1)
 	}
 }
@@ -493,7 +493,7 @@ func TestDonateCorpus(t *testing.T) {
 			t.Logf("%s: refused: %v", filepath.Base(f), err)
 			continue
 		}
-		donateProve(t, m, orig, res, false)
+		donateProve(t, m, orig, res, compile.Options{}, false)
 		for _, s := range res.Skipped {
 			t.Errorf("%s: skipped %s", f, s)
 		}
@@ -506,8 +506,9 @@ func TestDonateCorpus(t *testing.T) {
 	t.Logf("%d modules, %d refused, %d donatable arguments; %d modules gain, %d bytes saved in all", len(files), refused, args, gain, saved)
 }
 
-// FuzzDonate donates the arguments of random modules, scheduled as the
-// pipeline would (copies inserted, XLA's heuristic order, kept): either
+// FuzzDonate donates the arguments of random modules, unscheduled or
+// scheduled as the pipeline would (copies inserted, XLA's heuristic order,
+// kept): either
 // an error where the original cannot be planned, or a result donateProve
 // accepts (bit-equal outputs where the evaluator runs the module).
 func FuzzDonate(f *testing.F) {
@@ -531,19 +532,25 @@ func FuzzDonate(f *testing.F) {
 				t.Fatalf("the scheduled module does not parse: %v", err)
 			}
 		}
+		// A module XLA has not scheduled is scheduled by XLA's heuristic:
+		// the search, Compile's default for it, is slow for a fuzzer.
+		opts := compile.Options{}
+		if !m.IsScheduled {
+			opts.Scheduler = schedule.Heuristic
+		}
 		ctx := context.Background()
-		if _, err := compile.Compile(ctx, m.Clone(), compile.Options{}); err != nil {
-			if _, derr := Donate(ctx, m, compile.Options{}); derr == nil {
+		if _, err := compile.Compile(ctx, m.Clone(), opts); err != nil {
+			if _, derr := Donate(ctx, m, opts); derr == nil {
 				t.Fatalf("the original does not plan (%v), Donate did not say so", err)
 			}
 			return
 		}
 		orig := m.String()
-		res, err := Donate(ctx, m, compile.Options{})
+		res, err := Donate(ctx, m, opts)
 		if err != nil {
 			t.Fatalf("the original plans, Donate fails: %v", err)
 		}
-		donateProve(t, m, orig, res, true)
+		donateProve(t, m, orig, res, opts, true)
 	})
 }
 
