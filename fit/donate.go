@@ -196,7 +196,7 @@ func donateChoose(ctx context.Context, m *hlo.Module, opts compile.Options, res 
 			}
 			continue // the set without it stands
 		}
-		if total < res.After || len(set) == 0 && total == res.After {
+		if total < res.After {
 			set, best, res.After = try, cands, total
 			res.Args[i].Donated = true
 		}

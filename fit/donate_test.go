@@ -471,7 +471,7 @@ func TestDonateBadInput(t *testing.T) {
 // saved in all.
 func TestDonateCorpus(t *testing.T) {
 	files := corpus.Files(t, "paired/*/*_gpu_after_optimizations.txt", "paired-jax/*/*_gpu_after_optimizations.txt")
-	var gain, refused, args int
+	var gain, refused, args, worse int
 	var saved int64
 	for _, f := range files {
 		text, err := os.ReadFile(f)
@@ -502,8 +502,12 @@ func TestDonateCorpus(t *testing.T) {
 			gain++
 			saved += res.Before - res.After
 		}
+		if res.All > res.Before {
+			worse++
+			t.Logf("%s: donating every argument raises the total %d -> %d; the kept set gives %d", filepath.Base(f), res.Before, res.All, res.After)
+		}
 	}
-	t.Logf("%d modules, %d refused, %d donatable arguments; %d modules gain, %d bytes saved in all", len(files), refused, args, gain, saved)
+	t.Logf("%d modules, %d refused, %d donatable arguments; %d modules gain, %d bytes saved in all; %d worse with every argument donated", len(files), refused, args, gain, saved, worse)
 }
 
 // FuzzDonate donates the arguments of random modules, unscheduled or
