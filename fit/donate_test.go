@@ -321,10 +321,12 @@ ENTRY %main (s: ((f32[4]), f32[4,5], f32[4,5,6], f32[4,5,6,7])) -> (f32[4], (f32
 	}
 }
 
-// Parameters and outputs match by byte size within one memory space
-// (OptimizeInputOutputBufferAlias Tests MultipleParameters, the outputs in
-// reverse order, and AllDifferentMemorySpaces: equal shapes in different
-// spaces never alias).
+// Each output takes the first donated argument of its shape, in one memory
+// space (JAX's _set_up_aliases keys its donations by aval and memory kind;
+// XLA's OptimizeInputOutputBufferAlias Tests MultipleParameters, the
+// outputs in reverse order, and AllDifferentMemorySpaces: equal shapes in
+// different spaces never alias). d, the second f32[4,5], finds no output
+// left; c's only output of its size is in another space.
 func TestDonateMatching(t *testing.T) {
 	m := donateParse(t, `HloModule mp
 
@@ -348,6 +350,39 @@ ENTRY %main (a: f32[4], b: f32[4,5], c: f32[8], d: f32[4,5]) -> (f32[4,5], f32[4
 		if o, ok := got[p]; !ok || !o.Equal(w) || (o == nil) != (w == nil) {
 			t.Errorf("parameter %d -> %v (listed %v), want %v", p, o, ok, w)
 		}
+	}
+}
+
+// An argument no output of its shape takes is passed to XLA when an output
+// left has its element count (JAX's _set_up_aliases, "find an output array
+// with matching size ignoring shapes": aval.size), and XLA pairs it by
+// bytes (OptimizeInputOutputBufferAlias::Build): x, f32[4,5], is aliased to
+// the f32[20] output {0}, the first of the two equal-size donees (stable
+// sort). y, f64[10], has the bytes of an f32[20] but not its element count:
+// JAX never passes it on, so it stays a buffer donor. Donated, x saves the
+// output's bytes, and the planned run of the aliased reshape computes the
+// original's outputs.
+func TestDonateBySize(t *testing.T) {
+	_, res := donate(t, `HloModule sz
+
+ENTRY %main (x: f32[4,5], y: f64[10]) -> (f32[20], f32[20]) {
+  %x = f32[4,5]{1,0} parameter(0)
+  %y = f64[10]{0} parameter(1)
+  %r = f32[20]{0} reshape(%x)
+  %e = f32[20]{0} exponential(%r)
+  %c = f32[10]{0} convert(%y)
+  %cc = f32[20]{0} concatenate(%c, %c), dimensions={0}
+  %n = f32[20]{0} add(%e, %cc)
+  ROOT %t = (f32[20]{0}, f32[20]{0}) tuple(%e, %n)
+}
+`)
+	x := donateFind(t, res, 0, hlo.ShapeIndex{})
+	if !x.Output.Equal(hlo.ShapeIndex{0}) || x.Output == nil || x.Saved != donateBytes(t, "f32[20]{0}") || !x.Donated {
+		t.Errorf("x: %+v, want aliased to {0}, saving an f32[20]", x)
+	}
+	y := donateFind(t, res, 1, hlo.ShapeIndex{})
+	if y.Output != nil || y.Saved != 0 || y.Donated {
+		t.Errorf("y: %+v, want a buffer donor saving nothing", y)
 	}
 }
 
