@@ -24,7 +24,10 @@ import (
 // arguments: donating argument i donates every leaf of args[i] (its
 // parameters are consecutive; metadata op_name spells the leaf's path,
 // e.g. "args[0]['w']" or "params['w']", whose leading name or index is the
-// argument to list in donate_argnums / donate_argnames). With tuple_args
+// argument to list in donate_argnums / donate_argnames). jax.jit drops
+// the leaves the function never reads (keep_unused=False, the default), so
+// parameter N is the N-th leaf among those kept: the op_name path, when
+// present, is the surer link back to the Python argument. With tuple_args
 // (many arguments), JAX passes all leaves in one tuple parameter: then
 // ParamIndex {k} is leaf k.
 type Donation struct {
