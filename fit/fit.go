@@ -102,9 +102,9 @@ type Lever struct {
 	Details  []string `json:"details,omitempty"`
 	Commands []string `json:"commands,omitempty"`
 
-	module *hlo.Module      // the changed module, when it changes one
+	module *hlo.Module       // the changed module, when it changes one
 	config *gpu.ClientConfig // the client settings, when it changes them
-	remat  int64            // the remat limit, when it is the remat lever
+	remat  int64             // the remat limit, when it is the remat lever
 }
 
 // target is the device the analysis runs on.
