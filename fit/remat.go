@@ -97,9 +97,10 @@ func (t *target) rematLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Le
 // the shortfall (rematRounds at most). It returns the last compile, the
 // remat limit it used and whether it runs on the device.
 func (t *target) rematTo(ctx context.Context, m *hlo.Module, devLimit int64, algo string) (*compile.Result, int64, bool, error) {
-	limit := devLimit
+	limit, used := devLimit, devLimit
 	var last *compile.Result
 	for round := 0; round < rematRounds && limit > 0; round++ {
+		used = limit
 		o := t.opts
 		o.Remat = &compile.RematOptions{Limit: limit, Algorithm: algo}
 		r, err := compile.Compile(ctx, m.Clone(), o)
@@ -121,9 +122,9 @@ func (t *target) rematTo(ctx context.Context, m *hlo.Module, devLimit int64, alg
 		limit = min(limit, r.Assignment.Stats.TotalBytes) - short
 	}
 	if last == nil {
-		return nil, 0, false, errors.New("fit: the device offers no memory")
+		return nil, 0, false, fmt.Errorf("fit: the device offers no memory (limit %d, %s)", devLimit, algo)
 	}
-	return last, limit, false, nil
+	return last, used, false, nil
 }
 
 // runs reports whether r's plan runs on the device under the current
