@@ -30,7 +30,7 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 		return nil, err
 	}
 	as := r.Assignment
-	l.Applies, l.Total = true, as.Stats.TotalBytes
+	l.Applies, l.Total, l.Limit = true, as.Stats.TotalBytes, v.Limit
 	fitsWith := func(cfg gpu.ClientConfig) (deviceRun, error) { return t.run(ctx, as, cfg) }
 
 	def := gpu.DefaultConfig()
@@ -40,7 +40,22 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 	}
 	l.Details = append(l.Details, fmt.Sprintf("JAX's default pool (BFC, 75%% preallocated, limit %d bytes): %s", dr.limit, fitWord(dr.fits)))
 
-	// The smallest fraction, with the current allocator and preallocation.
+	if err := t.fractionSearch(ctx, l, fitsWith); err != nil {
+		return nil, err
+	}
+	if err := t.alternatives(l, v, fitsWith); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// fractionSearch finds the smallest memory fraction, in hundredths, with
+// the current allocator and preallocation, at which the run fits.
+func (t *target) fractionSearch(ctx context.Context, l *Lever, fitsWith func(gpu.ClientConfig) (deviceRun, error)) error {
+	if t.cfg.Allocator == gpu.Platform {
+		l.Details = append(l.Details, "the platform allocator takes the whole device: "+gpu.EnvOldMemFraction+" does not apply to it")
+		return nil
+	}
 	base := t.cfg
 	base.UnifiedMemory = false
 	at := func(h int) (deviceRun, error) {
@@ -50,19 +65,19 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 	}
 	top, err := at(maxFraction)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	best := -1
 	if top.fits {
 		lo, hi := minFraction, maxFraction // hi fits
 		for lo < hi {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 			mid := (lo + hi) / 2
 			d, err := at(mid)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if d.fits {
 				hi = mid
@@ -77,7 +92,7 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 		cfg.MemFraction = float64(best) / 100
 		d, err := fitsWith(cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.Fits, l.Limit, l.config = d.fits, d.limit, &cfg
 		f := fraction(cfg.MemFraction)
@@ -92,20 +107,31 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 		l.Details = append(l.Details, fmt.Sprintf("no %s up to 1.00 fits: the run needs %d bytes, 1.00 gives %d", gpu.EnvOldMemFraction, top.need, top.limit))
 		l.Commands = append(l.Commands, fmt.Sprintf("hlomem run --device=%s --mem-fraction=1.00 %s", t.name, t.file))
 	}
-	// Preallocation off and the platform allocator, each over the
-	// current settings.
-	for _, alt := range []struct {
+	return nil
+}
+
+// alternatives runs preallocation off and the other allocator, each over
+// the current settings.
+func (t *target) alternatives(l *Lever, v *Verdict, fitsWith func(gpu.ClientConfig) (deviceRun, error)) error {
+	// Preallocation off and the platform allocator (or, when the
+	// platform allocator is the current one, BFC), each over the current
+	// settings.
+	type alt struct {
 		line, flag string
 		set        func(*gpu.ClientConfig)
-	}{
-		{gpu.EnvPreallocate + "=false", "--preallocate=false", func(c *gpu.ClientConfig) { c.Preallocate = false }},
-		{gpu.EnvAllocator + "=platform", "--allocator=platform", func(c *gpu.ClientConfig) { c.Allocator = gpu.Platform }},
-	} {
+	}
+	alts := []alt{{gpu.EnvPreallocate + "=false", "--preallocate=false", func(c *gpu.ClientConfig) { c.Preallocate = false }}}
+	if t.cfg.Allocator == gpu.Platform {
+		alts = append(alts, alt{gpu.EnvAllocator + "=bfc", "--allocator=bfc", func(c *gpu.ClientConfig) { c.Allocator = gpu.BFCKind }})
+	} else {
+		alts = append(alts, alt{gpu.EnvAllocator + "=platform", "--allocator=platform", func(c *gpu.ClientConfig) { c.Allocator = gpu.Platform }})
+	}
+	for _, alt := range alts {
 		c := t.cfg
 		alt.set(&c)
 		d, err := fitsWith(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		same := "does not change the outcome"
 		if d.fits != v.Fits {
@@ -119,7 +145,7 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 			l.Change = []string{"set before importing jax: " + alt.line}
 		}
 	}
-	return l, nil
+	return nil
 }
 
 func fitWord(b bool) string {

@@ -2,8 +2,10 @@ package fit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -319,3 +321,91 @@ func allocName(k gpu.AllocatorKind) string {
 // fraction prints a memory fraction as JAX takes it (2 decimals when it
 // has no more).
 func fraction(f float64) string { return fmt.Sprintf("%.2f", f) }
+
+// WriteJSON writes r as one JSON object: the same fields WriteText prints.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r for a reader: the verdict, the levers in cost order
+// (CostOrder, then jit), the combination; each figure with the command
+// that reproduces it.
+func (r *Report) WriteText(w io.Writer) error {
+	b := &strings.Builder{}
+	v := r.Verdict
+	fmt.Fprintf(b, "module %s on %s (%d bytes)", r.Module, r.Device, r.DeviceBytes)
+	if len(r.Settings) > 0 {
+		fmt.Fprintf(b, "; client %s", strings.Join(r.Settings, " "))
+	}
+	b.WriteString("\n")
+	switch {
+	case v.Fits:
+		fmt.Fprintf(b, "verdict: fits with %d bytes to spare (the run needs %d of the limit %d; plan total %d)\n", v.Spare, v.Need, v.Limit, v.Total)
+	case v.Fragmented:
+		fmt.Fprintf(b, "verdict: does not fit from fragmentation at step %d of %d (%s): the run needs %d of the limit %d; plan total %d\n", v.Step, v.Steps, v.Instruction, v.Need, v.Limit, v.Total)
+	default:
+		fmt.Fprintf(b, "verdict: does not fit: short by %d bytes at step %d of %d (%s): the run needs %d of the limit %d; plan total %d\n", v.Short, v.Step, v.Steps, v.Instruction, v.Need, v.Limit, v.Total)
+	}
+	if !v.Fits {
+		fmt.Fprintf(b, "  live at step %d, largest first:\n", v.Step)
+		for _, a := range v.Live {
+			fmt.Fprintf(b, "    %s (%s, %d bytes)", a.Name, a.Kind, a.Bytes)
+			if a.OpName != "" {
+				fmt.Fprintf(b, " op_name=%q", a.OpName)
+			}
+			if a.Source != "" {
+				fmt.Fprintf(b, " at %s", a.Source)
+			}
+			b.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(b, "  $ %s\n", v.Command)
+	fmt.Fprintf(b, "levers, cheapest first (%s; jit apart):\n", strings.Join(CostOrder, ", "))
+	for _, l := range r.Levers {
+		writeLever(b, l)
+	}
+	if c := r.Combination; c != nil {
+		writeCombination(b, c)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeLever(b *strings.Builder, l *Lever) {
+	if !l.Applies {
+		fmt.Fprintf(b, "  %s: does not apply: %s\n", l.Name, l.Why)
+		return
+	}
+	fmt.Fprintf(b, "  %s: %s alone; plan total %d (saves %d), limit %d; cost %s\n", l.Name, fitWord(l.Fits), l.Total, l.Saved, l.Limit, l.Cost)
+	for _, s := range l.Change {
+		fmt.Fprintf(b, "    change: %s\n", s)
+	}
+	for _, s := range l.Details {
+		fmt.Fprintf(b, "    %s\n", s)
+	}
+	for _, s := range l.Commands {
+		fmt.Fprintf(b, "    $ %s\n", s)
+	}
+}
+
+func writeCombination(b *strings.Builder, c *Combination) {
+	names := "none"
+	if len(c.Levers) > 0 {
+		names = strings.Join(c.Levers, " + ")
+	}
+	fmt.Fprintf(b, "combination: %s: %s; plan total %d, the run needs %d of the limit %d\n", names, fitWord(c.Fits), c.Total, c.Need, c.Limit)
+	for _, s := range c.Steps {
+		fmt.Fprintf(b, "    %s\n", s)
+	}
+	if c.Why != "" {
+		fmt.Fprintf(b, "    %s\n", c.Why)
+	}
+	for _, s := range c.Change {
+		fmt.Fprintf(b, "    change: %s\n", s)
+	}
+	for _, s := range c.Commands {
+		fmt.Fprintf(b, "    $ %s\n", s)
+	}
+}

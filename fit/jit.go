@@ -51,7 +51,7 @@ func (t *target) jitLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Leve
 		l.Commands = append(l.Commands, fmt.Sprintf("hlomem run --device=%s --eager=%s %s", t.name, rel, t.file))
 	}
 	l.Fits = jitFits
-	l.Total = v.Total
+	l.Total, l.Limit = v.Total, v.Limit
 	if jitFits {
 		l.Details = append([]string{fmt.Sprintf("jitted: fits, peak %d bytes", jitPeak)}, l.Details...)
 	} else {

@@ -68,7 +68,7 @@ func (t *target) rematLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Le
 	if len(rr.Recomputed) == 0 {
 		l.Change = []string{"nothing was recomputed"}
 	} else {
-		l.Change = []string{"wrap the scopes below in jax.checkpoint with policy=" + policy}
+		l.Change = []string{"wrap the scopes the remat lever names in jax.checkpoint with policy=" + policy}
 	}
 	for _, s := range scopes {
 		l.Details = append(l.Details, "recomputed in "+s)
