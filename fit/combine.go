@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/remat"
 )
 
 // Combination is the cheapest combination of levers that fits: the levers
@@ -27,8 +28,13 @@ type Combination struct {
 	Why      string   `json:"why,omitempty"`
 	Change   []string `json:"change"`
 	Commands []string `json:"commands,omitempty"`
+	// Settings are the client settings of the last step, as JAX's
+	// environment lines (none on a TPU).
+	Settings []string `json:"settings,omitempty"`
 	// Module is the changed module (nil when no step changed it).
 	Module *hlo.Module `json:"-"`
+
+	config gpu.ClientConfig
 }
 
 // CostOrder is the ranking rule: levers that cost nothing at run time
@@ -40,7 +46,10 @@ var CostOrder = []string{"allocator", "donation", "offload", "remat"}
 
 // combine applies the levers in CostOrder on m until it fits.
 func (t *target) combine(ctx context.Context, m *hlo.Module, v *Verdict, levers []*Lever) (*Combination, error) {
-	c := &Combination{Total: v.Total, Limit: v.Limit, Need: v.Need, Fits: v.Fits}
+	c := &Combination{Total: v.Total, Limit: v.Limit, Need: v.Need, Fits: v.Fits, config: t.cfg}
+	if t.gpu != nil {
+		c.Settings = envLines(t.cfg)
+	}
 	if v.Fits {
 		c.Steps = []string{"fits as it is"}
 		return c, nil
@@ -73,15 +82,7 @@ func (t *target) combine(ctx context.Context, m *hlo.Module, v *Verdict, levers 
 		case "remat":
 			tt := *t
 			tt.cfg = cfg
-			lim := c.Limit
-			if t.gpu != nil {
-				cl, err := gpu.NewClient(*t.gpu, cfg, gpu.ClientOptions{})
-				if err != nil {
-					return nil, err
-				}
-				lim = cl.Stats().BytesLimit
-			}
-			r, rl, _, err := tt.rematTo(ctx, cur, lim, l.rematAlgo())
+			r, rl, _, err := tt.rematTo(ctx, cur, t.limitOf(cfg), remat.Plan)
 			if err != nil {
 				c.Steps = append(c.Steps, "remat: "+err.Error())
 				continue
@@ -101,14 +102,16 @@ func (t *target) combine(ctx context.Context, m *hlo.Module, v *Verdict, levers 
 	if cur != m {
 		c.Module = cur
 	}
+	c.config = cfg
+	if t.gpu != nil {
+		c.Settings = envLines(cfg)
+	}
 	if !c.Fits {
 		c.Why = fmt.Sprintf("none of the levers is enough: with all of them the run needs %d bytes of %d", c.Need, c.Limit)
 	}
 	c.Commands = t.combinationCommands(c, cfg, rematLimit)
 	return c, nil
 }
-
-func (l *Lever) rematAlgo() string { return "" }
 
 // applyModuleLever applies donation or offload to cur.
 func (t *target) applyModuleLever(ctx context.Context, name string, cur *hlo.Module, cfg gpu.ClientConfig) (*hlo.Module, error) {
@@ -133,7 +136,7 @@ func (t *target) limitOf(cfg gpu.ClientConfig) int64 {
 	}
 	c, err := gpu.NewClient(*t.gpu, cfg, gpu.ClientOptions{})
 	if err != nil {
-		return 0
+		return gpu.RoundLimit(cfg.Limit(*t.gpu)) // the client cannot start
 	}
 	return c.Stats().BytesLimit
 }

@@ -250,16 +250,15 @@ func (t *target) run(ctx context.Context, as *assign.Assignment, cfg gpu.ClientC
 	if err != nil {
 		return d, err
 	}
-	c, err := gpu.NewClient(*t.gpu, cfg, gpu.ClientOptions{})
-	if err != nil {
-		return d, err
+	// A client that cannot start (BFC cannot reserve its limit from the
+	// device) runs nothing: the program does not fit under cfg.
+	d.limit = gpu.RoundLimit(cfg.Limit(*t.gpu))
+	if c, err := gpu.NewClient(*t.gpu, cfg, gpu.ClientOptions{}); err == nil {
+		d.limit = c.Stats().BytesLimit
+		if d.fits, err = session(ctx, c, p); err != nil {
+			return d, err
+		}
 	}
-	d.limit = c.Stats().BytesLimit
-	ok, err := session(ctx, c, p)
-	if err != nil {
-		return d, err
-	}
-	d.fits = ok
 	big := *t.gpu
 	big.Memory = 2*(as.Stats.TotalBytes+p.ConstantBytes) + 2*d.limit + 64<<20
 	bcfg := cfg
@@ -268,7 +267,8 @@ func (t *target) run(ctx context.Context, as *assign.Assignment, cfg gpu.ClientC
 	if err != nil {
 		return d, err
 	}
-	if ok, err = session(ctx, c2, p); err != nil {
+	ok, err := session(ctx, c2, p)
+	if err != nil {
 		return d, err
 	}
 	if !ok {
