@@ -152,7 +152,8 @@ func (t *target) measure(ctx context.Context, c *Combination, cur *hlo.Module, c
 	}
 	c.Total = r.Assignment.Stats.TotalBytes
 	if t.tpu != nil {
-		c.Limit, c.Need, c.Fits = t.tpu.HBM, c.Total, c.Total <= t.tpu.HBM
+		c.Limit = t.tpu.HBM
+		c.Fits, c.Need = t.tpuFits(r.Assignment)
 		return nil
 	}
 	d, err := t.run(ctx, r.Assignment, cfg)

@@ -132,7 +132,11 @@ func newTarget(o Options) (*target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrDevice, err)
 		}
+		// Planned as hlomem run --device=tpu-* plans it: XLA:TPU's tiles
+		// for the generation, the plan's total unweighted.
 		t.tpu = &g
+		t.opts.Target, t.opts.Generation, t.opts.PlanCost = assign.TPU, &g, false
+		t.opts.Spaces = &tpu.SpaceOptions{VMEM: g.VMEM, SMEM: g.SMEM}
 		return t, nil
 	}
 	d, err := gpu.DeviceByName(o.Device)
@@ -216,8 +220,8 @@ func (t *target) verdict(ctx context.Context, as *assign.Assignment) (*Verdict, 
 		v.Live = append(v.Live, a)
 	}
 	if t.tpu != nil {
-		v.Limit, v.Need = t.tpu.HBM, v.Total
-		v.Fits = v.Need <= v.Limit
+		v.Limit = t.tpu.HBM
+		v.Fits, v.Need = t.tpuFits(as)
 		v.Command = fmt.Sprintf("hlomem run --device=%s --verify %s", t.name, t.file)
 	} else {
 		d, err := t.run(ctx, as, t.cfg)
@@ -408,4 +412,17 @@ func writeCombination(b *strings.Builder, c *Combination) {
 	for _, s := range c.Commands {
 		fmt.Fprintf(b, "    $ %s\n", s)
 	}
+}
+
+// tpuFits is hlomem run --device=tpu-*'s judgement of a plan: its HBM
+// allocations' bytes (the need) and whether every memory space is within
+// the chip's (tpu.CompileOOM).
+func (t *target) tpuFits(as *assign.Assignment) (bool, int64) {
+	var hbm int64
+	for _, al := range as.Allocations {
+		if al.Color == tpu.HBMSpace {
+			hbm += al.Size
+		}
+	}
+	return tpu.CompileOOM(as, *t.tpu, 0) == nil, hbm
 }

@@ -131,8 +131,8 @@ func (t *target) rematTo(ctx context.Context, m *hlo.Module, devLimit int64, alg
 // settings, and what it needs (its peak in use; on a TPU its total).
 func (t *target) runs(ctx context.Context, r *compile.Result) (bool, int64, error) {
 	if t.tpu != nil {
-		n := r.Assignment.Stats.TotalBytes
-		return n <= t.tpu.HBM, n, nil
+		ok, n := t.tpuFits(r.Assignment)
+		return ok, n, nil
 	}
 	d, err := t.run(ctx, r.Assignment, t.cfg)
 	return d.fits, d.need, err
@@ -192,7 +192,11 @@ func recomputedScopes(m *hlo.Module, rec []remat.Recomputed) ([]string, bool) {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		g := groups[k]
-		s := fmt.Sprintf("%s: %d values, %d bytes", k, g.n, g.bytes)
+		noun := "values"
+		if g.n == 1 {
+			noun = "value"
+		}
+		s := fmt.Sprintf("%s: %d %s, %d bytes", k, g.n, noun, g.bytes)
 		if len(g.sources) > 0 {
 			srcs := make([]string, 0, len(g.sources))
 			for s := range g.sources {
