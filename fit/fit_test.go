@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hlomem/hlomem/compile"
+	"github.com/hlomem/hlomem/eager"
 	"github.com/hlomem/hlomem/eval"
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/gpu"
@@ -265,5 +266,43 @@ func TestRemat(t *testing.T) {
 	c := r.Combination
 	if !c.Fits || c.Levers[len(c.Levers)-1] != "remat" {
 		t.Errorf("combination %+v", c)
+	}
+}
+
+// unscheduled is small without is_scheduled: the function JAX would run
+// op by op without jit (eager), each op holding its own result.
+const unscheduled = `HloModule f
+
+ENTRY %main (p: f32[1048576]) -> f32[1048576] {
+  %p = f32[1048576]{0} parameter(0)
+  %e = f32[1048576]{0} exponential(%p)
+  %n = f32[1048576]{0} negate(%e)
+  ROOT %a = f32[1048576]{0} add(%n, %p)
+}
+`
+
+// TestJitLever: on a module XLA has not compiled, the jit lever shows
+// the op-by-op runs beside the jitted one, the figures eager.Compare
+// gives on the same client.
+func TestJitLever(t *testing.T) {
+	m := parse(t, unscheduled)
+	r := analyze(t, m, "custom:1GiB", env())
+	l := lever(t, r, "jit")
+	if !l.Applies || !l.Fits {
+		t.Fatalf("jit lever %+v", l)
+	}
+	d, _ := gpu.DeviceByName("custom:1GiB")
+	c, err := eager.Compare(context.Background(), m, func() (*gpu.Client, error) {
+		return gpu.NewClient(d, gpu.DefaultConfig(), gpu.ClientOptions{})
+	}, eager.Options{Release: eager.Held, LiveAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("op by op (held): fits, peak %d bytes, %d more than jitted", c.Eager.Peak, c.Eager.Peak-c.Jit.Peak)
+	if !strings.Contains(strings.Join(l.Details, "\n"), want) {
+		t.Errorf("details %q, want %q", l.Details, want)
+	}
+	if l.Change[0] != "wrap the function in jax.jit" {
+		t.Errorf("change %q", l.Change)
 	}
 }
