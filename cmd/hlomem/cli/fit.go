@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/assign/peakgolden"
@@ -36,7 +37,8 @@ func fitFlags(fs *flagSet, e *env) func(args []string) error {
 		for i, in := range inputs {
 			tgt, note := targetFor("fit", "", in.file)
 			if note != "" {
-				fmt.Fprintln(e.stderr, note)
+				// fit has no --target: the dump's name decides, as for run.
+				fmt.Fprintln(e.stderr, strings.TrimSuffix(note, " (--target to change)"))
 			}
 			// run --device's pipeline, so that every printed command
 			// reproduces its figure.
