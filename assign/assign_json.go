@@ -89,6 +89,14 @@ func (as *Assignment) WriteJSON(w io.Writer) error {
 		j.Key(f.k)
 		j.Int(f.v)
 	}
+	if st.HostBytes != 0 {
+		// Only a plan with host-memory arrays: every other plan's JSON
+		// stays as it was.
+		j.Key("host_bytes")
+		j.Int(st.HostBytes)
+		j.Key("device_bytes")
+		j.Int(st.DeviceBytes)
+	}
 	j.EndObject()
 	tiled := as.tiled()
 	if tiled {

@@ -211,7 +211,20 @@ type Stats struct {
 	// XLA's "total fragmentation", negative when the plan beats it.
 	XLAMinimumBytes    int64
 	TotalFragmentation int64
+	// HostBytes is the part of TotalBytes in allocations of color
+	// HostMemorySpace (layouts' S(5), XLA's Layout::kHostMemorySpace):
+	// XLA's buffer assignment plans them as it plans any color, so
+	// TotalBytes keeps them for parity, but they live in the host's
+	// memory, not the device's. DeviceBytes = TotalBytes - HostBytes is
+	// what the device must hold.
+	HostBytes   int64
+	DeviceBytes int64
 }
+
+// HostMemorySpace is XLA's host memory space (Layout::kHostMemorySpace in
+// xla/layout.h): an array whose layout says S(5) lives in host memory,
+// where JAX's memory_kind="pinned_host" and XLA's host offloading put it.
+const HostMemorySpace = 5
 
 // Assignment is the result of Assign.
 type Assignment struct {
@@ -851,6 +864,9 @@ func (as *Assignment) finish() {
 	st := &as.Stats
 	for _, al := range as.Allocations {
 		st.TotalBytes += al.Size
+		if al.Color == HostMemorySpace {
+			st.HostBytes += al.Size
+		}
 		switch {
 		case al.IsParameter():
 			st.ParameterBytes += al.Size
@@ -868,6 +884,7 @@ func (as *Assignment) finish() {
 	}
 	st.LowerBound = as.bound.Bytes // as.bound and XLAMinimumBytes: see Assign
 	st.TotalFragmentation = st.TotalBytes - st.XLAMinimumBytes
+	st.DeviceBytes = st.TotalBytes - st.HostBytes
 }
 
 // partition moves the elements for which keep is false behind the others

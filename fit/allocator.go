@@ -30,7 +30,7 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 		return nil, err
 	}
 	as := r.Assignment
-	l.Applies, l.Total, l.Limit = true, as.Stats.TotalBytes, v.Limit
+	l.Applies, l.Total, l.Limit = true, as.Stats.DeviceBytes, v.Limit
 	fitsWith := func(cfg gpu.ClientConfig) (deviceRun, error) { return t.run(ctx, as, cfg) }
 
 	def := gpu.DefaultConfig()

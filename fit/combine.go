@@ -2,7 +2,6 @@ package fit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -73,6 +72,10 @@ func (t *target) combine(ctx context.Context, m *hlo.Module, v *Verdict, levers 
 			}
 			cfg = *l.config
 		case "donation", "offload":
+			if l.Saved <= 0 {
+				c.Steps = append(c.Steps, name+": skipped, it saves nothing alone")
+				continue
+			}
 			next, err := t.applyModuleLever(ctx, name, cur, cfg)
 			if err != nil {
 				c.Steps = append(c.Steps, name+": "+err.Error())
@@ -150,7 +153,7 @@ func (t *target) measure(ctx context.Context, c *Combination, cur *hlo.Module, c
 	if err != nil {
 		return err
 	}
-	c.Total = r.Assignment.Stats.TotalBytes
+	c.Total = r.Assignment.Stats.DeviceBytes
 	if t.tpu != nil {
 		c.Limit = t.tpu.HBM
 		c.Fits, c.Need = t.tpuFits(r.Assignment)
@@ -190,10 +193,6 @@ func (t *target) combinationCommands(c *Combination, cfg gpu.ClientConfig, remat
 func (t *target) donateLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Lever, error) {
 	l := &Lever{Name: "donation", Cost: "none"}
 	r, err := Donate(ctx, m, t.opts)
-	if errors.Is(err, errNotBuilt) {
-		l.Why = "not built (fit.Donate has not landed on this branch)"
-		return l, nil
-	}
 	if err != nil {
 		l.Why = "cannot apply: " + err.Error()
 		return l, nil
@@ -202,13 +201,17 @@ func (t *target) donateLever(ctx context.Context, m *hlo.Module, v *Verdict) (*L
 		l.Why = "no entry argument can be donated"
 		return l, nil
 	}
-	l.Applies, l.Total, l.Saved, l.module = true, r.After, r.Before-r.After, r.Module
+	l.Applies, l.Total, l.Saved, l.Limit, l.module = true, r.After, r.Before-r.After, v.Limit, r.Module
 	var nums []string
 	for _, a := range r.Args {
 		nums = append(nums, fmt.Sprint(a.Param))
 		l.Details = append(l.Details, fmt.Sprintf("argument %d %s: %d bytes, saves %d", a.Param, a.Name, a.Bytes, a.Saved))
 	}
-	l.Change = []string{fmt.Sprintf("jax.jit(f, donate_argnums=(%s,))", strings.Join(nums, ", "))}
+	tuple := strings.Join(nums, ", ")
+	if len(nums) == 1 {
+		tuple += ","
+	}
+	l.Change = []string{fmt.Sprintf("jax.jit(f, donate_argnums=(%s))", tuple)}
 	l.Fits = t.fitsModule(ctx, r.Module)
 	return l, nil
 }
@@ -221,10 +224,6 @@ func (t *target) offloadLever(ctx context.Context, m *hlo.Module, v *Verdict) (*
 		return l, nil
 	}
 	r, err := Offload(ctx, m, v.Limit, t.opts, t.name)
-	if errors.Is(err, errNotBuilt) {
-		l.Why = "not built (fit.Offload has not landed on this branch)"
-		return l, nil
-	}
 	if err != nil {
 		l.Why = "cannot apply: " + err.Error()
 		return l, nil
@@ -238,9 +237,9 @@ func (t *target) offloadLever(ctx context.Context, m *hlo.Module, v *Verdict) (*
 		secs += a.Seconds
 		l.Details = append(l.Details, fmt.Sprintf("%s (%s) %d bytes, %.6f s", a.Name, a.Kind, a.Bytes, a.Seconds))
 	}
-	l.Applies, l.Total, l.Saved, l.module = true, r.After, r.Before-r.After, r.Module
+	l.Applies, l.Total, l.Saved, l.Limit, l.module = true, r.After, r.Before-r.After, v.Limit, r.Module
 	l.Cost = fmt.Sprintf("%.6f s of transfers at %.3g bytes/s", secs, r.Bandwidth)
-	l.Change = []string{`memory_kind="pinned_host" for the arrays below`}
+	l.Change = []string{`memory_kind="pinned_host" for the arrays the offload lever names`}
 	l.Fits = t.fitsModule(ctx, r.Module)
 	return l, nil
 }

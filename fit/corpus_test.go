@@ -59,7 +59,7 @@ func TestCorpusTenPercentShort(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", x.name, err)
 		}
-		size := r0.Assignment.Stats.TotalBytes * 9 / 10
+		size := r0.Assignment.Stats.DeviceBytes * 9 / 10
 		if size <= 0 {
 			continue
 		}

@@ -45,7 +45,7 @@ type Verdict struct {
 	// Limit is what the device offers the program (the client's
 	// BytesLimit hlomem run --device prints; a TPU's HBM).
 	Limit int64 `json:"limit"`
-	// Total is the plan's total (assign Stats.TotalBytes).
+	// Total is the plan's total on the device (assign Stats.DeviceBytes: TotalBytes less host memory).
 	Total int64 `json:"total"`
 	// Need is the most the run holds at once on the client allocator
 	// (its peak bytes in use on a device large enough); on a TPU the plan's
@@ -202,7 +202,7 @@ func Analyze(ctx context.Context, m *hlo.Module, o Options) (*Report, error) {
 
 // verdict judges the plan as on the device under the current settings.
 func (t *target) verdict(ctx context.Context, as *assign.Assignment) (*Verdict, error) {
-	v := &Verdict{Total: as.Stats.TotalBytes}
+	v := &Verdict{Total: as.Stats.DeviceBytes}
 	step, _, at := as.Peak()
 	v.Step, v.Steps = step, len(as.Analysis.Sequence)
 	if step >= 0 && step < len(as.Analysis.Sequence) {
@@ -264,7 +264,7 @@ func (t *target) run(ctx context.Context, as *assign.Assignment, cfg gpu.ClientC
 		}
 	}
 	big := *t.gpu
-	big.Memory = 2*(as.Stats.TotalBytes+p.ConstantBytes) + 2*d.limit + 64<<20
+	big.Memory = 2*(as.Stats.DeviceBytes+p.ConstantBytes) + 2*d.limit + 64<<20
 	bcfg := cfg
 	bcfg.MemFraction, bcfg.UnifiedMemory = 1, false
 	c2, err := gpu.NewClient(big, bcfg, gpu.ClientOptions{})

@@ -55,7 +55,7 @@ func (t *target) rematLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Le
 		return nil, err
 	}
 	l.Applies, l.Fits, l.remat = true, fits, limit
-	l.Total = res.Assignment.Stats.TotalBytes
+	l.Total = res.Assignment.Stats.DeviceBytes
 	l.Saved, l.Limit = v.Total-l.Total, v.Limit
 	rr := res.Remat
 	l.Cost = fmt.Sprintf("+%d FLOPs (%.2f%% of the module's own)", rr.AddedFLOPs, rr.AddedShare())
@@ -85,7 +85,7 @@ func (t *target) rematLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Le
 	case err != nil:
 		return nil, err
 	default:
-		l.Details = append(l.Details, fmt.Sprintf("XLA's algorithm at the same limit: total %d bytes, %s", xres.Assignment.Stats.TotalBytes, fitWord(xfits)))
+		l.Details = append(l.Details, fmt.Sprintf("XLA's algorithm at the same limit: total %d bytes, %s", xres.Assignment.Stats.DeviceBytes, fitWord(xfits)))
 		l.Commands = append(l.Commands, fmt.Sprintf("hlomem assign --format=json --remat-limit=%d --remat-algo=xla %s", limit, t.file))
 	}
 	l.Details = append(l.Details, xlaRematNote)
@@ -119,7 +119,7 @@ func (t *target) rematTo(ctx context.Context, m *hlo.Module, devLimit int64, alg
 		if short <= 0 {
 			short = devLimit / 100
 		}
-		limit = min(limit, r.Assignment.Stats.TotalBytes) - short
+		limit = min(limit, r.Assignment.Stats.DeviceBytes) - short
 	}
 	if last == nil {
 		return nil, 0, false, fmt.Errorf("fit: the device offers no memory (limit %d, %s)", devLimit, algo)

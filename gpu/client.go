@@ -57,6 +57,9 @@ func (a *Array) Addr() int64 { return a.buf.addr + a.Offset }
 type deviceBuffer struct {
 	addr, size int64
 	refs       int
+	// host marks pinned host memory (an array in XLA's host memory
+	// space, S(5)): not the client allocator's, never freed to it.
+	host bool
 }
 
 // RoundLimit rounds a client's byte limit up to 2 MiB, as XLA does before
@@ -167,6 +170,18 @@ func (c *Client) Put(name string, bytes int64, shape string) (*Array, error) {
 	return a, nil
 }
 
+// putHost makes the array named name in pinned host memory: an argument
+// of a parameter in XLA's host memory space (S(5)), which the device's
+// allocator does not hold.
+func (c *Client) putHost(name string, bytes int64, shape string) (*Array, error) {
+	if _, ok := c.arrays[name]; ok {
+		return nil, fmt.Errorf("gpu: put %s: an array of that name exists; delete it first", name)
+	}
+	a := &Array{Name: name, Bytes: bytes, Shape: shape, buf: &deviceBuffer{size: bytes, refs: 1, host: true}}
+	c.arrays[name] = a
+	return a, nil
+}
+
 // Delete removes the array named name, freeing its device buffer when no
 // other array holds it.
 func (c *Client) Delete(name string) error {
@@ -180,7 +195,7 @@ func (c *Client) Delete(name string) error {
 
 func (c *Client) release(b *deviceBuffer) error {
 	b.refs--
-	if b.refs > 0 {
+	if b.refs > 0 || b.host {
 		return nil
 	}
 	return c.Alloc.Free(b.addr)
@@ -217,6 +232,12 @@ type Program struct {
 	// constants take (module globals, loaded with the executable, outside
 	// the client allocator, as XLA:GPU keeps them).
 	TempBytes, ConstantBytes int64
+	// HostTempBytes is what the run's temps in host memory take (the
+	// allocations of color assign.HostMemorySpace, XLA's S(5), that are
+	// neither parameters nor outputs): pinned host memory, not asked of
+	// the device's allocator. Parameters (Leaf.Host) and outputs in host
+	// memory are pinned host arrays as well.
+	HostTempBytes int64
 	// Peak lists the largest of what occupies memory at the program's
 	// peak (assign.Assignment.Peak): step PeakStep of Steps, PeakBytes in
 	// all.
@@ -237,6 +258,9 @@ type Leaf struct {
 	// may write the argument's buffer in place (input_output_alias).
 	Param   int64
 	Donated bool
+	// Host is set for a leaf in XLA's host memory space (S(5)): its
+	// array is pinned host memory, not the device's.
+	Host bool
 	// Alloc is the allocation holding the leaf and Offset where in it
 	// (nil when the leaf has no bytes).
 	Alloc  *assign.Allocation
@@ -261,6 +285,8 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 			byParam[fmt.Sprint(al.Parameter, al.ParameterIndex)] = al
 		case al.Constant:
 			p.ConstantBytes += al.Size
+		case hostTemp(al):
+			p.HostTempBytes += al.Size
 		case !al.MaybeLiveOut:
 			p.TempBytes += al.Size
 		}
@@ -275,7 +301,7 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 			if len(ix) > 0 {
 				name += ix.String()
 			}
-			l := Leaf{Name: name, Index: append(hlo.ShapeIndex(nil), ix...), Shape: sub, Bytes: n, Param: int64(i)}
+			l := Leaf{Name: name, Index: append(hlo.ShapeIndex(nil), ix...), Shape: sub, Bytes: n, Param: int64(i), Host: sub.MemorySpace() == assign.HostMemorySpace}
 			if al := byParam[fmt.Sprint(int64(i), ix)]; al != nil {
 				l.Alloc, l.Donated = al, al.ParameterAliased
 			}
@@ -325,6 +351,11 @@ func NewProgram(name string, as *assign.Assignment) (*Program, error) {
 		p.Peak = append(p.Peak, b)
 	}
 	return p, nil
+}
+
+// hostTemp reports whether al is a temp in host memory (Program.HostTempBytes).
+func hostTemp(al *assign.Allocation) bool {
+	return al.Color == assign.HostMemorySpace && !al.IsParameter() && !al.MaybeLiveOut && !al.Constant
 }
 
 // RunResult is what one run did.
@@ -412,6 +443,12 @@ func (c *Client) Run(ctx context.Context, p *Program, args, outs []string) (*Run
 			continue
 		case al.IsParameter() && argOf[al] != nil:
 			bufs[i] = argOf[al].buf
+			continue
+		case hostTemp(al):
+			continue // pinned host memory, outside the device's pool
+		case al.Color == assign.HostMemorySpace:
+			// An output in host memory: pinned host memory too.
+			bufs[i] = &deviceBuffer{size: al.Size, host: true}
 			continue
 		}
 		kind := "temp"
@@ -501,7 +538,7 @@ func (c *Client) checkDisjoint(p *Program, bufs []*deviceBuffer, owned []bool) e
 	var spans []span
 	seen := map[*deviceBuffer]bool{}
 	for _, a := range c.arrays {
-		if !seen[a.buf] {
+		if !seen[a.buf] && !a.buf.host {
 			seen[a.buf] = true
 			spans = append(spans, span{a.buf.addr, a.buf.addr + a.buf.size, "array " + a.Name})
 		}

@@ -388,3 +388,70 @@ func TestREADMEWorkload(t *testing.T) {
 	require.Len(t, w.Steps, 7)
 	require.True(t, w.Steps[6].ExpectOOM)
 }
+
+// A temp in host memory (S(5), XLA's Layout::kHostMemorySpace; buffer
+// assignment gives it an allocation of color 5 of its own, as
+// BufferAssigner::DefaultColorer in xla/service/buffer_assignment.h colors
+// by memory space) is pinned host memory: the run does not ask the
+// device's allocator for it.
+func TestRunHostTemp(t *testing.T) {
+	p := program(t, "hosttemp.hlo", `HloModule hosttemp, is_scheduled=true
+
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  n = f32[1024]{0} negate(p)
+  h = f32[1024]{0:S(5)} copy(n)
+  back = f32[1024]{0} copy(h)
+  ROOT a = f32[1024]{0} add(back, p)
+}
+`)
+	as := p.Assignment
+	require.Equal(t, int64(4096), as.Stats.HostBytes)
+	require.Equal(t, int64(4096), p.HostTempBytes)
+	var device int64
+	for _, al := range as.Allocations {
+		if !al.IsParameter() && !al.Constant && al.Color != assign.HostMemorySpace {
+			device += al.Size
+		}
+	}
+	c := newClient16(t, true)
+	_, err := c.Put("x", 4096, "f32[1024]")
+	require.NoError(t, err)
+	res, err := c.Run(context.Background(), p, []string{"x"}, []string{"y"})
+	require.NoError(t, err)
+	require.Equal(t, device, res.Allocated, "the host temp is not the device's")
+	require.Equal(t, p.TempBytes+4096, res.Allocated, "temps and the output")
+}
+
+// A parameter in host memory (S(5): what JAX's memory_kind="pinned_host"
+// makes of an argument; XLA's layout.h names it Layout::kHostMemorySpace)
+// is put in pinned host memory and the run reads it there: the device's
+// allocator holds only the device parameter, the copy and the output.
+func TestRunHostParam(t *testing.T) {
+	p := program(t, "hostparam.hlo", `HloModule hostparam, is_scheduled=true
+
+ENTRY e {
+  h = f32[4096]{0:S(5)} parameter(0)
+  q = f32[1024]{0} parameter(1)
+  d = f32[4096]{0} copy(h)
+  s = f32[1024]{0} slice(d), slice={[0:1024]}
+  ROOT a = f32[1024]{0} add(s, q)
+}
+`)
+	require.True(t, p.Params[0].Host)
+	require.False(t, p.Params[1].Host)
+	c := newClient16(t, true)
+	w := &Workload{File: "(test)", Steps: []Step{{PutParams: p.Name}, {Run: p.Name}}}
+	var inUse []int64
+	err := c.Replay(context.Background(), w, map[string]*Program{p.Name: p}, func(r StepResult) error {
+		inUse = append(inUse, r.Stats.BytesInUse)
+		return nil
+	})
+	require.NoError(t, err)
+	// After the put only q (4096 bytes, rounded by BFC to 256) is on the
+	// device; after the run q and the output a.
+	require.Equal(t, []int64{4096, 8192}, inUse)
+	h, ok := c.Array("h")
+	require.True(t, ok)
+	require.NoError(t, c.Delete(h.Name), "a host array is deleted without touching the device")
+}

@@ -12,17 +12,31 @@ import (
 type Device struct {
 	Name   string
 	Memory int64
+	// HostLinkBytesPerSec is the effective bandwidth of the link between
+	// host memory and the device, one direction, pinned host memory: what
+	// offloading an array to host memory (XLA's S(5)) pays per byte moved.
+	// 0 when unknown (custom devices). The presets take PCIe's per-direction
+	// raw rate (gen4 x16 32 GB/s for the A100, gen5 x16 64 GB/s for the
+	// H100 and H200) at the ~78% that host-to-device copies of pinned
+	// memory reach in practice: 25 GB/s and 50 GB/s.
+	HostLinkBytesPerSec float64
 }
 
 const mib = 1 << 20
 
+// Host-link bandwidths of the presets (Device.HostLinkBytesPerSec).
+const (
+	PCIeGen4x16 = 25e9
+	PCIeGen5x16 = 50e9
+)
+
 // Presets of common devices, with the total memory the driver reports
 // (nvidia-smi's MiB figures).
 var (
-	A100_40GB = Device{Name: "a100-40gb", Memory: 40960 * mib}
-	A100_80GB = Device{Name: "a100-80gb", Memory: 81920 * mib}
-	H100_80GB = Device{Name: "h100-80gb", Memory: 81559 * mib}
-	H200      = Device{Name: "h200", Memory: 143771 * mib}
+	A100_40GB = Device{Name: "a100-40gb", Memory: 40960 * mib, HostLinkBytesPerSec: PCIeGen4x16}
+	A100_80GB = Device{Name: "a100-80gb", Memory: 81920 * mib, HostLinkBytesPerSec: PCIeGen4x16}
+	H100_80GB = Device{Name: "h100-80gb", Memory: 81559 * mib, HostLinkBytesPerSec: PCIeGen5x16}
+	H200      = Device{Name: "h200", Memory: 143771 * mib, HostLinkBytesPerSec: PCIeGen5x16}
 )
 
 // Devices lists the presets.

@@ -423,7 +423,11 @@ func (c *Client) step(ctx context.Context, s *Step, progs map[string]*Program, r
 			if _, ok := c.arrays[l.Name]; ok {
 				continue
 			}
-			if _, err := c.Put(l.Name, l.Bytes, l.Shape.String()); err != nil {
+			put := c.Put
+			if l.Host {
+				put = c.putHost
+			}
+			if _, err := put(l.Name, l.Bytes, l.Shape.String()); err != nil {
 				return err
 			}
 		}

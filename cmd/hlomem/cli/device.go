@@ -195,15 +195,24 @@ func runDevice(ctx context.Context, e *env, d *deviceFlags, files []string, opts
 	fmt.Fprintf(out, "device %s: %s (%d bytes); allocator %s, limit %s, preallocate %v, mem fraction %g\n",
 		dev.Name, assign.HumanBytes(dev.Memory), dev.Memory, c.Alloc.Name(), assign.HumanBytes(st.BytesLimit), cfg.Preallocate, cfg.MemFraction)
 	for _, p := range order {
-		var params, outs int64
+		var params, outs, host int64
 		for _, l := range p.Params {
-			params += l.Bytes
+			if l.Host {
+				host += l.Bytes
+			} else {
+				params += l.Bytes
+			}
 		}
 		for _, l := range p.Outputs {
 			outs += l.Bytes
 		}
-		fmt.Fprintf(out, "program %s: parameters %s, outputs %s, temps %s, constants %s; %d steps\n",
-			p.Name, assign.HumanBytes(params), assign.HumanBytes(outs), assign.HumanBytes(p.TempBytes), assign.HumanBytes(p.ConstantBytes), p.Steps)
+		hostText := ""
+		if host += p.HostTempBytes; host > 0 {
+			// Arrays in host memory (S(5)): not the device's.
+			hostText = ", in host memory " + assign.HumanBytes(host)
+		}
+		fmt.Fprintf(out, "program %s: parameters %s, outputs %s, temps %s, constants %s%s; %d steps\n",
+			p.Name, assign.HumanBytes(params), assign.HumanBytes(outs), assign.HumanBytes(p.TempBytes), assign.HumanBytes(p.ConstantBytes), hostText, p.Steps)
 	}
 	fmt.Fprintf(out, "step 0 start: %s\n", statsLine(st))
 	err = c.Replay(ctx, w, progs, func(r gpu.StepResult) error {
