@@ -132,6 +132,10 @@ func (r *Report) writeHTMLModule(b *bufio.Writer, k int) error {
 				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">-</td><td>fails: %s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(firstLine(w.Err)), cmd)
 				continue
 			}
+			if w.Fit != nil {
+				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">%s</td><td>%s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(h(w.Total)), esc(fitVs(w)), cmd)
+				continue
+			}
 			if w.Lever.Kind == "jit" {
 				fmt.Fprintf(b, "<tr><td>%s</td><td class=\"n\">-</td><td class=\"n\">%s</td><td>%s</td><td>%s</td></tr>\n", esc(w.Lever.String()), esc(h(w.Total)), esc(eagerVs(w)), cmd)
 				continue

@@ -77,6 +77,13 @@ type jsonWhatIf struct {
 	Fits            *bool    `json:"fits,omitempty"`
 	AddedFLOPs      *int64   `json:"added_flops,omitempty"`
 	AddedShare      *float64 `json:"added_flops_percent,omitempty"`
+	// For a fit lever: the combination's levers, what its run needs of
+	// the client's limit, and why none fits (fits above says whether it
+	// does).
+	FitLevers []string `json:"fit_levers,omitempty"`
+	FitNeed   int64    `json:"fit_need_bytes,omitempty"`
+	FitLimit  int64    `json:"fit_limit_bytes,omitempty"`
+	FitWhy    string   `json:"fit_why,omitempty"`
 }
 
 type jsonMoved struct {
@@ -200,6 +207,9 @@ func (r *Report) jsonView() *jsonReport {
 				share := math.Round(rw.AddedShare*100) / 100 // as the text prints it
 				jw.Fits, jw.AddedFLOPs, jw.AddedShare = &rw.Fits, &rw.AddedFLOPs, &share
 			}
+		}
+		if f := w.Fit; f != nil {
+			jw.Fits, jw.FitLevers, jw.FitNeed, jw.FitLimit, jw.FitWhy = &f.Fits, f.Levers, f.Need, f.Limit, f.Why
 		}
 		j.WhatIf = append(j.WhatIf, jw)
 	}

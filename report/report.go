@@ -48,6 +48,9 @@ type Options struct {
 	// bytes); 0 is RematShare percent of this plan's total.
 	RematLimit      int64
 	RematLimitLabel string
+	// Getenv reads the client's XLA_PYTHON_CLIENT_* settings for a fit
+	// what-if (Lever{"fit", DEVICE}); nil is os.Getenv.
+	Getenv func(string) string
 
 	// total is this plan's total, for the remat what-ifs (set by Build).
 	total int64
@@ -275,6 +278,9 @@ type WhatIf struct {
 	// Remat is, for a remat lever, what rematerialization did; nil for
 	// the other levers.
 	Remat *RematWhatIf
+	// Fit is, for a fit lever, hlomem fit's cheapest combination on the
+	// device; nil for the other levers.
+	Fit *FitWhatIf
 }
 
 // RematWhatIf is a remat lever's outcome: the module rematerialized

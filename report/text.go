@@ -198,6 +198,10 @@ func writeWhatIf(b *bufio.Writer, r *Report) {
 			rows = append(rows, []string{w.Lever.String(), "-", assign.HumanBytes(w.Total), eagerVs(w)})
 			continue
 		}
+		if w.Fit != nil {
+			rows = append(rows, []string{w.Lever.String(), "-", assign.HumanBytes(w.Total), fitVs(w)})
+			continue
+		}
 		vs := "same"
 		switch d := w.Total - r.Total; {
 		case d < 0:

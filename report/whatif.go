@@ -21,7 +21,8 @@ import (
 // fusion on or off, another packer, the rest of the options as they are;
 // or the function run without jit (op by op, package eager).
 type Lever struct {
-	// Kind is "schedule", "fusion", "packer", "jit" or "remat"; Value
+	// Kind is "schedule", "fusion", "packer", "jit", "remat" or "fit"
+	// (Value the device: hlomem fit's cheapest combination); Value
 	// the scheduler name, "on" or "off", the packer name, "off-held" /
 	// "off-last-use" (the release rule of the op-by-op run), or the
 	// remat algorithm (the module rematerialized to fit
@@ -171,6 +172,8 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 		return l.planEager(ctx, m, opts, w)
 	case "remat":
 		return l.planRemat(ctx, m, opts, w)
+	case "fit":
+		return l.planFit(ctx, m, opts, w)
 	default:
 		w.Err = fmt.Sprintf("unknown lever %q", l.Kind)
 		return w

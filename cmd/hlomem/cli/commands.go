@@ -29,6 +29,12 @@ var commands = []*command{
 		flags:   assignFlags,
 	},
 	{
+		name:    "fit",
+		summary: "will it fit on a device: the verdict under the client's settings, then the user's levers (allocator settings, donation, host offload, remat, jit), each measured by a re-plan and a run on the device model, cheapest first, and the cheapest combination that fits; exit 0 when it fits as it is, 2 when it does not (whether or not a combination makes it fit)",
+		args:    "FILE.hlo|DUMPDIR",
+		flags:   fitFlags,
+	},
+	{
 		name:    "fmt",
 		summary: "print every module in FILE in canonical HLO text (modules separated by // -----)",
 		args:    "FILE.hlo",

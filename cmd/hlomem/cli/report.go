@@ -114,6 +114,11 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 			}
 			if *whatIf {
 				o.WhatIf = report.WhatIfs(in.m)
+				if *device != "" {
+					// hlomem fit's cheapest combination on the device.
+					o.WhatIf = append(o.WhatIf, report.Lever{Kind: "fit", Value: *device})
+					o.Getenv = os.Getenv
+				}
 			}
 			o.File = in.file
 			if o.XLA, o.XLAFile, err = xlaBeside(in.file, *xlaFile); err != nil {

@@ -1,0 +1,61 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hlomem/hlomem/eager"
+	"github.com/hlomem/hlomem/gpu"
+	"github.com/hlomem/hlomem/hlo"
+)
+
+// jitLever compares the module run op by op (JAX without jit: each op its
+// own program, results held until the function returns or freed at their
+// last use; eager.Compare) with the module jitted, on the client model
+// under the current settings. It applies only to a module XLA has not
+// compiled: a scheduled module (is_scheduled=true) is XLA's compiled
+// program, which runs jitted already.
+func (t *target) jitLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Lever, error) {
+	l := &Lever{Name: "jit", Cost: "none", Change: []string{"wrap the function in jax.jit"}}
+	switch {
+	case t.tpu != nil:
+		l.Why = "the op-by-op model is the GPU client's; it does not run on a TPU"
+		return l, nil
+	case m.IsScheduled:
+		l.Why = "XLA compiled this module (is_scheduled=true): it already runs jitted"
+		return l, nil
+	}
+	l.Applies = true
+	newClient := func() (*gpu.Client, error) { return gpu.NewClient(*t.gpu, t.cfg, gpu.ClientOptions{}) }
+	copts := t.opts
+	copts.Remat = nil
+	var jitPeak int64
+	var jitFits bool
+	for _, rel := range []eager.Release{eager.Held, eager.LastUse} {
+		c, err := eager.Compare(ctx, m, newClient, eager.Options{Release: rel, Compile: copts, LiveAt: -1})
+		if err != nil {
+			return nil, err
+		}
+		jitPeak, jitFits = c.Jit.Peak, c.Jit.Fits()
+		e := c.Eager
+		s := fmt.Sprintf("op by op (%s): ", rel)
+		if e.Fits() {
+			s += fmt.Sprintf("fits, peak %d bytes", e.Peak)
+			if jitFits {
+				s += fmt.Sprintf(", %d more than jitted (jit saves %d bytes)", e.Peak-jitPeak, e.Peak-jitPeak)
+			}
+		} else {
+			s += fmt.Sprintf("does not fit (out of memory at op step %d)", e.FailedStep)
+		}
+		l.Details = append(l.Details, s)
+		l.Commands = append(l.Commands, fmt.Sprintf("hlomem run --device=%s --eager=%s %s", t.name, rel, t.file))
+	}
+	l.Fits = jitFits
+	l.Total, l.Limit = v.Total, v.Limit
+	if jitFits {
+		l.Details = append([]string{fmt.Sprintf("jitted: fits, peak %d bytes", jitPeak)}, l.Details...)
+	} else {
+		l.Details = append([]string{"jitted: does not fit"}, l.Details...)
+	}
+	return l, nil
+}
