@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hlomem/hlomem/compile"
@@ -179,13 +180,31 @@ func (t *target) combinationCommands(c *Combination, cfg gpu.ClientConfig, remat
 		args = append(args, fmt.Sprintf("--remat-limit=%d", rematLimit))
 	}
 	args = append(args, t.file)
-	out := []string{strings.Join(args, " ")}
 	for _, n := range c.Levers {
 		if n == "donation" || n == "offload" {
-			out = append(out, "(the "+n+" step rewrites the module: the command above runs the module without it)")
+			// The module the steps made, remat included: run it as it
+			// is (its order is its schedule), read from the pipe.
+			args = append(args[:0:0], "hlomem run --device="+t.name)
+			if t.gpu != nil {
+				args = append(args, flagsOf(cfg))
+			}
+			return []string{t.emitCommand("combination") + " | " + strings.Join(append(args, "-"), " ")}
 		}
 	}
-	return out
+	return []string{strings.Join(args, " ")}
+}
+
+// moduleCommands reproduce a donation or offload lever's figures from
+// the module it made, printed by hlomem fit --emit and read from the
+// pipe: its plan's total (assign; device_bytes when part of it is in
+// host memory) and its run on the device under the current settings.
+func (t *target) moduleCommands(name string) []string {
+	run := "hlomem run --device=" + t.name
+	if t.gpu != nil {
+		run += " " + flagsOf(t.cfg)
+	}
+	emit := t.emitCommand(name)
+	return []string{emit + " | hlomem assign --format=json -", emit + " | " + run + " -"}
 }
 
 // donateLever measures Donate (donate.go): each argument's saving is its
@@ -202,17 +221,30 @@ func (t *target) donateLever(ctx context.Context, m *hlo.Module, v *Verdict) (*L
 		return l, nil
 	}
 	l.Applies, l.Total, l.Saved, l.Limit, l.module = true, r.After, r.Before-r.After, v.Limit, r.Module
+	// donate_argnums names the arguments of the donated set (the module
+	// the figures come from); the others are listed, each with what it
+	// would save alone.
 	var nums []string
 	for _, a := range r.Args {
-		nums = append(nums, fmt.Sprint(a.Param))
-		l.Details = append(l.Details, fmt.Sprintf("argument %d %s: %d bytes, saves %d", a.Param, a.Name, a.Bytes, a.Saved))
+		kept := "not in the donated set"
+		if a.Donated {
+			kept = "donated"
+			if !slices.Contains(nums, fmt.Sprint(a.Param)) {
+				nums = append(nums, fmt.Sprint(a.Param))
+			}
+		}
+		l.Details = append(l.Details, fmt.Sprintf("argument %d %s: %d bytes, saves %d alone; %s", a.Param, a.Name, a.Bytes, a.Saved, kept))
 	}
 	tuple := strings.Join(nums, ", ")
 	if len(nums) == 1 {
 		tuple += ","
 	}
 	l.Change = []string{fmt.Sprintf("jax.jit(f, donate_argnums=(%s))", tuple)}
+	if len(nums) == 0 {
+		l.Change = []string{"no argument's donation makes the plan smaller"}
+	}
 	l.Fits = t.fitsModule(ctx, r.Module)
+	l.Commands = t.moduleCommands(l.Name)
 	return l, nil
 }
 
@@ -241,6 +273,7 @@ func (t *target) offloadLever(ctx context.Context, m *hlo.Module, v *Verdict) (*
 	l.Cost = fmt.Sprintf("%.6f s of transfers at %.3g bytes/s", secs, r.Bandwidth)
 	l.Change = []string{`memory_kind="pinned_host" for the arrays the offload lever names`}
 	l.Fits = t.fitsModule(ctx, r.Module)
+	l.Commands = t.moduleCommands(l.Name)
 	return l, nil
 }
 

@@ -109,6 +109,33 @@ type Lever struct {
 	remat  int64             // the remat limit, when it is the remat lever
 }
 
+// Module returns the module the lever changed (donation, offload,
+// remat), nil when it changes none: what hlomem fit --emit=NAME prints.
+func (l *Lever) Module() *hlo.Module { return l.module }
+
+// Emitted returns the changed module of the lever named name, or of the
+// combination ("combination"), and whether there is one.
+func (r *Report) Emitted(name string) (*hlo.Module, bool) {
+	if name == "combination" {
+		if r.Combination == nil || r.Combination.Module == nil {
+			return nil, false
+		}
+		return r.Combination.Module, true
+	}
+	for _, l := range r.Levers {
+		if l.Name == name && l.module != nil {
+			return l.module, true
+		}
+	}
+	return nil, false
+}
+
+// EmitCommand is the command that prints the changed module of the lever
+// (or "combination") for the next command of a pipe to read.
+func (t *target) emitCommand(name string) string {
+	return fmt.Sprintf("hlomem fit --device=%s --emit=%s %s", t.name, name, t.file)
+}
+
 // target is the device the analysis runs on.
 type target struct {
 	name string

@@ -15,6 +15,7 @@ import (
 func fitFlags(fs *flagSet, e *env) func(args []string) error {
 	device := fs.String("device", "", "NAME", "the device, as hlomem run --device names it: a100-40gb, a100-80gb, h100-80gb, h200, custom:SIZE, or a TPU generation (tpu-v4, ...); the client settings are the environment's XLA_PYTHON_CLIENT_* as run reads them")
 	format := fs.String("format", "text", "text|json", "output: text or json (the same figures)")
+	emit := fs.String("emit", "", "LEVER", "instead of the report, print the module a lever changed (donation, offload, remat) or the combination's (combination), for hlomem assign or run to read from a pipe: the commands fit prints reproduce those levers' figures so")
 	return func(args []string) error {
 		path, err := parseArgs(fs, args)
 		if err != nil {
@@ -25,6 +26,11 @@ func fitFlags(fs *flagSet, e *env) func(args []string) error {
 		}
 		if err := oneOf("fit", "format", *format, []string{"text", "json"}); err != nil {
 			return err
+		}
+		if *emit != "" {
+			if err := oneOf("fit", "emit", *emit, []string{"donation", "offload", "remat", "combination"}); err != nil {
+				return err
+			}
 		}
 		inputs, err := fitInputs(e, path)
 		if err != nil {
@@ -58,6 +64,19 @@ func fitFlags(fs *flagSet, e *env) func(args []string) error {
 			reports = append(reports, r)
 		}
 		progress.done()
+		if *emit != "" {
+			for i, r := range reports {
+				m, ok := r.Emitted(*emit)
+				if !ok {
+					return fmt.Errorf("hlomem fit: %s: the %s lever changes no module here", inputs[i].m.Name, *emit)
+				}
+				if i > 0 {
+					e.stdout.WriteString("\n// -----\n\n")
+				}
+				e.stdout.WriteString(m.String())
+			}
+			return nil
+		}
 		l := headed
 		if *format == "json" {
 			l = jsonArray
