@@ -258,12 +258,17 @@ func fileArg(file string) string {
 
 // shellQuote returns args as one line a POSIX shell splits back into
 // them: arguments of safe characters as they are, others in single
-// quotes.
+// quotes; a lone "|" stays a pipe (a row whose command prints a module
+// for the next to read: the fit row's when a lever rewrote the module).
 func shellQuote(args []string) string {
 	var b strings.Builder
 	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(' ')
+		}
+		if a == "|" {
+			b.WriteString(a) // a pipe between two commands (the fit row's)
+			continue
 		}
 		safe := a != ""
 		for _, r := range a {
