@@ -126,3 +126,48 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackScale: the seeded shapes of scaleProblem at 10^4, 10^5 and
+// 10^6 buffers with the portfolio, auto and xla. Reports ns and bytes
+// allocated per buffer, the peak heap in use and height/LB; the packing is
+// checked. Run one size with -bench 'PackScale/.*/n=100000/'.
+func BenchmarkPackScale(b *testing.B) {
+	for _, shape := range scaleShapes {
+		for _, n := range []int{10_000, 100_000, 1_000_000} {
+			var p *Problem
+			for _, algo := range []string{"portfolio", "auto", "xla"} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", shape, n, algo), func(b *testing.B) {
+					if p == nil {
+						var err error
+						p, err = scaleProblem(shape, int64(n), n)
+						require.NoError(b, err)
+					}
+					benchPackScale(b, p, algo)
+				})
+			}
+		}
+	}
+}
+
+// benchPackScale packs p b.N times with algo and reports per-buffer costs.
+func benchPackScale(b *testing.B, p *Problem, algo string) {
+	n := float64(len(p.Buffers))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var sol *Solution
+	peak := peakHeap(func() {
+		for b.Loop() {
+			var err error
+			sol, err = Pack(context.Background(), p, Options{Algorithm: algo})
+			require.NoError(b, err)
+		}
+	})
+	runtime.ReadMemStats(&after)
+	require.NoError(b, Check(p, sol.Packing))
+	runs := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/runs/n, "ns/buffer")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/runs/n, "B/buffer")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(sol.Height())/float64(sol.LowerBound()), "height/lb")
+}
