@@ -36,7 +36,7 @@ func (l Lever) planRemat(ctx context.Context, m *hlo.Module, opts Options, w Wha
 	rw := &RematWhatIf{Limit: limit, LimitLabel: label}
 	w.Remat = rw
 	if opts.total <= limit {
-		rw.Skipped = fmt.Sprintf("fits already: this plan's total %s is within %s", assign.HumanBytes(opts.total), assign.HumanBytes(limit))
+		rw.Skipped = fmt.Sprintf("plan within the limit already: this plan's total %s is within %s (whether the run fits the device: hlomem fit, the fit row)", assign.HumanBytes(opts.total), assign.HumanBytes(limit))
 		return w
 	}
 	c := opts.Compile
@@ -58,14 +58,16 @@ func (l Lever) planRemat(ctx context.Context, m *hlo.Module, opts Options, w Wha
 }
 
 // rematVs is a remat row's outcome in words: the limit, whether the
-// rewritten module's plan fits it, and the FLOPs that costs.
+// rewritten module's plan total is within it (the plan's figure; whether
+// a run on a device fits is hlomem fit's, the fit row's), and the FLOPs
+// that costs.
 func rematVs(w WhatIf) string {
 	rw := w.Remat
 	s := fmt.Sprintf("limit %s (%s): ", assign.HumanBytes(rw.Limit), rw.LimitLabel)
 	if rw.Fits {
-		s += "fits"
+		s += "plan within it"
 	} else {
-		s += "does not fit"
+		s += "plan over it"
 	}
 	return s + fmt.Sprintf(", +%d FLOPs (%.2f%% of the module's own)", rw.AddedFLOPs, rw.AddedShare)
 }

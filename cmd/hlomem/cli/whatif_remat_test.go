@@ -134,7 +134,7 @@ func TestWhatIfRematRows(t *testing.T) {
 	// A plan within the device's limit already: a row that says so.
 	_, rows := reportRematRows(t, "--device=a100", transformerHLO)
 	w := rows["remat=xla"]
-	require.Contains(t, w.Skipped, "fits already", w)
+	require.Contains(t, w.Skipped, "plan within the limit already", w)
 	require.Empty(t, w.Command)
 	require.Nil(t, w.Fits)
 	out := string(run(t, "run", "--device=a100", transformerHLO))
