@@ -9,6 +9,11 @@ import (
 	"github.com/hlomem/hlomem/hlo"
 )
 
+// JitLimit is the most top-level ops a module may have for the jit lever
+// to run it op by op (each distinct op is planned on its own), as
+// hlomem report's without-jit rows (report.WhatIfEagerLimit).
+const JitLimit = 5000
+
 // jitLever compares the module run op by op (JAX without jit: each op its
 // own program, results held until the function returns or freed at their
 // last use; eager.Compare) with the module jitted, on the client model
@@ -23,6 +28,9 @@ func (t *target) jitLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Leve
 		return l, nil
 	case m.IsScheduled:
 		l.Why = "XLA compiled this module (is_scheduled=true): it already runs jitted"
+		return l, nil
+	case m.Entry != nil && len(m.Entry.Instructions) > JitLimit:
+		l.Why = fmt.Sprintf("not measured: %d top-level ops, over %d (hlomem run --device=%s --eager=held|last-use measures it at any size)", len(m.Entry.Instructions), JitLimit, t.name)
 		return l, nil
 	}
 	l.Applies = true
