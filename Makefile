@@ -60,6 +60,14 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target ($(FUZZTIME))"; \
-	    HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    out=$$(mktemp); \
+	    if ! HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg >$$out 2>&1; then \
+	      cat $$out; \
+	      if grep -q 'context deadline exceeded' $$out && ! grep -q 'Failing input written' $$out; then \
+	        echo "== the fuzzing engine timed out stopping a worker (no failing input): once more"; \
+	        HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	      else rm -f $$out; exit 1; fi; \
+	    else cat $$out; fi; \
+	    rm -f $$out; \
 	  done; \
 	done
