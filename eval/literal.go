@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
@@ -32,6 +33,21 @@ func TupleLiteral(elems ...Literal) Literal {
 		s.Tuple[i] = e.Shape
 	}
 	return Literal{Shape: s, Elems: elems}
+}
+
+// Identical reports whether l and o hold the same bytes, leaf by leaf
+// (bit for bit: NaNs and signed zeros included), through the same tuple
+// nesting.
+func (l Literal) Identical(o Literal) bool {
+	if len(l.Elems) != len(o.Elems) || !bytes.Equal(l.Data, o.Data) {
+		return false
+	}
+	for i := range l.Elems {
+		if !l.Elems[i].Identical(o.Elems[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // IsTuple reports whether l is a tuple.

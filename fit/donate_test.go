@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
 	"os"
@@ -38,18 +37,6 @@ func donateRun(t testing.TB, m *hlo.Module, opts compile.Options) *compile.Resul
 		t.Fatalf("planning: %v\n%s", err, m)
 	}
 	return r
-}
-
-func donateSame(x, y eval.Literal) bool {
-	if len(x.Elems) != len(y.Elems) || !bytes.Equal(x.Data, y.Data) {
-		return false
-	}
-	for i := range x.Elems {
-		if !donateSame(x.Elems[i], y.Elems[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // donateProve holds what every DonateResult must show: the input module
@@ -137,7 +124,7 @@ func donateProve(t testing.TB, m *hlo.Module, orig string, res *DonateResult, op
 		t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
 	}
 	for i := range want.Outputs {
-		if !donateSame(got.Outputs[i], want.Outputs[i]) {
+		if !got.Outputs[i].Identical(want.Outputs[i]) {
 			t.Fatalf("output %d differs from the original's", i)
 		}
 	}

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -124,22 +123,10 @@ func prove(t *testing.T, orig, changed *hlo.Module) {
 		t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
 	}
 	for i := range want.Outputs {
-		if !same(got.Outputs[i], want.Outputs[i]) {
+		if !got.Outputs[i].Identical(want.Outputs[i]) {
 			t.Fatalf("output %d differs", i)
 		}
 	}
-}
-
-func same(x, y eval.Literal) bool {
-	if len(x.Elems) != len(y.Elems) || !bytes.Equal(x.Data, y.Data) {
-		return false
-	}
-	for i := range x.Elems {
-		if !same(x.Elems[i], y.Elems[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // small: three 4 MiB arrays at once.

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -184,23 +183,11 @@ func sameOutputs(m *hlo.Module, as *assign.Assignment, opts compile.Options) err
 		return fmt.Errorf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
 	}
 	for i := range want.Outputs {
-		if !sameLiteral(got.Outputs[i], want.Outputs[i]) {
+		if !got.Outputs[i].Identical(want.Outputs[i]) {
 			return fmt.Errorf("output %d differs", i)
 		}
 	}
 	return nil
-}
-
-func sameLiteral(x, y eval.Literal) bool {
-	if len(x.Elems) != len(y.Elems) || !bytes.Equal(x.Data, y.Data) {
-		return false
-	}
-	for i := range x.Elems {
-		if !sameLiteral(x.Elems[i], y.Elems[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func offloadedNames(res *OffloadResult) []string {

@@ -104,15 +104,6 @@ func (r *FitResult) AddedShare() float64 {
 // reached; an error is returned only for a module the pass refuses
 // (ErrUnsupported, an invalid module) or a cancelled context.
 func Fit(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions) (res *FitResult, err error) {
-	if m == nil || m.Entry == nil {
-		return nil, fmt.Errorf("%w: no entry computation", ErrUnsupported)
-	}
-	if !m.IsScheduled {
-		return nil, fmt.Errorf("%s:%d:%d: %w: the module is not scheduled (is_scheduled=true): its order is not a sequence", m.File, m.Pos.Line, m.Pos.Col, ErrUnsupported)
-	}
-	if limit < 0 {
-		return nil, fmt.Errorf("remat: negative limit %d", limit)
-	}
 	algo := opts.Algorithm
 	if algo == "" {
 		algo = Plan
@@ -120,7 +111,7 @@ func Fit(ctx context.Context, m *hlo.Module, limit int64, opts FitOptions) (res 
 	if algo != Plan && algo != XLA {
 		return nil, fmt.Errorf("remat: unknown algorithm %q (want %s or %s)", algo, Plan, XLA)
 	}
-	if err := hlo.VerifyContext(ctx, m); err != nil {
+	if err := checkInput(ctx, m, limit); err != nil {
 		return nil, err
 	}
 	defer func() {

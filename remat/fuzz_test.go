@@ -62,7 +62,7 @@ func FuzzRematerialize(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the original evaluates but the rewrite does not: %v", err)
 		}
-		if !sameLiteral(x, y) {
+		if !x.Identical(y) {
 			t.Fatal("outputs differ")
 		}
 	})

@@ -1,6 +1,7 @@
 package remat
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -280,7 +281,7 @@ func (s *splitter) run() []Recomputed {
 		case l > r:
 			return 1
 		}
-		return cmpInt(y.gain, x.gain)
+		return cmp.Compare(y.gain, x.gain)
 	})
 	var out []Recomputed
 	for s.excess.All() > 0 {
@@ -309,16 +310,6 @@ func (s *splitter) run() []Recomputed {
 		out = append(out, s.apply(best))
 	}
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // conflicts reports whether c touches what a split of this round
@@ -542,26 +533,17 @@ func pure(in *hlo.Instruction) bool {
 	if !rematerializable(in) {
 		return false
 	}
-	return !impure(in, map[*hlo.Computation]bool{})
+	return !impure(in)
 }
 
-func impure(in *hlo.Instruction, seen map[*hlo.Computation]bool) bool {
-	switch op := in.Opcode; {
-	case op == hlo.OpRng, op == hlo.OpRngBitGenerator, op == hlo.OpRngGetAndUpdateState,
-		op == hlo.OpCustomCall, op == hlo.OpCopyStart, op == hlo.OpCopyDone,
-		op.Has(hlo.Collective), op.Has(hlo.AsyncStart), op.Has(hlo.AsyncDone), op.Has(hlo.SideEffect):
-		return true
-	}
-	for _, c := range in.Callees() {
-		if seen[c] {
-			continue
+func impure(in *hlo.Instruction) bool {
+	return anyInside(in, func(x *hlo.Instruction) bool {
+		switch op := x.Opcode; {
+		case op == hlo.OpRng, op == hlo.OpRngBitGenerator, op == hlo.OpRngGetAndUpdateState,
+			op == hlo.OpCustomCall, op == hlo.OpCopyStart, op == hlo.OpCopyDone,
+			op.Has(hlo.Collective), op.Has(hlo.AsyncStart), op.Has(hlo.AsyncDone), op.Has(hlo.SideEffect):
+			return true
 		}
-		seen[c] = true
-		for _, x := range c.Instructions {
-			if impure(x, seen) {
-				return true
-			}
-		}
-	}
-	return false
+		return false
+	})
 }

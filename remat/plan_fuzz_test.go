@@ -99,7 +99,7 @@ func FuzzFit(f *testing.F) {
 			t.Fatalf("the original runs but the rewrite does not: %v", err)
 		}
 		for i := range want.Outputs {
-			if !sameLiteral(got.Outputs[i], want.Outputs[i]) {
+			if !got.Outputs[i].Identical(want.Outputs[i]) {
 				t.Fatalf("output %d differs", i)
 			}
 		}

@@ -86,7 +86,7 @@ func prove(t *testing.T, m *hlo.Module, res *FitResult, evaluate bool) {
 			t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want.Outputs))
 		}
 		for i := range want.Outputs {
-			if !sameLiteral(got.Outputs[i], want.Outputs[i]) {
+			if !got.Outputs[i].Identical(want.Outputs[i]) {
 				t.Fatalf("output %d differs (reference run %v)", i, ref)
 			}
 		}

@@ -57,18 +57,7 @@ var ErrUnsupported = errors.New("remat: unsupported module")
 // Rematerialize runs XLA's rematerialization on a clone of the scheduled
 // module m toward limit bytes. m is left untouched.
 func Rematerialize(ctx context.Context, m *hlo.Module, limit int64, opts Options) (res *Result, err error) {
-	if m == nil || m.Entry == nil {
-		return nil, fmt.Errorf("%w: no entry computation", ErrUnsupported)
-	}
-	if !m.IsScheduled {
-		return nil, fmt.Errorf("%s:%d:%d: %w: the module is not scheduled (is_scheduled=true): its order is not a sequence", m.File, m.Pos.Line, m.Pos.Col, ErrUnsupported)
-	}
-	if limit < 0 {
-		return nil, fmt.Errorf("remat: negative limit %d", limit)
-	}
-	// A module that does not verify gets no rewrite (it would come out
-	// as invalid as it went in).
-	if err := hlo.VerifyContext(ctx, m); err != nil {
+	if err := checkInput(ctx, m, limit); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -117,6 +106,23 @@ func Rematerialize(ctx context.Context, m *hlo.Module, limit int64, opts Options
 			assign.HumanBytes(limit), limit, assign.HumanBytes(after), after, assign.HumanBytes(before), before)
 	}
 	return res, nil
+}
+
+// checkInput refuses what neither algorithm takes: no module, one not
+// scheduled (its order is no sequence), a negative limit, and a module
+// that does not verify (a rewrite would come out as invalid as it went
+// in).
+func checkInput(ctx context.Context, m *hlo.Module, limit int64) error {
+	if m == nil || m.Entry == nil {
+		return fmt.Errorf("%w: no entry computation", ErrUnsupported)
+	}
+	if !m.IsScheduled {
+		return fmt.Errorf("%s:%d:%d: %w: the module is not scheduled (is_scheduled=true): its order is not a sequence", m.File, m.Pos.Line, m.Pos.Col, ErrUnsupported)
+	}
+	if limit < 0 {
+		return fmt.Errorf("remat: negative limit %d", limit)
+	}
+	return hlo.VerifyContext(ctx, m)
 }
 
 // pass is HloRematerialization's state.
@@ -253,28 +259,40 @@ func (p *pass) stepsFreed() []Recomputed {
 	return out
 }
 
-func hasSideEffect(in *hlo.Instruction, seen map[*hlo.Computation]bool) bool {
-	op := in.Opcode
-	if op.Has(hlo.SideEffect) || op == hlo.OpUnknown || op.Has(hlo.AsyncStart) || op.Has(hlo.AsyncDone) {
-		return true
-	}
-	if op == hlo.OpCustomCall {
-		if v, ok := in.Attr("custom_call_has_side_effect"); ok && v == "true" {
+func hasSideEffect(in *hlo.Instruction) bool {
+	return anyInside(in, func(x *hlo.Instruction) bool {
+		op := x.Opcode
+		if op.Has(hlo.SideEffect) || op == hlo.OpUnknown || op.Has(hlo.AsyncStart) || op.Has(hlo.AsyncDone) {
 			return true
 		}
-	}
-	for _, c := range in.Callees() {
-		if seen[c] {
-			continue
+		v, ok := x.Attr("custom_call_has_side_effect")
+		return op == hlo.OpCustomCall && ok && v == "true"
+	})
+}
+
+// anyInside reports whether f holds for in or any instruction of the
+// computations it calls, through nested calls (each computation once).
+func anyInside(in *hlo.Instruction, f func(*hlo.Instruction) bool) bool {
+	seen := map[*hlo.Computation]bool{}
+	var walk func(*hlo.Instruction) bool
+	walk = func(x *hlo.Instruction) bool {
+		if f(x) {
+			return true
 		}
-		seen[c] = true
-		for _, x := range c.Instructions {
-			if hasSideEffect(x, seen) {
-				return true
+		for _, c := range x.Callees() {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			for _, y := range c.Instructions {
+				if walk(y) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return false
+	return walk(in)
 }
 
 // rematerializable is XLA's IsRematerializable.
@@ -290,7 +308,7 @@ func rematerializable(in *hlo.Instruction) bool {
 	case hlo.OpCall, hlo.OpConstant, hlo.OpConditional, hlo.OpCustomCall, hlo.OpParameter, hlo.OpWhile:
 		return false
 	}
-	return !hasSideEffect(in, map[*hlo.Computation]bool{})
+	return !hasSideEffect(in)
 }
 
 func sameLayout(a, b hlo.Shape) bool {

@@ -1,7 +1,6 @@
 package remat
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
 	"strings"
@@ -59,21 +58,9 @@ func sameOutputs(t *testing.T, a, b *hlo.Module) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameLiteral(x, y) {
+	if !x.Identical(y) {
 		t.Fatalf("outputs differ:\n%s\n%s", x, y)
 	}
-}
-
-func sameLiteral(x, y eval.Literal) bool {
-	if len(x.Elems) != len(y.Elems) || !bytes.Equal(x.Data, y.Data) {
-		return false
-	}
-	for i := range x.Elems {
-		if !sameLiteral(x.Elems[i], y.Elems[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func count(c *hlo.Computation, op hlo.Opcode) int {

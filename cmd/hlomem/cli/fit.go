@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hlomem/hlomem/assign"
-	"github.com/hlomem/hlomem/assign/peakgolden"
 	"github.com/hlomem/hlomem/fit"
 )
 
@@ -111,29 +110,9 @@ func fitFlags(fs *flagSet, e *env) func(args []string) error {
 // fitInputs returns the modules of path: those of an HLO file (or
 // standard input), or of each module's best dump in a directory.
 func fitInputs(e *env, path string) ([]reportInput, error) {
-	files := []string{path}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		in, err := peakgolden.Collect([]string{path})
-		if err != nil {
-			return nil, fmt.Errorf("hlomem fit: %w", err)
-		}
-		for _, d := range in.Dirs {
-			fmt.Fprintf(e.stderr, "hlomem fit: %s\n", d.Note())
-		}
-		if len(in.Files) == 0 {
-			return nil, fmt.Errorf("hlomem fit: %s holds no HLO module", path)
-		}
-		files = in.Files
+	files, err := inputFiles(e, "fit", path)
+	if err != nil {
+		return nil, err
 	}
-	var inputs []reportInput
-	for _, f := range files {
-		mods, err := loadModules(e, f, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range mods {
-			inputs = append(inputs, reportInput{file: f, m: m})
-		}
-	}
-	return inputs, nil
+	return loadInputs(e, files)
 }

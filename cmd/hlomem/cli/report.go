@@ -209,24 +209,47 @@ type reportInput struct {
 // standard input), or of each module's best dump in a directory. oneXLA
 // (--xla given) refuses an input of several modules.
 func reportInputs(e *env, path string, oneXLA bool) ([]reportInput, error) {
-	files := []string{path}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		in, err := peakgolden.Collect([]string{path})
-		if err != nil {
-			return nil, fmt.Errorf("hlomem report: %w", err)
-		}
-		for _, d := range in.Dirs {
-			fmt.Fprintf(e.stderr, "hlomem report: %s\n", d.Note())
-		}
-		if len(in.Files) == 0 {
-			return nil, fmt.Errorf("hlomem report: %s holds no HLO module", path)
-		}
-		files = in.Files
+	files, err := inputFiles(e, "report", path)
+	if err != nil {
+		return nil, err
 	}
 	several := errors.New("hlomem report: --xla names the buffer assignment of one module; this input has several")
 	if oneXLA && len(files) > 1 {
 		return nil, several
 	}
+	inputs, err := loadInputs(e, files)
+	if err != nil {
+		return nil, err
+	}
+	if oneXLA && len(inputs) > 1 {
+		return nil, several
+	}
+	return inputs, nil
+}
+
+// inputFiles returns the HLO files of path for command cmd: path itself,
+// or each module's best dump in a directory (noting on stderr what it
+// chose).
+func inputFiles(e *env, cmd, path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return []string{path}, nil
+	}
+	in, err := peakgolden.Collect([]string{path})
+	if err != nil {
+		return nil, fmt.Errorf("hlomem %s: %w", cmd, err)
+	}
+	for _, d := range in.Dirs {
+		fmt.Fprintf(e.stderr, "hlomem %s: %s\n", cmd, d.Note())
+	}
+	if len(in.Files) == 0 {
+		return nil, fmt.Errorf("hlomem %s: %s holds no HLO module", cmd, path)
+	}
+	return in.Files, nil
+}
+
+// loadInputs reads every module of files.
+func loadInputs(e *env, files []string) ([]reportInput, error) {
 	var inputs []reportInput
 	for _, f := range files {
 		mods, err := loadModules(e, f, true)
@@ -236,9 +259,6 @@ func reportInputs(e *env, path string, oneXLA bool) ([]reportInput, error) {
 		for _, m := range mods {
 			inputs = append(inputs, reportInput{file: f, m: m})
 		}
-	}
-	if oneXLA && len(inputs) > 1 {
-		return nil, several
 	}
 	return inputs, nil
 }
