@@ -187,7 +187,6 @@ type splitter struct {
 	curve []liveness.StepBound
 	out   []int64
 	peak  int64
-	names *hlo.NameUniquer
 	p     *pass
 	used  map[*hlo.Instruction]bool // split this round (as value or operand)
 	flops map[*hlo.Instruction]int64
@@ -201,8 +200,7 @@ func newSplitter(a *liveness.Analysis) *splitter {
 		s.peak = max(s.peak, c.Bytes()+s.out[t])
 	}
 	m := a.Module
-	s.names = hlo.NewNameUniquer(m)
-	s.p = &pass{m: m, names: s.names}
+	s.p = &pass{m: m, names: hlo.NewNameUniquer(m)}
 	return s
 }
 
