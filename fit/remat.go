@@ -73,10 +73,19 @@ func (t *target) rematLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Le
 	for _, s := range scopes {
 		l.Details = append(l.Details, "recomputed in "+s)
 	}
-	l.Commands = append(l.Commands,
-		fmt.Sprintf("hlomem assign --format=json --remat-limit=%d %s", limit, t.file))
 	if t.gpu != nil {
-		l.Commands = append(l.Commands, fmt.Sprintf("hlomem run --device=%s --remat-limit=%d %s", t.name, limit, t.file))
+		l.Commands = append(l.Commands,
+			fmt.Sprintf("hlomem assign --format=json --remat-limit=%d %s", limit, t.file),
+			fmt.Sprintf("hlomem run --device=%s --remat-limit=%d %s", t.name, limit, t.file))
+	} else {
+		// run --device=tpu-* takes no --remat-limit: it runs the
+		// rewritten module, printed by --emit, as fit judged it.
+		l.Commands = append(l.Commands, t.emitCommand("remat")+" | hlomem run --device="+t.name+" -")
+	}
+	if t.tpu != nil {
+		// No command reproduces XLA's algorithm's figure on a TPU plan.
+		l.Details = append(l.Details, "XLA's algorithm: not compared on a TPU", xlaRematNote)
+		return l, nil
 	}
 	xres, _, xfits, err := t.rematTo(ctx, m, limit, remat.XLA)
 	switch {

@@ -144,3 +144,28 @@ func TestFitEmitCommands(t *testing.T) {
 	c, _ = hlomemExit(t, "hlomem fit --device=custom:24000 --emit=offload "+file)
 	require.Equal(t, exitFailure, c)
 }
+
+// TestFitTPURematCommand: on a TPU (run --device=tpu-* takes no
+// --remat-limit) the remat lever's command pipes the rewritten module,
+// printed by --emit=remat, into run, whose outcome is the lever's.
+func TestFitTPURematCommand(t *testing.T) {
+	var out, errs bytes.Buffer
+	code := Main([]string{"fit", "--device=tpu-custom:660000", "--format=json", "../../../testdata/transformer.hlo"}, strings.NewReader(""), &out, &errs)
+	require.Equal(t, exitInfeasible, code, errs.String())
+	var reps []fit.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &reps), out.String())
+	var checked int
+	for _, l := range reps[0].Levers {
+		if l.Name != "remat" {
+			continue
+		}
+		require.True(t, l.Applies, "%+v", l)
+		for _, cmd := range l.Commands {
+			require.Contains(t, cmd, "--emit=remat")
+			c, _ := hlomemExit(t, cmd)
+			require.Equal(t, l.Fits, c == 0, "%s: exit %d, lever fits %v", cmd, c, l.Fits)
+			checked++
+		}
+	}
+	require.Equal(t, 1, checked)
+}
