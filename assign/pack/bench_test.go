@@ -135,7 +135,7 @@ func BenchmarkPackScale(b *testing.B) {
 	for _, shape := range scaleShapes {
 		for _, n := range []int{10_000, 100_000, 1_000_000} {
 			var p *Problem
-			for _, algo := range []string{"portfolio", "auto", "xla"} {
+			for _, algo := range []string{"portfolio", "large", "auto", "xla"} {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", shape, n, algo), func(b *testing.B) {
 					if p == nil {
 						var err error

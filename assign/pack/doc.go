@@ -44,7 +44,15 @@
 //     colocations and value-ID ties included, and so reproduces XLA's
 //     offsets; package assign uses it for its "xla" algorithm.
 //   - portfolio runs every best-fit and first-fit order, in parallel, and
-//     keeps the lowest (portfolio.go).
+//     keeps the lowest (portfolio.go). From 131,072 items of one color it
+//     runs the large packers instead.
+//   - large is what the portfolio runs on large instances, at any size
+//     (layered.go): the long-lived items (the layer) packed by the greedy
+//     packers when few enough, else swept in wide batches largest first,
+//     and the rest swept through time around them, each at the lowest
+//     offset free over its lifetime in a treap of free ranges (gaps.go).
+//     Each costs O(n log n) beyond its layer, where a best-fit placement
+//     merges every range taken over its lifetime.
 //   - skyline-wat, skyline-taw, skyline-twa lay the buffer that can go
 //     lowest first, on top of everything below it (skyline.go).
 //   - exact is a branch-and-bound over canonical packings after MiniMalloc,

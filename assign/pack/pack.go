@@ -77,7 +77,7 @@ type Packer interface {
 // composite packers, then every greedy and skyline packer on its own.
 var packers = func() []Packer {
 	vs := allVariants()
-	ps := []Packer{autoPacker{}, portfolioPacker{"portfolio", vs}, exactPacker{}, portfolioPacker{"xla", vs[:2:2]}}
+	ps := []Packer{autoPacker{}, portfolioPacker{"portfolio", vs}, exactPacker{}, portfolioPacker{"xla", vs[:2:2]}, largePacker{}}
 	for _, v := range append(vs, skylineVariants()...) {
 		ps = append(ps, variantPacker{v})
 	}
@@ -256,7 +256,29 @@ type portfolioPacker struct {
 
 func (p portfolioPacker) Name() string { return p.name }
 func (p portfolioPacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	if p.name == "portfolio" {
+		return greedyBest(ctx, in, pc.opts.Workers)
+	}
 	return portfolio(ctx, in, p.variants, pc.opts.Workers)
+}
+
+// greedyBest is the portfolio of every greedy packer, which from
+// layeredItems items packs in layers (layered.go): the long-lived items by
+// the portfolio, the rest swept around them.
+func greedyBest(ctx context.Context, in *instance, workers int) (*heapResult, error) {
+	if len(in.items) >= layeredItems {
+		return portfolio(ctx, in, largeVariants(in), workers)
+	}
+	return portfolio(ctx, in, allVariants(), workers)
+}
+
+// largePacker is "large": the portfolio's packers for large instances
+// (largeVariants), at any size.
+type largePacker struct{}
+
+func (largePacker) Name() string { return "large" }
+func (largePacker) pack(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	return portfolio(ctx, in, largeVariants(in), pc.opts.Workers)
 }
 
 // variantPacker runs one greedy or skyline variant on its own.
@@ -291,6 +313,16 @@ func (p variantPacker) pack(ctx context.Context, in *instance, pc *packContext) 
 // start, and otherwise they keep both cores busy while the last greedy
 // runs finish.
 func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
+	if len(in.items) >= layeredItems {
+		r, err := greedyBest(ctx, in, pc.opts.Workers)
+		if err != nil || pc.met(r) || !pc.budget {
+			return r, err
+		}
+		if r = pc.skyline(ctx, in, r); pc.met(r) {
+			return r, nil
+		}
+		return exactImprove(ctx, in, pc, r)
+	}
 	vs := allVariants()
 	merged := pc.budget && len(in.items) >= parallelItems && pc.opts.Capacity <= 0
 	var start []int
@@ -325,7 +357,7 @@ func packAuto(ctx context.Context, in *instance, pc *packContext) (*heapResult, 
 
 // packExact runs the portfolio for a warm start, then the exact search.
 func packExact(ctx context.Context, in *instance, pc *packContext) (*heapResult, error) {
-	r, err := portfolio(ctx, in, allVariants(), pc.opts.Workers)
+	r, err := greedyBest(ctx, in, pc.opts.Workers)
 	if err != nil {
 		return nil, err
 	}
