@@ -83,6 +83,10 @@ func splitLayer(in *instance) (layer, swept []int32) {
 //     with no layer (chains of short-lived values).
 func largeVariants(in *instance) []variant {
 	var vs []variant
+	if err := fixedApart(in); err != nil {
+		// Every packer would fail on it: one that says why.
+		return []variant{{"large", func(*instance, []int64, *atomic.Int64, *occPool) (int64, bool, error) { return 0, false, err }}}
+	}
 	layer, _ := splitLayer(in)
 	if len(layer) > 0 && overlapPairs(in, layer, layerWork) <= layerWork {
 		vs = append(vs, variant{"layered", func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
@@ -98,6 +102,13 @@ func largeVariants(in *instance) []variant {
 		}
 	}
 	return append(vs, sweepVariant(sweepWidth))
+}
+
+// fixedApart returns a *fixedOverlapError naming two fixed items of in that
+// overlap, or nil: the sweeps take fixed items as given.
+func fixedApart(in *instance) error {
+	g := newGreedy(in, bestFit)
+	return g.placeFixed(make([]int64, len(in.items)))
 }
 
 // sweepWidth is the batch width, in slots, of the sweep of short-lived

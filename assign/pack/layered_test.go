@@ -179,3 +179,17 @@ func TestLargeStops(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Nil(t, sol)
 }
+
+// TestLargeFixedOverlap: two fixed buffers overlapping while both live are
+// refused by name, as by every other packer.
+func TestLargeFixedOverlap(t *testing.T) {
+	p, err := scaleProblem("chains", 1, 1000)
+	require.NoError(t, err)
+	a, b := &p.Buffers[10], &p.Buffers[11]
+	a.Start, a.End, b.Start, b.End = 10, 20, 15, 25
+	a.Fixed, a.Offset, b.Fixed, b.Offset = true, 1<<30, true, 1<<30+a.Size-1
+	_, err = Pack(context.Background(), p, Options{Algorithm: "large"})
+	var ie *InvalidError
+	require.ErrorAs(t, err, &ie)
+	require.Contains(t, err.Error(), `"s10" and "s11" are fixed at overlapping offsets`)
+}
