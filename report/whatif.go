@@ -145,7 +145,16 @@ func (l Lever) planEager(ctx context.Context, m *hlo.Module, opts Options, w Wha
 			sh.jitErr = err
 			return
 		}
-		j, err := eager.Jit(ctx, m, cj, c)
+		var j *eager.JitResult
+		if fused := opts.fusedPlan(ctx, m); fused != nil {
+			// The jitted program is the fusion=on row's plan.
+			var as *assign.Assignment
+			if as, err = fused(); err == nil {
+				j, err = eager.JitPlan(ctx, m.Name, as, cj)
+			}
+		} else {
+			j, err = eager.Jit(ctx, m, cj, c)
+		}
 		if err != nil {
 			sh.jitErr = fmt.Errorf("jitted run: %w", err)
 			return
@@ -172,6 +181,10 @@ type whatIfShare struct {
 	// (Options.scheduledPlan).
 	schedOnce sync.Once
 	sched     *hlo.Module
+	// m planned with fusion on (Options.fusedPlan).
+	fusedOnce sync.Once
+	fused     *assign.Assignment
+	fusedErr  error
 }
 
 // eagerCommand is the hlomem run line that prints a without-jit
@@ -242,6 +255,9 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 		// Nothing before the packer depends on it: the plan's analysis,
 		// packed again.
 		as, err = repack(ctx, p.Assignment, c.Assign.Algorithm)
+	case l.Kind == "fusion" && c.Fuse && opts.fusedPlan(ctx, m) != nil:
+		// Planned once for this row and the jitted run of the jit rows.
+		as, err = opts.fusedPlan(ctx, m)()
 	default:
 		as, err = plan(ctx, m, c)
 	}
@@ -251,6 +267,24 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 	}
 	w.LowerBound, w.Total = as.Stats.LowerBound, as.Stats.TotalBytes
 	return w
+}
+
+// fusedPlan returns a func that plans m with the plan's options and
+// fusion on, once for every caller: the fusion=on row's plan and the jit
+// rows' jitted program (eager.Jit compiles with those options, fusion
+// on, as this report plans: the plan's total weighed, the whole
+// pipeline). nil when there is nothing to share or the options differ.
+func (o Options) fusedPlan(ctx context.Context, m *hlo.Module) func() (*assign.Assignment, error) {
+	sh := o.share
+	c := o.Compile
+	if sh == nil || !c.PlanCost || c.Until != "" || c.Spaces != nil {
+		return nil
+	}
+	c.Fuse = true
+	return func() (*assign.Assignment, error) {
+		sh.fusedOnce.Do(func() { sh.fused, sh.fusedErr = plan(ctx, m, c) })
+		return sh.fused, sh.fusedErr
+	}
 }
 
 // samePlan reports whether the lever's options c plan m as the plan's
