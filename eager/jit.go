@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
@@ -38,7 +39,16 @@ func Jit(ctx context.Context, m *hlo.Module, c *gpu.Client, copts compile.Option
 	if err != nil {
 		return nil, err
 	}
-	p, err := gpu.NewProgram(m.Name, r.Assignment)
+	return JitPlan(ctx, m.Name, r.Assignment, c)
+}
+
+// JitPlan is Jit of a plan made already: the program of as, named name
+// (the module's), run on c, which should be fresh.
+func JitPlan(ctx context.Context, name string, as *assign.Assignment, c *gpu.Client) (*JitResult, error) {
+	if c == nil {
+		return nil, errors.New("eager: no device client")
+	}
+	p, err := gpu.NewProgram(name, as)
 	if err != nil {
 		return nil, err
 	}

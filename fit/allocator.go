@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/gpu"
 	"github.com/hlomem/hlomem/hlo"
 )
@@ -25,11 +24,7 @@ func (t *target) allocatorLever(ctx context.Context, m *hlo.Module, v *Verdict) 
 		l.Why = "a TPU has no client allocator settings: the program gets the chip's HBM"
 		return l, nil
 	}
-	r, err := compile.Compile(ctx, m.Clone(), t.opts)
-	if err != nil {
-		return nil, err
-	}
-	as := r.Assignment
+	as := t.plan // the verdict's plan: the lever changes the client only
 	l.Applies, l.Total, l.Limit = true, as.Stats.DeviceBytes, v.Limit
 	fitsWith := func(cfg gpu.ClientConfig) (deviceRun, error) { return t.run(ctx, as, cfg) }
 

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/exec"
@@ -140,12 +142,48 @@ func Donate(ctx context.Context, m *hlo.Module, opts compile.Options) (res *Dona
 	}
 	res = &DonateResult{Before: before, After: before, All: before}
 	var leaves []donateLeaf
-	for _, l := range donateLeaves(m) {
+	// Each leaf donated alone is planned on its own clone of m: as many
+	// at once as there are processors, then taken in order.
+	all := donateLeaves(m)
+	totals, errs := make([]int64, len(all)), make([]error, len(all))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var panicked any // a worker's panic, raised again here for the recover above
+	for range min(runtime.GOMAXPROCS(0), len(all)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							mu.Lock()
+							panicked = r
+							mu.Unlock()
+						}
+					}()
+					if errs[i] = ctx.Err(); errs[i] == nil {
+						totals[i], errs[i] = donatePlan(ctx, m, opts, donateMatch(m, []donateLeaf{all[i]}), true)
+					}
+				}()
+			}
+		}()
+	}
+	for i := range all {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	for i, l := range all {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		cands := donateMatch(m, []donateLeaf{l})
-		total, err := donatePlan(ctx, m, opts, cands, true)
+		total, err := totals[i], errs[i]
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

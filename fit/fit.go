@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/hlomem/hlomem/assign"
 	"github.com/hlomem/hlomem/compile"
@@ -28,6 +30,11 @@ type Options struct {
 	Getenv func(string) string
 	// File names the input in the printed commands ("FILE" when empty).
 	File string
+	// Plan, when set, is the plan compile.Compile made of m with Compile
+	// (a caller that has it: hlomem report's own plan), used instead of
+	// planning m again. A TPU device plans with options of its own and
+	// ignores it.
+	Plan *assign.Assignment
 }
 
 // Array is one array live at a step.
@@ -144,6 +151,9 @@ type target struct {
 	tpu  *tpu.Generation
 	file string
 	opts compile.Options
+	// plan is m's plan with opts, the verdict's (and the allocator
+	// lever's: it changes the client only).
+	plan *assign.Assignment
 }
 
 // ErrDevice is returned for a device Analyze does not know.
@@ -192,9 +202,13 @@ func Analyze(ctx context.Context, m *hlo.Module, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := compile.Compile(ctx, m.Clone(), t.opts)
-	if err != nil {
-		return nil, err
+	t.plan = o.Plan
+	if t.plan == nil || t.tpu != nil {
+		r, err := compile.Compile(ctx, m.Clone(), t.opts)
+		if err != nil {
+			return nil, err
+		}
+		t.plan = r.Assignment
 	}
 	rep := &Report{Module: m.Name, Device: o.Device}
 	if t.tpu != nil {
@@ -203,7 +217,7 @@ func Analyze(ctx context.Context, m *hlo.Module, o Options) (*Report, error) {
 		rep.DeviceBytes = t.gpu.Memory
 		rep.Settings = envLines(t.cfg)
 	}
-	v, err := t.verdict(ctx, r.Assignment)
+	v, err := t.verdict(ctx, t.plan)
 	if err != nil {
 		return nil, err
 	}
@@ -211,15 +225,35 @@ func Analyze(ctx context.Context, m *hlo.Module, o Options) (*Report, error) {
 	levers := []func(context.Context, *hlo.Module, *Verdict) (*Lever, error){
 		t.allocatorLever, t.donateLever, t.offloadLever, t.rematLever, t.jitLever,
 	}
-	for _, f := range levers {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		l, err := f(ctx, m, v)
+	// The levers are independent of one another (each plans and runs
+	// clones of m): as many at once as there are processors, the first
+	// error (in the levers' order) returned.
+	rep.Levers = make([]*Lever, len(levers))
+	errs := make([]error, len(levers))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(levers)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				rep.Levers[i], errs[i] = levers[i](ctx, m, v)
+			}
+		}()
+	}
+	for i := range levers {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		rep.Levers = append(rep.Levers, l)
 	}
 	if rep.Combination, err = t.combine(ctx, m, v, rep.Levers); err != nil {
 		return nil, err

@@ -37,15 +37,26 @@ func (t *target) jitLever(ctx context.Context, m *hlo.Module, v *Verdict) (*Leve
 	newClient := func() (*gpu.Client, error) { return gpu.NewClient(*t.gpu, t.cfg, gpu.ClientOptions{}) }
 	copts := t.opts
 	copts.Remat = nil
-	var jitPeak int64
-	var jitFits bool
+	// eager.Compare under each release rule, the jitted run (the same
+	// under both) run once.
+	cj, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	j, err := eager.Jit(ctx, m, cj, copts)
+	if err != nil {
+		return nil, fmt.Errorf("jitted run: %w", err)
+	}
+	jitPeak, jitFits := j.Peak, j.Fits()
 	for _, rel := range []eager.Release{eager.Held, eager.LastUse} {
-		c, err := eager.Compare(ctx, m, newClient, eager.Options{Release: rel, Compile: copts, LiveAt: -1})
+		ce, err := newClient()
 		if err != nil {
 			return nil, err
 		}
-		jitPeak, jitFits = c.Jit.Peak, c.Jit.Fits()
-		e := c.Eager
+		e, err := eager.Run(ctx, m, ce, eager.Options{Release: rel, Compile: copts, LiveAt: -1})
+		if err != nil {
+			return nil, fmt.Errorf("eager run: %w", err)
+		}
 		s := fmt.Sprintf("op by op (%s): ", rel)
 		if e.Fits() {
 			s += fmt.Sprintf("fits, peak %d bytes", e.Peak)

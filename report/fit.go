@@ -28,7 +28,13 @@ type FitWhatIf struct {
 func (l Lever) planFit(ctx context.Context, m *hlo.Module, opts Options, w WhatIf) WhatIf {
 	c := opts.Compile
 	c.Remat = nil
-	rep, err := fit.Analyze(ctx, m, fit.Options{Device: l.Value, Compile: c, Getenv: opts.Getenv, File: opts.File})
+	fo := fit.Options{Device: l.Value, Compile: c, Getenv: opts.Getenv, File: opts.File}
+	if p := opts.plan; p != nil && opts.Compile.Remat == nil && opts.Compile.PlanCost && opts.Compile.Until == "" && opts.Compile.Spaces == nil {
+		// fit plans m with c as this report planned it: the plan is
+		// this report's.
+		fo.Plan = p.Assignment
+	}
+	rep, err := fit.Analyze(ctx, m, fo)
 	if err != nil {
 		w.Err = err.Error()
 		return w

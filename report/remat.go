@@ -9,6 +9,7 @@ import (
 	"github.com/hlomem/hlomem/compile"
 	"github.com/hlomem/hlomem/hlo"
 	"github.com/hlomem/hlomem/remat"
+	"github.com/hlomem/hlomem/schedule"
 )
 
 // WhatIfRemats are the remat algorithms WhatIfs tries (a "remat" lever
@@ -41,7 +42,18 @@ func (l Lever) planRemat(ctx context.Context, m *hlo.Module, opts Options, w Wha
 	}
 	c := opts.Compile
 	c.Remat = &compile.RematOptions{Limit: limit, Algorithm: l.Value}
-	r, err := compileClone(ctx, m, c)
+	var r *compile.Result
+	var err error
+	if sm := opts.scheduledPlan(); sm != nil {
+		// The pipeline up to the remat pass is the plan's: resume from
+		// the plan's module in its schedule (what the remat pass
+		// rewrites), keeping that order.
+		rc := c
+		rc.Fuse, rc.Scheduler = false, schedule.Keep
+		r, err = compileClone(ctx, sm, rc)
+	} else {
+		r, err = compileClone(ctx, m, c)
+	}
 	if errors.Is(err, remat.ErrUnsupported) {
 		rw.Skipped = "the remat pass refuses this module: " + err.Error()
 		return w
@@ -70,4 +82,41 @@ func rematVs(w WhatIf) string {
 		s += "plan over it"
 	}
 	return s + fmt.Sprintf(", +%d FLOPs (%.2f%% of the module's own)", rw.AddedFLOPs, rw.AddedShare)
+}
+
+// scheduledPlan returns the plan's module in the plan's schedule, as the
+// remat pass takes it (its order the schedule's, marked scheduled,
+// renumbered: liveness.Schedule.Apply on a clone), made once for every
+// remat lever; nil when the plan's pipeline is not the remat levers' up
+// to the remat pass (the plan rematerialized already, or no shared work).
+func (o Options) scheduledPlan() *hlo.Module {
+	p, sh := o.plan, o.share
+	if p == nil || sh == nil || o.Compile.Remat != nil || o.Compile.Spaces != nil || p.Analysis == nil || p.Analysis.Schedule == nil {
+		return nil
+	}
+	sh.schedOnce.Do(func() {
+		sm := p.Module.Clone()
+		for i, c := range p.Module.Computations {
+			seq := p.Analysis.Schedule.Sequence(c)
+			nc := sm.Computations[i]
+			if len(seq) != len(c.Instructions) {
+				continue // as Schedule.Apply: a computation the schedule does not cover keeps its order
+			}
+			at := make(map[*hlo.Instruction]*hlo.Instruction, len(c.Instructions))
+			for j, in := range c.Instructions {
+				at[in] = nc.Instructions[j]
+			}
+			order := make([]*hlo.Instruction, len(seq))
+			for j, in := range seq {
+				if order[j] = at[in]; order[j] == nil {
+					return // not this computation's instructions: no sharing
+				}
+			}
+			nc.Instructions = order
+		}
+		sm.IsScheduled = true
+		sm.Renumber()
+		sh.sched = sm
+	})
+	return sh.sched
 }

@@ -54,6 +54,12 @@ type Options struct {
 
 	// total is this plan's total, for the remat what-ifs (set by Build).
 	total int64
+	// plan is this plan's pipeline, whose work the what-ifs share (set
+	// by Build).
+	plan *compile.Result
+	// share is what the what-ifs compute once between them (set by
+	// whatIfs).
+	share *whatIfShare
 }
 
 // Report is what Build found about one module.
@@ -331,7 +337,7 @@ func Build(ctx context.Context, m *hlo.Module, opts Options) (*Report, error) {
 		// The rewritten module is scheduled; the order is m's scheduler's.
 		r.Schedule = scheduleName(m, opts.Compile.Scheduler)
 	}
-	opts.total = as.Stats.TotalBytes
+	opts.total, opts.plan = as.Stats.TotalBytes, res
 	r.WhatIf = whatIfs(ctx, m, opts, progress)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -117,13 +117,74 @@ func (l Lever) planEager(ctx context.Context, m *hlo.Module, opts Options, w Wha
 		return w
 	}
 	newClient := func() (*gpu.Client, error) { return gpu.NewClient(dev, eagerConfig, gpu.ClientOptions{}) }
-	cmp, err := eager.Compare(ctx, m.Clone(), newClient, eager.Options{Release: rule, Compile: c, LiveAt: -1})
+	if opts.share == nil {
+		cmp, err := eager.Compare(ctx, m.Clone(), newClient, eager.Options{Release: rule, Compile: c, LiveAt: -1})
+		if err != nil {
+			w.Err = err.Error()
+			return w
+		}
+		w.Total, w.JitPeak = cmp.Eager.Peak, cmp.Jit.Peak
+		return w
+	}
+	// eager.Compare's two runs, the jitted one (the same under either
+	// release rule) run once for every jit lever.
+	ce, err := newClient()
 	if err != nil {
 		w.Err = err.Error()
 		return w
 	}
-	w.Total, w.JitPeak = cmp.Eager.Peak, cmp.Jit.Peak
+	e, err := eager.Run(ctx, m.Clone(), ce, eager.Options{Release: rule, Compile: c, LiveAt: -1})
+	if err != nil {
+		w.Err = fmt.Errorf("eager run: %w", err).Error()
+		return w
+	}
+	sh := opts.share
+	sh.jitOnce.Do(func() {
+		cj, err := newClient()
+		if err != nil {
+			sh.jitErr = err
+			return
+		}
+		var j *eager.JitResult
+		if fused := opts.fusedPlan(ctx, m); fused != nil {
+			// The jitted program is the fusion=on row's plan.
+			var as *assign.Assignment
+			if as, err = fused(); err == nil {
+				j, err = eager.JitPlan(ctx, m.Name, as, cj)
+			}
+		} else {
+			j, err = eager.Jit(ctx, m, cj, c)
+		}
+		if err != nil {
+			sh.jitErr = fmt.Errorf("jitted run: %w", err)
+			return
+		}
+		sh.jitPeak = j.Peak
+	})
+	if sh.jitErr != nil {
+		w.Err = sh.jitErr.Error()
+		return w
+	}
+	w.Total, w.JitPeak = e.Peak, sh.jitPeak
 	return w
+}
+
+// whatIfShare is what the what-ifs of one report compute once for
+// several levers.
+type whatIfShare struct {
+	// The jitted run of the jit levers (eager.Jit; the same under either
+	// release rule): its peak, or why it failed.
+	jitOnce sync.Once
+	jitPeak int64
+	jitErr  error
+	// The plan's module in its schedule, for the remat levers
+	// (Options.scheduledPlan).
+	schedOnce sync.Once
+	sched     *hlo.Module
+	// m planned with fusion on (Options.fusedPlan).
+	fusedOnce sync.Once
+	fused     *assign.Assignment
+	fusedErr  error
 }
 
 // eagerCommand is the hlomem run line that prints a without-jit
@@ -179,13 +240,123 @@ func (l Lever) plan(ctx context.Context, m *hlo.Module, opts Options) WhatIf {
 		return w
 	}
 	w.Command = Command(opts.File, m, c)
-	as, err := plan(ctx, m, c)
+	var as *assign.Assignment
+	var err error
+	switch p := opts.plan; {
+	case p != nil && samePlan(m, c, opts.Compile):
+		// The lever is the plan's own options (the command is the plan's):
+		// the plan is its plan.
+		as = p.Assignment
+	case p != nil && l.Kind == "fusion" && c.Fuse && !opts.Compile.Fuse && fusionIdle(ctx, m, c):
+		// The optimization passes change nothing in this module (one
+		// fused already): the pipeline with them is the plan's.
+		as = p.Assignment
+	case p != nil && l.Kind == "packer" && packerOnly(m, opts.Compile):
+		// Nothing before the packer depends on it: the plan's analysis,
+		// packed again.
+		as, err = repack(ctx, p.Assignment, c.Assign.Algorithm)
+	case l.Kind == "fusion" && c.Fuse && opts.fusedPlan(ctx, m) != nil:
+		// Planned once for this row and the jitted run of the jit rows.
+		as, err = opts.fusedPlan(ctx, m)()
+	default:
+		as, err = plan(ctx, m, c)
+	}
 	if err != nil {
 		w.Err = err.Error()
 		return w
 	}
 	w.LowerBound, w.Total = as.Stats.LowerBound, as.Stats.TotalBytes
 	return w
+}
+
+// fusedPlan returns a func that plans m with the plan's options and
+// fusion on, once for every caller: the fusion=on row's plan and the jit
+// rows' jitted program (eager.Jit compiles with those options, fusion
+// on, as this report plans: the plan's total weighed, the whole
+// pipeline). nil when there is nothing to share or the options differ.
+func (o Options) fusedPlan(ctx context.Context, m *hlo.Module) func() (*assign.Assignment, error) {
+	sh := o.share
+	c := o.Compile
+	if sh == nil || !c.PlanCost || c.Until != "" || c.Spaces != nil {
+		return nil
+	}
+	c.Fuse = true
+	return func() (*assign.Assignment, error) {
+		sh.fusedOnce.Do(func() { sh.fused, sh.fusedErr = plan(ctx, m, c) })
+		return sh.fused, sh.fusedErr
+	}
+}
+
+// samePlan reports whether the lever's options c plan m as the plan's
+// options p do: the same effective scheduler and search budget, fusion
+// and packer (a lever changes nothing else of p).
+func samePlan(m *hlo.Module, c, p compile.Options) bool {
+	return effectiveScheduler(c.Scheduler, m) == effectiveScheduler(p.Scheduler, m) &&
+		c.Search.Budget == p.Search.Budget && c.Search.Timeout == p.Search.Timeout &&
+		c.Fuse == p.Fuse && algoName(c.Assign) == algoName(p.Assign)
+}
+
+// effectiveScheduler is the scheduler the schedule pass runs on m for
+// name (schedule.Effective), best named search (the same scheduler).
+func effectiveScheduler(name string, m *hlo.Module) string {
+	if s := schedule.Effective(name, m); s != schedule.Best {
+		return s
+	}
+	return schedule.Search
+}
+
+// packerOnly reports whether, under the plan's options p, nothing the
+// pipeline does before buffer assignment weighs the packer: no fusion
+// (whose guard weighs the plan's total), no remat (which plans its
+// candidates), and a scheduler that does not search (the searches weigh
+// the plan's total, assign.TotalCost, with the packer). A packer lever
+// then packs the plan's own analysis.
+func packerOnly(m *hlo.Module, p compile.Options) bool {
+	if p.Fuse || p.Remat != nil || p.Spaces != nil {
+		return false
+	}
+	switch schedule.Effective(p.Scheduler, m) {
+	case schedule.Best, schedule.Search, schedule.Optimal:
+		return false
+	}
+	return true
+}
+
+// repack plans the analysis of the plan as with the packer algo, the rest
+// of its options as they are, and checks it as Compile checks a plan.
+func repack(ctx context.Context, as *assign.Assignment, algo string) (*assign.Assignment, error) {
+	o := as.Options
+	o.Algorithm = algo
+	out, err := assign.Assign(ctx, as.Analysis, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := assign.Check(out); err != nil {
+		return nil, fmt.Errorf("internal error, the plan is invalid: %w", err)
+	}
+	return out, nil
+}
+
+// fusionIdle reports whether the optimization passes of the fusion
+// lever's options c (simplification, CSE, DCE, fusion) leave m as it is:
+// run without fusion's guard, which only keeps fusions from happening, so
+// that a module they leave unchanged unguarded they leave unchanged
+// guarded. The lever's pipeline is then the plan's.
+func fusionIdle(ctx context.Context, m *hlo.Module, c compile.Options) bool {
+	c.Fusion.NoGuard, c.Until, c.Remat, c.Spaces = true, "fusion", nil, nil
+	r, err := compile.Compile(ctx, m.Clone(), c)
+	if err != nil {
+		return false
+	}
+	for _, p := range r.Passes {
+		switch p.Name {
+		case "simplify", "cse", "dce", "fusion":
+			if p.Changed {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Command returns the command line (program name first) whose hlomem
@@ -294,6 +465,7 @@ func whatIfs(ctx context.Context, m *hlo.Module, opts Options, progress func(str
 		return nil
 	}
 	out := make([]WhatIf, n)
+	opts.share = &whatIfShare{}
 	next := make(chan int)
 	var mu sync.Mutex
 	done := 0

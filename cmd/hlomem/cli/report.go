@@ -26,7 +26,7 @@ func reportFlags(fs *flagSet, e *env) func(args []string) error {
 	pprofOut := fs.String("pprof", "", "OUT.pb.gz", "write what occupies memory at the peak as a pprof profile to this file (several modules: one file each)")
 	format := fs.String("format", "text", "text|json", "report on standard output: text or json")
 	top := fs.Int("top", report.DefaultTop, "N", "how many of what occupies memory at the peak the text lists; 0 lists them all")
-	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, and under each packer")
+	whatIf := fs.Bool("what-if", true, "plan the module under each scheduler, with and without fusion, under each packer, without jit and rematerialized (the what-if table); --what-if=false reports the plan alone")
 	xlaFile := fs.String("xla", "", "FILE", "XLA's buffer assignment of the module (*-buffer-assignment.txt; refused when it names another module, other instructions or other shapes); default: the one beside an *after_optimizations.txt")
 	target := fs.String("target", "", "gpu|cpu|tpu", targetFlag)
 	algo := fs.String("algo", "auto", "NAME", "packer for the temp heaps (see hlomem pack)")
