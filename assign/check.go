@@ -22,15 +22,25 @@ import (
 //     value's instruction reads the earlier value (an operand overwritten
 //     in place), or that belong to one buffer.
 func Check(as *Assignment) error {
-	seen := make(map[*liveness.Value]bool, len(as.Analysis.Values))
-	bufAt := map[*liveness.Buffer][2]int64{} // allocation index, offset
+	// By value and buffer ID (both dense over the analysis) rather than
+	// in maps keyed by pointers: a table entry per value, not a map entry.
+	vals, bufs := as.Analysis.Values, as.Analysis.Buffers
+	seen := make([]bool, len(vals))
+	bufAt := make([][2]int64, len(bufs)) // allocation index, offset
+	bufSet := make([]bool, len(bufs))
 	for _, al := range as.Allocations {
 		for _, s := range al.Slots {
 			v := s.Value
-			if seen[v] {
+			if v.ID < 0 || v.ID >= len(vals) || vals[v.ID] != v {
+				return fmt.Errorf("assign: value %s is not a value of the analysis", v)
+			}
+			if b := v.Buffer; b == nil || b.ID < 0 || b.ID >= len(bufs) || bufs[b.ID] != b {
+				return fmt.Errorf("assign: value %s has no buffer of the analysis", v)
+			}
+			if seen[v.ID] {
 				return fmt.Errorf("assign: value %s is placed twice", v)
 			}
-			seen[v] = true
+			seen[v.ID] = true
 			if s.Offset < 0 || s.Size < 0 || s.Offset+s.Size > al.Size {
 				return fmt.Errorf("assign: value %s at [%d,%d) lies outside allocation %d of size %d", v, s.Offset, s.Offset+s.Size, al.Index, al.Size)
 			}
@@ -41,17 +51,17 @@ func Check(as *Assignment) error {
 				return fmt.Errorf("assign: value %s at offset %d in allocation %d is not aligned to %d", v, s.Offset, al.Index, align)
 			}
 			want := [2]int64{int64(al.Index), s.Offset}
-			if got, ok := bufAt[v.Buffer]; ok && got != want {
+			if got := bufAt[v.Buffer.ID]; bufSet[v.Buffer.ID] && got != want {
 				return fmt.Errorf("assign: value %s is at allocation %d offset %d, but its buffer's other values are at allocation %d offset %d", v, al.Index, s.Offset, got[0], got[1])
 			}
-			bufAt[v.Buffer] = want
+			bufAt[v.Buffer.ID], bufSet[v.Buffer.ID] = want, true
 		}
 		if err := checkSlots(al); err != nil {
 			return err
 		}
 	}
-	for _, v := range as.Analysis.Values {
-		if !seen[v] {
+	for _, v := range vals {
+		if !seen[v.ID] {
 			return fmt.Errorf("assign: value %s has no allocation", v)
 		}
 	}
