@@ -149,7 +149,7 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 	}
 	height := sol.Height()
 	h := &TempHeap{Color: color, Problem: p, Values: vals, Solution: sol, LowerBound: r.peak, PeakTime: r.peakTime, PeakValues: r.peakLive}
-	al := &Allocation{Size: height, Color: color, Parameter: -1, order: len(as.Allocations)}
+	al := &Allocation{Size: height, Color: color, Parameter: -1, order: len(as.Allocations), Slots: make([]Slot, 0, len(vals))}
 	for i, v := range vals {
 		al.Slots = append(al.Slots, Slot{Value: v, Offset: sol.Offsets[i], Size: v.Size})
 	}
