@@ -23,8 +23,12 @@ import (
 
 const heldChunk = 256
 
+// heldItem is a held value and its live range. The times fit 32 bits: an
+// analysis has at most liveness.MaxValues (2^23) subshape positions, so
+// fewer instructions, so fewer schedule steps. Half the width of ints
+// matters on long chains, where one allocation holds most of the values.
 type heldItem struct {
-	start, end int
+	start, end int32
 	v          *liveness.Value
 }
 
@@ -50,9 +54,16 @@ func (h *heldIndex) add(v *liveness.Value) {
 		h.unscheduled++
 		return
 	}
-	it := heldItem{v.Range.Start, v.Range.End, v}
+	it := heldItem{int32(v.Range.Start), int32(v.Range.End), v}
 	if len(h.chunks) == 0 {
 		h.chunks = [][]heldItem{{it}}
+		return
+	}
+	// Past the end of a full last chunk (values come mostly in time
+	// order): a new chunk, so that chunks filled in order stay full
+	// rather than split in halves.
+	if last := h.chunks[len(h.chunks)-1]; len(last) >= heldChunk && !it.less(last[len(last)-1]) {
+		h.chunks = append(h.chunks, []heldItem{it})
 		return
 	}
 	// The last chunk whose first item is not after it.
@@ -79,7 +90,8 @@ func (h *heldIndex) add(v *liveness.Value) {
 // candidates calls f for every held value that may overlap [s, e] (see the
 // comment at the top of the file) until f returns true, and reports
 // whether it did.
-func (h *heldIndex) candidates(s, e int, f func(*liveness.Value) bool) bool {
+func (h *heldIndex) candidates(s64, e64 int, f func(*liveness.Value) bool) bool {
+	s, e := int32(s64), int32(e64)
 	// First position whose start is at least s.
 	ci := sort.Search(len(h.chunks), func(i int) bool {
 		c := h.chunks[i]
@@ -92,7 +104,7 @@ func (h *heldIndex) candidates(s, e int, f func(*liveness.Value) bool) bool {
 	}
 	// Backwards: the values starting at the last start before s.
 	bi, bk := ci, k
-	predStart := -1
+	predStart := int32(-1)
 	for {
 		bk--
 		if bk < 0 {

@@ -306,14 +306,21 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignmen
 	}
 	as := &Assignment{Module: a.Module, Analysis: a, Options: opts, allocOf: make([]*Allocation, len(a.Buffers))}
 	// The bounds of the stats depend on the analysis alone: compute them
-	// while the plan is made, on a core the packers leave idle.
+	// while the plan is made, on a core the packers leave idle. On a large
+	// analysis they wait for the temp heaps instead: their tables (about
+	// 150 bytes per value) would otherwise be live beside the packers', at
+	// the peak of the process' memory.
 	bounds := make(chan struct{})
-	go func() {
+	computeBounds := func() {
 		defer close(bounds)
 		as.bound = as.Analysis.LowerBoundWith(nil, as.canShare)
 		xla := replay(as.Analysis, func(v *liveness.Value) bool { return v.Inst.Opcode != hlo.OpConstant }, as.shareFunc())
 		as.Stats.XLAMinimumBytes = xla.xlaPeak
-	}()
+	}
+	sequential := len(a.Values) >= sequentialBounds
+	if !sequential {
+		go computeBounds()
+	}
 	// Once ctx is done Assign returns at once, leaving the bounds to
 	// finish on their own (they only read the analysis, and write to as,
 	// which is dropped).
@@ -325,13 +332,18 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignmen
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		<-bounds
+		if !sequential {
+			<-bounds
+		}
 		return nil, err
 	}
 	// An interrupted search of the temp heaps keeps the best packing found;
 	// an interrupted Assign returns nothing.
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if sequential {
+		computeBounds()
 	}
 	as.assignThreadLocal()
 	select {
@@ -342,6 +354,11 @@ func Assign(ctx context.Context, a *liveness.Analysis, opts Options) (*Assignmen
 	as.finish()
 	return as, nil
 }
+
+// sequentialBounds is the number of values from which Assign computes
+// the stats' bounds after packing rather than beside it (see Assign):
+// memory before parallelism on the largest modules.
+const sequentialBounds = 250_000
 
 // sortBuffers orders buffers as XLA's kBiggestFirst: size descending, live
 // out first, earliest post-order position of any value, then ID. The

@@ -3,6 +3,8 @@ package assign
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +53,7 @@ func deepTupleModule(d int) string { return nestedTupleModule("deep", "", 0, d) 
 func benchAssign(b *testing.B, src string, opts Options, levels int) {
 	b.ReportAllocs()
 	var n int
+	var as *Assignment
 	for b.Loop() {
 		mods, err := hlo.Parse("bench.hlo", []byte(src))
 		require.NoError(b, err)
@@ -58,10 +61,16 @@ func benchAssign(b *testing.B, src string, opts Options, levels int) {
 		n = m.NumInstructions()
 		a, err := liveness.Analyze(m, liveness.Options{})
 		require.NoError(b, err)
-		_, err = Assign(context.Background(), a, opts)
+		as, err = Assign(context.Background(), a, opts)
 		require.NoError(b, err)
 	}
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	// What the plan keeps alive (module, analysis, assignment; src is the
+	// benchmark's own): the live heap with the last plan, less without it.
+	with := liveHeap()
+	runtime.KeepAlive(as)
+	as = nil
+	b.ReportMetric(float64(with-liveHeap())/float64(max(n, 1)), "plan-B/instruction")
 	if levels > 0 {
 		b.ReportMetric(float64(levels), "levels")
 		b.ReportMetric(perOp/float64(levels), "ns/level")
@@ -69,6 +78,14 @@ func benchAssign(b *testing.B, src string, opts Options, levels int) {
 	}
 	b.ReportMetric(float64(n), "instructions")
 	b.ReportMetric(perOp/float64(n), "ns/instruction")
+}
+
+// liveHeap returns the bytes of live heap objects after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // BenchmarkAssignChain: parse, analysis and assignment of element-wise

@@ -55,43 +55,77 @@ func (as *Assignment) packTemps(ctx context.Context, deferred []*liveness.Buffer
 // event-time intervals, chunk starts aligned, colocated values in one
 // must-share group.
 func heapProblem(r replayResult, align int64) (*pack.Problem, []*liveness.Value) {
-	p := &pack.Problem{}
+	p := &pack.Problem{Buffers: make([]pack.Buffer, 0, len(r.intervals))}
 	vals := make([]*liveness.Value, len(r.intervals))
-	index := make(map[*liveness.Value]int, len(r.intervals))
-	names := map[string]int{}
+	index := intervalIndex(r)
+	names := make(map[string]int, len(r.intervals))
 	for i, h := range r.intervals {
 		v := h.value
-		id := v.Name()
-		if n := names[id]; n > 0 {
-			id = fmt.Sprintf("%s#%d", id, n)
+		name := v.Name()
+		id := name
+		if n := names[name]; n > 0 {
+			id = fmt.Sprintf("%s#%d", name, n)
 		}
-		names[v.Name()]++
+		names[name]++
 		p.Buffers = append(p.Buffers, pack.Buffer{ID: id, Start: h.start, End: h.end + 1, Size: v.Size, Align: align})
 		vals[i] = v
-		index[v] = i
 	}
-	// Groups: follow share links to the value that was allocated.
-	root := make([]int, len(r.intervals))
+	// Groups: follow share links to the value that was allocated. A
+	// group's root is its first member, so the groups come in the order
+	// of their first members, and each lists its members in order.
+	root := make([]int32, len(r.intervals))
+	count := make([]int32, len(r.intervals))
+	grouped := 0
 	for i, h := range r.intervals {
-		root[i] = i
+		root[i] = int32(i)
 		if h.shareWith != nil {
-			root[i] = root[index[h.shareWith]]
+			root[i] = root[index(h.shareWith)]
+		}
+		count[root[i]]++
+		if count[root[i]] == 2 {
+			grouped += 2
+		} else if count[root[i]] > 2 {
+			grouped++
 		}
 	}
-	members := map[int][]int{}
-	var order []int
+	if grouped == 0 {
+		return p, vals
+	}
+	all := make([]int, 0, grouped)
+	at := make([]int32, len(r.intervals)) // a group's position in p.Groups
+	for g, n := range count {
+		if n > 1 {
+			at[g] = int32(len(p.Groups))
+			p.Groups = append(p.Groups, all[len(all):len(all):len(all)+int(n)])
+			all = all[:len(all)+int(n)]
+		}
+	}
 	for i := range r.intervals {
-		if _, ok := members[root[i]]; !ok {
-			order = append(order, root[i])
-		}
-		members[root[i]] = append(members[root[i]], i)
-	}
-	for _, g := range order {
-		if len(members[g]) > 1 {
-			p.Groups = append(p.Groups, members[g])
+		if g := root[i]; count[g] > 1 {
+			p.Groups[at[g]] = append(p.Groups[at[g]], i)
 		}
 	}
 	return p, vals
+}
+
+// intervalIndex returns the position of each value among r's intervals
+// (the last, should one appear twice), 0 for a value not among them, from
+// a table by value ID rather than a map keyed by pointers.
+func intervalIndex(r replayResult) func(*liveness.Value) int {
+	n := 0
+	for _, h := range r.intervals {
+		n = max(n, h.value.ID+1)
+	}
+	at := make([]int32, n)
+	for i, h := range r.intervals {
+		at[h.value.ID] = int32(i)
+	}
+	return func(v *liveness.Value) int {
+		if v.ID < 0 || v.ID >= n {
+			return 0
+		}
+		return int(at[v.ID])
+	}
 }
 
 func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult) (*TempHeap, error) {
@@ -115,7 +149,7 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 	}
 	height := sol.Height()
 	h := &TempHeap{Color: color, Problem: p, Values: vals, Solution: sol, LowerBound: r.peak, PeakTime: r.peakTime, PeakValues: r.peakLive}
-	al := &Allocation{Size: height, Color: color, Parameter: -1, order: len(as.Allocations)}
+	al := &Allocation{Size: height, Color: color, Parameter: -1, order: len(as.Allocations), Slots: make([]Slot, 0, len(vals))}
 	for i, v := range vals {
 		al.Slots = append(al.Slots, Slot{Value: v, Offset: sol.Offsets[i], Size: v.Size})
 	}
@@ -128,15 +162,12 @@ func (as *Assignment) packHeap(ctx context.Context, color int64, r replayResult)
 // (pack.XLAHeap). The heap's height is XLA's heap size, which counts each
 // interval at its XLA size (its buffer's) and may exceed the problem's.
 func xlaHeapSolution(r replayResult, p *pack.Problem, align int64) *pack.Solution {
-	index := make(map[*liveness.Value]int, len(r.intervals))
-	for i, h := range r.intervals {
-		index[h.value] = i
-	}
+	index := intervalIndex(r)
 	ivs := make([]pack.XLAInterval, len(r.intervals))
 	for i, h := range r.intervals {
 		share := -1
 		if h.shareWith != nil {
-			share = index[h.shareWith]
+			share = index(h.shareWith)
 		}
 		ivs[i] = pack.XLAInterval{ID: h.value.ID, Size: h.size, Start: h.start, End: h.end, ShareWith: share}
 	}

@@ -120,11 +120,17 @@ func (as *Assignment) WriteXLAWith(w io.Writer, opts liveness.XLAOptions) error 
 // 2024).
 func (as *Assignment) writeUsedValues(b *bufio.Writer) error {
 	var used []*liveness.Value
-	seen := make(map[*liveness.Value]bool)
+	// Seen by value ID (dense over the analysis), not in a map keyed by
+	// pointers: a bit per value rather than a map entry.
+	seen := make([]bool, len(as.Analysis.Values))
 	for _, al := range as.Allocations {
 		for _, s := range al.Slots {
-			if !seen[s.Value] {
-				seen[s.Value] = true
+			id := s.Value.ID
+			if id >= len(seen) {
+				seen = append(seen, make([]bool, id+1-len(seen))...)
+			}
+			if !seen[id] {
+				seen[id] = true
 				used = append(used, s.Value)
 			}
 		}

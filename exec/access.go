@@ -137,9 +137,9 @@ type reading struct {
 	at      []label        // by global position (FirstValue + ordinal)
 	rep     []label        // by label: the source a merge collapses to (itself otherwise)
 	callers []*hlo.Instruction
-	defined map[[2]int]*liveness.Value // (instruction ID, ordinal) -> value defined there
-	idx     [][]hlo.ShapeIndex         // by instruction ID: index of each ordinal
-	subs    [][]hlo.Shape              // by instruction ID: subshape of each ordinal
+	defined []*liveness.Value  // by position (FirstValue + ordinal, as at): the value defined there
+	idx     [][]hlo.ShapeIndex // by instruction ID: index of each ordinal
+	subs    [][]hlo.Shape      // by instruction ID: subshape of each ordinal
 
 	reads    [][]readAt    // by step
 	writes   [][]label     // by step
@@ -173,14 +173,16 @@ type inPlaceAt struct {
 func newReading(as *assign.Assignment) *reading {
 	a := as.Analysis
 	m := a.Module
-	r := &reading{a: a, m: m, at: make([]label, m.NumValues()), famOf: map[[2]int]int{}, defined: make(map[[2]int]*liveness.Value, len(a.Values)),
+	r := &reading{a: a, m: m, at: make([]label, m.NumValues()), famOf: map[[2]int]int{}, defined: make([]*liveness.Value, m.NumValues()),
 		idx: make([][]hlo.ShapeIndex, m.NumInstructions()), subs: make([][]hlo.Shape, m.NumInstructions())}
 	for i := range r.at {
 		r.at[i] = unresolved
 	}
 	for _, v := range a.Values {
 		if o, ok := r.ordinal(v.Inst, v.Index); ok {
-			r.defined[[2]int{v.Inst.ID, o}] = v
+			if k := v.Inst.FirstValue + o; k >= 0 && k < len(r.defined) {
+				r.defined[k] = v
+			}
 		}
 	}
 	r.callers = controlCallers(m)
@@ -712,7 +714,9 @@ func (r *reading) newSource(in *hlo.Instruction, ix hlo.ShapeIndex, sub hlo.Shap
 	size, _ := hlo.ByteSize(sub)
 	s := source{in: in, index: ix, size: size, merge: merge, fam: fam}
 	if o, ok := r.ordinal(in, ix); ok {
-		s.value = r.defined[[2]int{in.ID, o}]
+		if k := in.FirstValue + o; k >= 0 && k < len(r.defined) {
+			s.value = r.defined[k]
+		}
 	}
 	r.srcs = append(r.srcs, s)
 	r.rep = append(r.rep, label(len(r.srcs)-1))

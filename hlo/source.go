@@ -91,7 +91,7 @@ func parseReader(ctx context.Context, filename string, r io.Reader, size int64) 
 		if err != nil {
 			return nil, err
 		}
-		return ParseStringContext(ctx, filename, src)
+		return parseDetached(ctx, filename, src)
 	}
 	// A read may block (a pipe no one writes to) where ctx cannot reach
 	// it: it runs on its own, and ctx's end returns at once.
@@ -109,10 +109,21 @@ func parseReader(ctx context.Context, filename string, r io.Reader, size int64) 
 		if res.err != nil {
 			return nil, res.err
 		}
-		return ParseStringContext(ctx, filename, res.src)
+		return parseDetached(ctx, filename, res.src)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// parseDetached parses src, which no one else holds, into modules that
+// do not keep it alive (detach).
+func parseDetached(ctx context.Context, filename, src string) ([]*Module, error) {
+	mods, err := ParseStringContext(ctx, filename, src)
+	if err != nil {
+		return nil, err
+	}
+	detach(mods)
+	return mods, nil
 }
 
 // readSource reads r to its end (parseReader).

@@ -85,19 +85,15 @@ type Value struct {
 	// Size is hlo.BufferSize of Shape, the bytes of its buffer (a dynamic
 	// array's bound plus its runtime sizes), 0 when it has none (an
 	// unbounded dimension, under AllowUnbounded).
-	Size  int64
-	IsPhi bool
+	Size int64
 	// Positions lists where the value appears; the first is its definition.
 	Positions []Position
 	Uses      []Use
-	// LiveOut is true when the value appears in the entry's result.
-	LiveOut bool
 	// Buffer is the buffer (alias set) holding the value.
 	Buffer *Buffer
 	// Range is the value's live range in the flattened schedule; only
 	// meaningful when Scheduled.
-	Range     Range
-	Scheduled bool
+	Range Range
 	// EndPosition is the latest of the value's positions in time (XLA's
 	// TimeBound::end_position; uses do not move it), the place where its
 	// buffer may be handed to a user.
@@ -105,7 +101,13 @@ type Value struct {
 	// Color is the memory space of the value's layout (S(n)).
 	Color int64
 
-	ord int32 // pre-order ordinal of Index in Inst's shape
+	// The flags and ord share one word (a Value is one of the analysis'
+	// largest structures: one per subshape position of the module).
+	IsPhi bool
+	// LiveOut is true when the value appears in the entry's result.
+	LiveOut   bool
+	Scheduled bool
+	ord       int32 // pre-order ordinal of Index in Inst's shape
 }
 
 // Name returns the value as XLA's live-range dump prints it: name{index}.
