@@ -99,6 +99,12 @@ func BenchmarkPass(b *testing.B) {
 // optimalLimit is the largest module schedule-optimal runs on.
 const optimalLimit = 10_000
 
+// fusionLimit is the largest module fusion (with its guard) runs on, and
+// fusionWhy why: measured at 10^4 the guard takes 3 to 36 s a module.
+const fusionLimit = 10_000
+
+const fusionWhy = "fusion's guard, once the fused module measures above the unfused one (every shape here at 10^4), declines culprits one by one for up to 16 rounds, each a bisection of log2(fusions) trials that fuses and prepares the whole module again: about 16 x 17 full passes at 10^5, minutes a module"
+
 type passBench struct {
 	name string
 	// limit, when set, is the largest n the pass is measured at, why the
@@ -157,7 +163,7 @@ var passBenches = []passBench{
 			}
 		})
 	}},
-	{name: "fusion", run: func(b *testing.B, st *stages) {
+	{name: "fusion", limit: fusionLimit, why: fusionWhy, run: func(b *testing.B, st *stages) {
 		ctx := context.Background()
 		// As compile's fusion pass, for the default options: the
 		// pipeline's measure under its scheduler (the search, for an
