@@ -26,6 +26,8 @@ import (
 
 // passSizes are the sizes BenchmarkPass measures; HLOMEM_PASS_SIZES (a
 // comma-separated list) replaces them, for a quicker run while developing.
+// HLOMEM_PASS_NOLIMIT=1 runs every pass at every size, past the limits
+// below (to measure a capped pass once).
 var passSizes = []int{1_000, 10_000, 100_000, 1_000_000}
 
 // passSeed is the seed of every generated module.
@@ -44,7 +46,10 @@ const downstream = schedule.Heuristic
 // pass's input is prepared by the passes before it, outside the timer, as
 // the pipeline (Compile) prepares it, and each pass is the function its
 // pipeline step calls. It reports per instruction of the generated module
-// (metric "instrs"): the time ("µs/instr"), the bytes allocated
+// (metric "instrs"): the time ("µs/instr"), the process's CPU time
+// ("cpu-µs/instr": user and system, every goroutine, the garbage
+// collector's included; steadier than the time on a shared machine, and
+// above it for a pass that runs in parallel), the bytes allocated
 // (runtime.MemStats.TotalAlloc, "B/instr") and the peak of the heap
 // (runtime/metrics' heap objects, live and not yet swept, sampled every
 // 2 ms) above its level when the pass started ("peak-heap-B/instr").
@@ -86,7 +91,7 @@ func BenchmarkPass(b *testing.B) {
 			st := &stages{shape: shape, n: n}
 			for _, p := range passBenches {
 				b.Run(fmt.Sprintf("%s/%s/n=%d", p.name, shape, n), func(b *testing.B) {
-					if p.limit > 0 && n > p.limit {
+					if p.limit > 0 && n > p.limit && os.Getenv("HLOMEM_PASS_NOLIMIT") == "" {
 						b.Skip(p.why)
 					}
 					p.run(b, st)
@@ -265,7 +270,8 @@ func schedulerBench(name string, limit int, why string) passBench {
 // reports its time, allocated bytes and peak heap per instruction.
 func timePass(b *testing.B, st *stages, prep, pass func()) {
 	n := st.instructions(b)
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
+	cpuOK := true
 	var alloc, peak uint64
 	b.ResetTimer()
 	b.StopTimer()
@@ -276,10 +282,14 @@ func timePass(b *testing.B, st *stages, prep, pass func()) {
 		runtime.ReadMemStats(&before)
 		stop := samplePeak()
 		b.StartTimer()
+		c0, ok0 := processCPU()
 		start := time.Now()
 		pass()
 		elapsed += time.Since(start)
+		c1, ok1 := processCPU()
 		b.StopTimer()
+		cpu += c1 - c0
+		cpuOK = cpuOK && ok0 && ok1
 		p := stop()
 		runtime.ReadMemStats(&after)
 		alloc += after.TotalAlloc - before.TotalAlloc
@@ -287,6 +297,9 @@ func timePass(b *testing.B, st *stages, prep, pass func()) {
 	}
 	per := float64(b.N) * float64(n)
 	b.ReportMetric(elapsed.Seconds()*1e6/per, "µs/instr")
+	if cpuOK {
+		b.ReportMetric(cpu.Seconds()*1e6/per, "cpu-µs/instr")
+	}
 	b.ReportMetric(float64(alloc)/per, "B/instr")
 	b.ReportMetric(float64(peak)/float64(n), "peak-heap-B/instr")
 	b.ReportMetric(float64(n), "instrs")

@@ -1,10 +1,10 @@
 // Command benchtable reads `go test -bench` output on stdin and prints a
 // markdown table of BenchmarkPass-style results (Benchmark<Top>/<pass>/
 // <shape>/n=<N>): for each pass and shape, the median over the -count runs
-// of each metric (µs/instr, B/instr, peak-heap-B/instr) at each size, and
-// the growth exponent of the time from 10^4 to 10^6 instructions
-// (log(t(10^6)/t(10^4)) / log 100, on µs per run, i.e. µs/instr × n: 1
-// is linear). A size a benchmark skipped shows "skip"; the reasons of
+// of each metric (µs/instr, cpu-µs/instr, B/instr, peak-heap-B/instr) at
+// each size, and the growth exponents of the time and of the CPU time from
+// 10^4 to 10^6 instructions (log(t(10^6)/t(10^4)) / log 100, on the time
+// per run, i.e. µs/instr × n: 1 is linear). A size a benchmark skipped shows "skip"; the reasons of
 // skips are listed after the table.
 //
 //	go test -run '^$' -bench 'Pass/' -benchtime 1x -count 3 ./compile | go run ./internal/benchtable
@@ -23,7 +23,7 @@ import (
 	"strings"
 )
 
-var metricsShown = []string{"µs/instr", "B/instr", "peak-heap-B/instr"}
+var metricsShown = []string{"µs/instr", "cpu-µs/instr", "B/instr", "peak-heap-B/instr"}
 
 type key struct{ pass, shape string }
 
@@ -144,13 +144,14 @@ func format(v float64) string {
 	}
 }
 
-// exponent is the growth exponent of the time per run from n=lo to n=hi.
-func (t *table) exponent(k key, lo, hi int) (float64, bool) {
+// exponent is the growth exponent of the time per run (metric, per
+// instruction, times the instructions) from n=lo to n=hi.
+func (t *table) exponent(k key, metric string, lo, hi int) (float64, bool) {
 	a, b := t.vals[k][lo], t.vals[k][hi]
 	if lo == hi || a == nil || b == nil {
 		return 0, false
 	}
-	ta, tb := median(a["µs/instr"])*t.instrs[k][lo], median(b["µs/instr"])*t.instrs[k][hi]
+	ta, tb := median(a[metric])*t.instrs[k][lo], median(b[metric])*t.instrs[k][hi]
 	if !(ta > 0 && tb > 0) {
 		return 0, false
 	}
@@ -171,13 +172,13 @@ func write(w io.Writer, t *table) {
 	if !slices.Contains(t.sizes, lo) && len(t.sizes) > 0 {
 		lo = t.sizes[0]
 	}
-	fmt.Fprintf(w, " exponent %s→%s |\n|---|---|", sizeName(lo), sizeName(hi))
+	fmt.Fprintf(w, " exponent %s→%s | cpu exponent |\n|---|---|", sizeName(lo), sizeName(hi))
 	for range metricsShown {
 		for range t.sizes {
 			fmt.Fprintf(w, "---:|")
 		}
 	}
-	fmt.Fprintln(w, "---:|")
+	fmt.Fprintln(w, "---:|---:|")
 	for _, k := range t.order {
 		fmt.Fprintf(w, "| %s | %s |", k.pass, k.shape)
 		for _, met := range metricsShown {
@@ -189,11 +190,14 @@ func write(w io.Writer, t *table) {
 				fmt.Fprintf(w, " %s |", format(median(t.vals[k][n][met])))
 			}
 		}
-		if e, ok := t.exponent(k, lo, hi); ok {
-			fmt.Fprintf(w, " %.2f |\n", e)
-		} else {
-			fmt.Fprintln(w, " – |")
+		for _, met := range []string{"µs/instr", "cpu-µs/instr"} {
+			if e, ok := t.exponent(k, met, lo, hi); ok {
+				fmt.Fprintf(w, " %.2f |", e)
+			} else {
+				fmt.Fprint(w, " – |")
+			}
 		}
+		fmt.Fprintln(w)
 	}
 	var notes []string
 	for _, k := range t.order {

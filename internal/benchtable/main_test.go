@@ -26,16 +26,17 @@ func TestTable(t *testing.T) {
 	require.Equal(t, 2.0, median(tb.vals[k][10000]["µs/instr"]))
 	require.Equal(t, 400.0, median(tb.vals[k][10000]["B/instr"]))
 	// 2 µs × 10^4 to 4 µs × 10^6: a ratio of 200 over 100× the size.
-	e, ok := tb.exponent(k, 10000, 1000000)
+	e, ok := tb.exponent(k, "µs/instr", 10000, 1000000)
 	require.True(t, ok)
 	require.InDelta(t, math.Log(200)/math.Log(100), e, 1e-9)
 	require.Equal(t, "too slow", tb.skips[key{"fusion", "chain"}][1000000])
-	_, ok = tb.exponent(key{"fusion", "chain"}, 10000, 1000000)
+	_, ok = tb.exponent(key{"fusion", "chain"}, "µs/instr", 10000, 1000000)
 	require.False(t, ok)
 	var out strings.Builder
 	write(&out, tb)
-	require.Contains(t, out.String(), "| parse | chain | 2.00 | 4.00 | 400 | 400 |")
+	require.Contains(t, out.String(), "| parse | chain | 2.00 | 4.00 | – | – | 400 | 400 |")
 	require.Contains(t, out.String(), "| fusion | chain | 5.00 | skip |")
+	require.Contains(t, out.String(), " 1.15 | – |\n")
 	require.Contains(t, out.String(), "fusion/chain at n=10^6 skipped: too slow")
 }
 
