@@ -199,6 +199,16 @@ func write(w io.Writer, t *table) {
 		}
 		fmt.Fprintln(w)
 	}
+	// How many runs each size's medians are of (the most of any pass).
+	var runs []string
+	for _, n := range t.sizes {
+		most := 0
+		for _, k := range t.order {
+			most = max(most, len(t.vals[k][n]["µs/instr"]))
+		}
+		runs = append(runs, fmt.Sprintf("%s: %d", sizeName(n), most))
+	}
+	fmt.Fprintf(w, "\nMedians of the runs per size (%s).\n", strings.Join(runs, ", "))
 	var notes []string
 	for _, k := range t.order {
 		for _, n := range t.sizes {

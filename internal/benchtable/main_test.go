@@ -38,6 +38,7 @@ func TestTable(t *testing.T) {
 	require.Contains(t, out.String(), "| fusion | chain | 5.00 | skip |")
 	require.Contains(t, out.String(), " 1.15 | – |\n")
 	require.Contains(t, out.String(), "fusion/chain at n=10^6 skipped: too slow")
+	require.Contains(t, out.String(), "Medians of the runs per size (10^4: 3, 10^6: 1).")
 }
 
 func TestMedianEven(t *testing.T) {
