@@ -64,8 +64,8 @@ bench:
 # one run at 10^6 (three would not fit the 20 minutes this target is
 # meant to take on 2 cores), and the growth exponents 10^4 to 10^6.
 bench-passes:
-	{ HLOMEM_PASS_SIZES=1000,10000,100000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 60m ./compile; \
-	  HLOMEM_PASS_SIZES=1000000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 1 -timeout 60m ./compile; } | $(GO) run ./internal/benchtable
+	{ HLOMEM_PASS_SIZES=1000,10000,100000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 60m -v ./compile; \
+	  HLOMEM_PASS_SIZES=1000000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 1 -timeout 60m -v ./compile; } | $(GO) run ./internal/benchtable
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -4,10 +4,11 @@
 // of each metric (µs/instr, cpu-µs/instr, B/instr, peak-heap-B/instr) at
 // each size, and the growth exponents of the time and of the CPU time from
 // 10^4 to 10^6 instructions (log(t(10^6)/t(10^4)) / log 100, on the time
-// per run, i.e. µs/instr × n: 1 is linear). A size a benchmark skipped shows "skip"; the reasons of
-// skips are listed after the table.
+// per run, i.e. µs/instr × n: 1 is linear). A size a benchmark skipped shows "skip"
+// and its reason is listed after the table; that takes go test -v
+// (without it a skip prints nothing, and the cell shows "–").
 //
-//	go test -run '^$' -bench 'Pass/' -benchtime 1x -count 3 ./compile | go run ./internal/benchtable
+//	go test -run '^$' -bench 'Pass/' -benchtime 1x -count 3 -v ./compile | go run ./internal/benchtable
 package main
 
 import (
@@ -37,6 +38,7 @@ type table struct {
 
 var nameRE = regexp.MustCompile(`^Benchmark[^/]+/([^/]+)/([^/]+)/n=(\d+)(-\d+)?$`)
 var skipRE = regexp.MustCompile(`--- SKIP: Benchmark[^/]+/([^/]+)/([^/]+)/n=(\d+)`)
+var logRE = regexp.MustCompile(`^\s+\S+\.go:\d+: (.*)$`)
 
 func read(r io.Reader) (*table, error) {
 	t := &table{vals: map[key]map[int]map[string][]float64{}, skips: map[key]map[int]string{}, instrs: map[key]map[int]float64{}}
@@ -52,10 +54,9 @@ func read(r io.Reader) (*table, error) {
 			t.order = append(t.order, k)
 		}
 	}
-	var pendingSkip *struct {
-		k key
-		n int
-	}
+	// With -v, a skipped benchmark's reason (a "file.go:N: why" line)
+	// comes before its "--- SKIP" line; without -v a skip prints nothing.
+	lastLog := ""
 	for sc.Scan() {
 		line := sc.Text()
 		if m := skipRE.FindStringSubmatch(line); m != nil {
@@ -66,18 +67,12 @@ func read(r io.Reader) (*table, error) {
 			if t.skips[k] == nil {
 				t.skips[k] = map[int]string{}
 			}
-			t.skips[k][n] = ""
-			pendingSkip = &struct {
-				k key
-				n int
-			}{k, n}
+			t.skips[k][n] = lastLog
+			lastLog = ""
 			continue
 		}
-		if pendingSkip != nil && strings.HasPrefix(strings.TrimSpace(line), "passes_bench_test.go") || pendingSkip != nil && strings.Contains(line, ".go:") {
-			if i := strings.Index(line, ": "); i >= 0 && t.skips[pendingSkip.k][pendingSkip.n] == "" {
-				t.skips[pendingSkip.k][pendingSkip.n] = strings.TrimSpace(line[i+2:])
-			}
-			pendingSkip = nil
+		if m := logRE.FindStringSubmatch(line); m != nil {
+			lastLog = m[1]
 			continue
 		}
 		f := strings.Fields(line)

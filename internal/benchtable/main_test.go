@@ -13,8 +13,9 @@ BenchmarkPass/parse/chain/n=10000-2   	       1	   1000 ns/op	  2.0 µs/instr	  
 BenchmarkPass/parse/chain/n=10000-2   	       1	   1000 ns/op	  1.0 µs/instr	  300 B/instr	 10000 instrs
 BenchmarkPass/parse/chain/n=10000-2   	       1	   1000 ns/op	  9.0 µs/instr	  500 B/instr	 10000 instrs
 BenchmarkPass/parse/chain/n=1000000-2 	       1	   1000 ns/op	  4.0 µs/instr	  400 B/instr	 1000000 instrs
---- SKIP: BenchmarkPass/fusion/chain/n=1000000
+BenchmarkPass/fusion/chain/n=1000000
     passes_bench_test.go:99: too slow
+--- SKIP: BenchmarkPass/fusion/chain/n=1000000
 BenchmarkPass/fusion/chain/n=10000-2   	       1	   1000 ns/op	  5.0 µs/instr	  400 B/instr	 10000 instrs
 `
 
