@@ -6,6 +6,9 @@
 #               race detector, every fuzz target for FUZZTIME_CORPUS
 #   make build  the hlomem binary in ./hlomem
 #   make bench  benchmarks (corpus inputs and seeded generators)
+#   make bench-passes  every pipeline pass on seeded modules of 10^3 to 10^6
+#               instructions (compile's BenchmarkPass), 3 runs, as a markdown
+#               table of medians (internal/benchtable)
 #   make fuzz   a short run of every fuzz target (FUZZTIME per target)
 
 GO       ?= go
@@ -14,7 +17,7 @@ FUZZTIME ?= 20s
 FUZZTIME_CORPUS ?= 5s
 BENCH    ?= .
 
-.PHONY: demo test test-corpus test-all test-race check bench fuzz build
+.PHONY: demo test test-corpus test-all test-race check bench bench-passes fuzz build
 
 build:
 	$(GO) build ./...
@@ -55,6 +58,14 @@ test-all: test-corpus
 
 bench:
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+# bench-passes: BenchmarkPass (compile/passes_bench_test.go) as a table:
+# the medians of 3 runs per pass, shape and size up to 10^5 instructions,
+# one run at 10^6 (three would not fit the 20 minutes this target is
+# meant to take on 2 cores), and the growth exponents 10^4 to 10^6.
+bench-passes:
+	{ HLOMEM_PASS_SIZES=1000,10000,100000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 60m -v ./compile; \
+	  HLOMEM_PASS_SIZES=1000000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 1 -timeout 60m -v ./compile; } | $(GO) run ./internal/benchtable
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -40,6 +40,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/hlomem/hlomem/hlo"
@@ -333,12 +334,16 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 	for i, in := range c.Instructions {
 		scalar[i] = effectiveScalar(in.Shape)
 	}
+	ru := newReadyUsers(c, mm.ix)
 	seq := 0
 	// entry makes i's entry in the ready list at priority p, the newest,
 	// and makes it i's current one.
 	entry := func(i int, p int64) *readyEntry {
 		version[i]++
 		seq++
+		if !queued[i] && !scalar[i] {
+			ru.add(i)
+		}
 		queued[i], current[i] = true, p
 		in := c.Instructions[i]
 		return &readyEntry{in: in, idx: i, seq: seq, priority: p, scalar: scalar[i], users: len(in.Users), version: int(version[i])}
@@ -360,6 +365,9 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		}
 		in := e.in
 		queued[i] = false
+		if !scalar[i] {
+			ru.remove(i)
+		}
 		out = append(out, in)
 		adjust := false
 		for _, lv := range mm.uses(i) {
@@ -398,12 +406,13 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		// scheduled instruction's operands whose priority changed, and
 		// those only; every other ready instruction keeps its priority,
 		// stale or not. A re-keyed entry is the newest of its priority.
+		// ru lists, per operand, exactly the users this walk of its
+		// Users in order would reach: queued, not scalar, at the
+		// position of their first appearance.
 		for _, o := range in.Operands {
-			for _, u := range o.Users {
+			for _, j := range ru.of(mm.ix.Of(o)) {
+				u := o.Users[j]
 				k := mm.ix.Of(u)
-				if k < 0 || !queued[k] || scalar[k] {
-					continue
-				}
 				if p := priority(k, u); p != current[k] {
 					heap.Push(&h, entry(k, p))
 				}
@@ -415,6 +424,80 @@ func listSchedule(a *liveness.Analysis, c *hlo.Computation, local localValues) [
 		return postOrder(c)
 	}
 	return out
+}
+
+// readyUsers indexes, for the list scheduler's re-keying, the users in
+// the ready list of each instruction of a computation by their position
+// in its Users: walking every user of an operand read by thousands (a
+// weight every layer reads) at every step made the list scheduler
+// quadratic, while the ready ones among them are few.
+type readyUsers struct {
+	// at[at0[k]:at0[k+1]] are instruction k's operands (their numbers in
+	// the computation) and its first position in each one's Users, pos.
+	at0      []int32
+	ops, pos []int32
+	// ready[o] are the positions in o's Users of its queued users,
+	// ascending.
+	ready [][]int32
+}
+
+func newReadyUsers(c *hlo.Computation, ix hlo.InstructionIndex) *readyUsers {
+	n := len(c.Instructions)
+	r := &readyUsers{at0: make([]int32, n+1), ready: make([][]int32, n)}
+	stamp := make([]int32, n) // per user: the operand (+1) last seen
+	type edge struct{ k, o, j int32 }
+	var edges []edge
+	for oi, o := range c.Instructions {
+		for j, u := range o.Users {
+			k := ix.Of(u)
+			if k < 0 || stamp[k] == int32(oi+1) {
+				continue
+			}
+			stamp[k] = int32(oi + 1)
+			edges = append(edges, edge{int32(k), int32(oi), int32(j)})
+			r.at0[k+1]++
+		}
+	}
+	for k := 0; k < n; k++ {
+		r.at0[k+1] += r.at0[k]
+	}
+	r.ops, r.pos = make([]int32, len(edges)), make([]int32, len(edges))
+	fill := slices.Clone(r.at0[:n])
+	for _, e := range edges {
+		r.ops[fill[e.k]], r.pos[fill[e.k]] = e.o, e.j
+		fill[e.k]++
+	}
+	return r
+}
+
+// add records that instruction k joined the ready list.
+func (r *readyUsers) add(k int) {
+	for x := r.at0[k]; x < r.at0[k+1]; x++ {
+		o, j := r.ops[x], r.pos[x]
+		l := r.ready[o]
+		at, _ := slices.BinarySearch(l, j)
+		r.ready[o] = slices.Insert(l, at, j)
+	}
+}
+
+// remove records that instruction k left the ready list.
+func (r *readyUsers) remove(k int) {
+	for x := r.at0[k]; x < r.at0[k+1]; x++ {
+		o, j := r.ops[x], r.pos[x]
+		l := r.ready[o]
+		if at, ok := slices.BinarySearch(l, j); ok {
+			r.ready[o] = slices.Delete(l, at, at+1)
+		}
+	}
+}
+
+// of returns the positions in the Users of instruction o (its number;
+// none for -1) of its users in the ready list, ascending.
+func (r *readyUsers) of(o int) []int32 {
+	if o < 0 {
+		return nil
+	}
+	return r.ready[o]
 }
 
 // Candidate is one scheduler's result as Best saw it.

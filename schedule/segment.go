@@ -443,10 +443,9 @@ func (s *segment) indexBlocks() {
 	s.involved = make([][]int32, m)
 	s.startIn = make([][]int32, m)
 	s.endIn = make([][]int32, m)
+	var once onceLists
 	touch := func(b, buf int32) {
-		if l := s.involved[b]; len(l) == 0 || l[len(l)-1] != buf {
-			s.involved[b] = appendOnce(s.involved[b], buf)
-		}
+		s.involved[b] = once.add(b, s.involved[b], buf)
 	}
 	for id := range s.vals {
 		sv := &s.vals[id]
@@ -504,12 +503,11 @@ func (s *segment) constantPart(steps []int64, considered map[int]bool) {
 // IDs), whose spans move with it.
 func (s *segment) innerComputations() {
 	s.inner = make([][]int32, len(s.blocks))
+	var once onceLists
 	for b := range s.blocks {
 		for u := s.T0 + int(s.base[b]); u < s.T0+int(s.base[b])+int(s.blen[b]); u++ {
 			if d := s.tl.Seq[u].Parent; d != s.c {
-				if l := s.inner[b]; len(l) == 0 || l[len(l)-1] != int32(d.ID) {
-					s.inner[b] = appendOnce(l, int32(d.ID))
-				}
+				s.inner[b] = once.add(int32(b), s.inner[b], int32(d.ID))
 			}
 		}
 	}
@@ -539,6 +537,47 @@ func appendOnce(l []int32, x int32) []int32 {
 			return l
 		}
 	}
+	return append(l, x)
+}
+
+// onceLists appends to lists of distinct numbers, each list under a key,
+// keeping the order of first appearance as appendOnce does, without its
+// scan of the whole list: a list longer than onceScan gets a set of its
+// own. A call's block in a window can hold most of a module (a deep call
+// graph), where appendOnce alone made indexing the window quadratic.
+type onceLists struct {
+	sets map[int32]map[int32]struct{}
+}
+
+const onceScan = 32
+
+// add returns l (the list under key) with x appended unless it holds x.
+func (o *onceLists) add(key int32, l []int32, x int32) []int32 {
+	if len(l) > 0 && l[len(l)-1] == x {
+		return l
+	}
+	if set := o.sets[key]; set != nil {
+		if _, ok := set[x]; ok {
+			return l
+		}
+		set[x] = struct{}{}
+		return append(l, x)
+	}
+	if len(l) < onceScan {
+		return appendOnce(l, x)
+	}
+	if o.sets == nil {
+		o.sets = map[int32]map[int32]struct{}{}
+	}
+	set := make(map[int32]struct{}, 2*len(l))
+	for _, y := range l {
+		set[y] = struct{}{}
+	}
+	o.sets[key] = set
+	if _, ok := set[x]; ok {
+		return l
+	}
+	set[x] = struct{}{}
 	return append(l, x)
 }
 
