@@ -6,6 +6,8 @@
 #               race detector, every fuzz target for FUZZTIME_CORPUS
 #   make build  the hlomem binary in ./hlomem
 #   make bench  benchmarks (corpus inputs and seeded generators)
+#   make bench-pack  the packers on seeded problems of 10^4 to 10^6 buffers
+#               (assign/pack BenchmarkPackScale), 3 runs
 #   make bench-passes  every pipeline pass on seeded modules of 10^3 to 10^6
 #               instructions (compile's BenchmarkPass), 3 runs, as a markdown
 #               table of medians (internal/benchtable)
@@ -17,7 +19,7 @@ FUZZTIME ?= 20s
 FUZZTIME_CORPUS ?= 5s
 BENCH    ?= .
 
-.PHONY: demo test test-corpus test-all test-race check bench bench-passes fuzz build
+.PHONY: demo test test-corpus test-all test-race check bench bench-pack bench-passes fuzz build
 
 build:
 	$(GO) build ./...
@@ -59,13 +61,19 @@ test-all: test-corpus
 bench:
 	HLOMEM_CORPUS="$(CORPUS)" $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
+# bench-pack: the portfolio (from 131,072 buffers the large packers) and
+# the large packers on their own, on the four seeded shapes, 3 runs each
+# (about 2 minutes on 2 cores).
+bench-pack:
+	$(GO) test -run '^$$' -bench 'PackScale/.*/.*/(portfolio|large)$$' -benchtime 1x -count 3 -timeout 60m ./assign/pack
+
 # bench-passes: BenchmarkPass (compile/passes_bench_test.go) as a table:
-# the medians of 3 runs per pass, shape and size up to 10^5 instructions,
-# one run at 10^6 (three would not fit the 20 minutes this target is
-# meant to take on 2 cores), and the growth exponents 10^4 to 10^6.
+# the medians of 3 runs per pass, shape and size from 10^3 to 10^6
+# instructions, and the growth exponents 10^4 to 10^6 (about 35 minutes
+# on 2 cores). The raw benchmark output is kept in bench-passes.txt.
 bench-passes:
 	{ HLOMEM_PASS_SIZES=1000,10000,100000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 60m -v ./compile; \
-	  HLOMEM_PASS_SIZES=1000000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 1 -timeout 60m -v ./compile; } | $(GO) run ./internal/benchtable
+	  HLOMEM_PASS_SIZES=1000000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 90m -v ./compile; } | tee bench-passes.txt | $(GO) run ./internal/benchtable
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -18,6 +18,7 @@ import (
 	"github.com/hlomem/hlomem/exec"
 	"github.com/hlomem/hlomem/fusion"
 	"github.com/hlomem/hlomem/hlo"
+	"github.com/hlomem/hlomem/internal/cputime"
 	"github.com/hlomem/hlomem/internal/hlogen"
 	"github.com/hlomem/hlomem/liveness"
 	"github.com/hlomem/hlomem/report"
@@ -288,11 +289,11 @@ func timePass(b *testing.B, st *stages, prep, pass func()) {
 		runtime.ReadMemStats(&before)
 		stop := samplePeak()
 		b.StartTimer()
-		c0, ok0 := processCPU()
+		c0, ok0 := cputime.Process()
 		start := time.Now()
 		pass()
 		elapsed += time.Since(start)
-		c1, ok1 := processCPU()
+		c1, ok1 := cputime.Process()
 		b.StopTimer()
 		cpu += c1 - c0
 		cpuOK = cpuOK && ok0 && ok1

@@ -1,6 +1,10 @@
 package schedule
 
-import "time"
+import (
+	"time"
+
+	"github.com/hlomem/hlomem/internal/cputime"
+)
 
 // cutoff is the searches' safety net: it passes once the process has
 // spent a given amount of CPU time (user and system, as the operating
@@ -23,7 +27,7 @@ func newCutoff(d time.Duration) cutoff {
 	if d <= 0 {
 		return cutoff{}
 	}
-	if now, ok := processCPU(); ok {
+	if now, ok := cputime.Process(); ok {
 		return cutoff{set: true, cpu: true, at: now + d}
 	}
 	return cutoff{set: true, wall: time.Now().Add(d)}
@@ -35,7 +39,7 @@ func (c cutoff) passed() bool {
 	case !c.set:
 		return false
 	case c.cpu:
-		now, ok := processCPU()
+		now, ok := cputime.Process()
 		return ok && now >= c.at
 	default:
 		return time.Now().After(c.wall)

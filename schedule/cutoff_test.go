@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hlomem/hlomem/internal/cputime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestCutoffCountsCPUTime(t *testing.T) {
 	require.False(t, newCutoff(0).passed())
 	require.False(t, newCutoff(-time.Second).passed())
-	if _, ok := processCPU(); !ok {
+	if _, ok := cputime.Process(); !ok {
 		t.Skip("this system reports no process CPU time: the cutoff counts wall-clock time")
 	}
 	c := newCutoff(50 * time.Millisecond)
