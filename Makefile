@@ -69,7 +69,7 @@ bench-pack:
 
 # bench-passes: BenchmarkPass (compile/passes_bench_test.go) as a table:
 # the medians of 3 runs per pass, shape and size from 10^3 to 10^6
-# instructions, and the growth exponents 10^4 to 10^6 (about 35 minutes
+# instructions, and the growth exponents 10^4 to 10^6 (about 20 minutes
 # on 2 cores). The raw benchmark output is kept in bench-passes.txt.
 bench-passes:
 	{ HLOMEM_PASS_SIZES=1000,10000,100000 $(GO) test -run '^$$' -bench 'Pass/' -benchtime 1x -count 3 -timeout 60m -v ./compile; \
