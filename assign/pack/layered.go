@@ -82,26 +82,60 @@ func splitLayer(in *instance) (layer, swept []int32) {
 //   - sweep: every item swept in batches of sweepWidth slots, for traces
 //     with no layer (chains of short-lived values).
 func largeVariants(in *instance) []variant {
-	var vs []variant
 	if err := fixedApart(in); err != nil {
 		// Every packer would fail on it: one that says why.
 		return []variant{{"large", func(*instance, []int64, *atomic.Int64, *occPool) (int64, bool, error) { return 0, false, err }}}
 	}
-	layer, _ := splitLayer(in)
-	if len(layer) > 0 && overlapPairs(in, layer, layerWork) <= layerWork {
+	// The split is the same for every variant: made once, read by all
+	// (sweep sorts copies of its lists).
+	var sp largeSplit
+	sp.layer, sp.rest = splitLayer(in)
+	for i := range in.items {
+		if in.items[i].fixed {
+			sp.fixed = append(sp.fixed, int32(i))
+		} else {
+			sp.movable = append(sp.movable, int32(i))
+		}
+	}
+	for _, i := range sp.layer {
+		if !in.items[i].fixed {
+			sp.long = append(sp.long, i)
+		}
+	}
+	var vs []variant
+	if len(sp.layer) > 0 && overlapPairs(in, sp.layer, layerWork) <= layerWork {
 		vs = append(vs, variant{"layered", func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
-			return runLayered(in, off, bound, sweepWidth)
+			return sp.runLayered(in, off, bound, sweepWidth)
 		}})
 	}
-	if len(layer) > 0 {
+	if len(sp.layer) > 0 {
 		for _, k := range layerBatchItems {
-			w := int32(min(max(int64(k)*int64(in.nslot)/int64(len(layer)), 1), int64(in.nslot)+1))
+			w := int32(min(max(int64(k)*int64(in.nslot)/int64(len(sp.layer)), 1), int64(in.nslot)+1))
 			vs = append(vs, variant{fmt.Sprintf("layer-swept-%d", k), func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
-				return runLayerSwept(in, off, bound, w, sweepWidth)
+				return sp.runLayerSwept(in, off, bound, w, sweepWidth)
 			}})
 		}
 	}
-	return append(vs, sweepVariant(sweepWidth))
+	return append(vs, variant{fmt.Sprintf("sweep-%d", sweepWidth), func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
+		sp.placeFixed(in, off)
+		return sweep(in, sp.fixed, sp.movable, off, sweepWidth, bound)
+	}})
+}
+
+// largeSplit is an instance's items as the large packers group them: the
+// layer (splitLayer) and the rest; the fixed items and the others; the
+// layer's items that are not fixed.
+type largeSplit struct {
+	layer, rest    []int32
+	fixed, movable []int32
+	long           []int32
+}
+
+// placeFixed writes the fixed items' offsets into off.
+func (sp *largeSplit) placeFixed(in *instance, off []int64) {
+	for _, i := range sp.fixed {
+		off[i] = in.items[i].off
+	}
 }
 
 // fixedApart returns a *fixedOverlapError naming two fixed items of in that
@@ -124,36 +158,18 @@ var layerBatchItems = []int{128, 256, 32}
 // layered packer runs: the greedy packers' cost follows it.
 const layerWork = 20_000_000
 
-func sweepVariant(width int32) variant {
-	return variant{fmt.Sprintf("sweep-%d", width), func(in *instance, off []int64, bound *atomic.Int64, _ *occPool) (int64, bool, error) {
-		var swept, fixed []int32
-		for i := range in.items {
-			if it := &in.items[i]; it.fixed {
-				fixed = append(fixed, int32(i))
-				off[i] = it.off
-			} else {
-				swept = append(swept, int32(i))
-			}
-		}
-		return sweep(in, fixed, swept, off, width, bound)
-	}}
-}
-
 // runLayered packs the layer with the greedy packers, then sweeps the rest
-// around it one slot at a time.
-func runLayered(in *instance, off []int64, bound *atomic.Int64, width int32) (int64, bool, error) {
-	layer, swept := splitLayer(in)
-	if len(layer) > 0 {
-		sub := subInstance(in, layer)
-		r, err := portfolioBelow(context.Background(), sub, allVariants(), 1, bound.Load())
-		if err != nil || r == nil {
-			return 0, false, err
-		}
-		for k, i := range layer {
-			off[i] = r.off[k]
-		}
+// around it in batches of width slots.
+func (sp *largeSplit) runLayered(in *instance, off []int64, bound *atomic.Int64, width int32) (int64, bool, error) {
+	sub := subInstance(in, sp.layer)
+	r, err := portfolioBelow(context.Background(), sub, allVariants(), 1, bound.Load())
+	if err != nil || r == nil {
+		return 0, false, err
 	}
-	return sweep(in, layer, swept, off, width, bound)
+	for k, i := range sp.layer {
+		off[i] = r.off[k]
+	}
+	return sweep(in, sp.layer, sp.rest, off, width, bound)
 }
 
 // overlapPairs counts the pairs of items of ids live at one moment, up to
@@ -230,6 +246,7 @@ func sweep(in *instance, layer, swept []int32, off []int64, width int32, bound *
 		link(int32(k))
 	}
 	its := in.items
+	swept = slices.Clone(swept) // the caller's list is shared by other runs
 	slices.SortFunc(swept, func(a, b int32) int {
 		if c := cmpInt64(int64(its[a].start), int64(its[b].start)); c != 0 {
 			return c
@@ -406,19 +423,10 @@ func firstStarts(n, nslot int, start func(k int) int32) []int32 {
 // runLayerSwept is runLayered with the layer placed by a sweep too, in
 // batches of layerWidth slots: for layers too large for the greedy
 // packers.
-func runLayerSwept(in *instance, off []int64, bound *atomic.Int64, layerWidth, width int32) (int64, bool, error) {
-	layer, swept := splitLayer(in)
-	var fixed, long []int32
-	for _, i := range layer {
-		if in.items[i].fixed {
-			fixed = append(fixed, i)
-			off[i] = in.items[i].off
-		} else {
-			long = append(long, i)
-		}
-	}
-	if _, ok, err := sweep(in, fixed, long, off, layerWidth, bound); !ok || err != nil {
+func (sp *largeSplit) runLayerSwept(in *instance, off []int64, bound *atomic.Int64, layerWidth, width int32) (int64, bool, error) {
+	sp.placeFixed(in, off)
+	if _, ok, err := sweep(in, sp.fixed, sp.long, off, layerWidth, bound); !ok || err != nil {
 		return 0, ok, err
 	}
-	return sweep(in, layer, swept, off, width, bound)
+	return sweep(in, sp.layer, sp.rest, off, width, bound)
 }

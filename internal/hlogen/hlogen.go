@@ -90,20 +90,19 @@ func (g *gen) newComp() *comp { return &comp{g: g} }
 
 // add writes `%name = shape text` and returns the name.
 func (c *comp) add(prefix, shape, format string, args ...any) string {
-	c.g.id++
-	name := fmt.Sprintf("%s.%d", prefix, c.g.id)
-	fmt.Fprintf(&c.lines, "  %%%s = %s ", name, shape)
-	fmt.Fprintf(&c.lines, format, args...)
-	c.lines.WriteByte('\n')
-	c.count++
-	return name
+	return c.line("  ", prefix, shape, format, args...)
 }
 
 // root writes the root instruction.
 func (c *comp) root(prefix, shape, format string, args ...any) string {
+	return c.line("  ROOT ", prefix, shape, format, args...)
+}
+
+// line writes one instruction after lead and returns its name.
+func (c *comp) line(lead, prefix, shape, format string, args ...any) string {
 	c.g.id++
 	name := fmt.Sprintf("%s.%d", prefix, c.g.id)
-	fmt.Fprintf(&c.lines, "  ROOT %%%s = %s ", name, shape)
+	fmt.Fprintf(&c.lines, "%s%%%s = %s ", lead, name, shape)
 	fmt.Fprintf(&c.lines, format, args...)
 	c.lines.WriteByte('\n')
 	c.count++
