@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -199,27 +200,20 @@ func TestMemFraction(t *testing.T) {
 	}
 }
 
-// chain is remat/plan_test.go's chainText at 1024 times the sizes: x =
+// remat-chain.hlo (testdata, shared with report's TestFitRow) is
+// remat/plan_test.go's chainText at 1024 times the sizes: x =
 // negate(exp(p)) read at the start and at the end, over a 16 MiB
 // temporary. XLA's HloRematerialization recomputes such a value before
 // its later use (hlo_rematerialization_test.cc,
 // RecomputeComputationTest-style single-use chains).
-const chain = `HloModule chain, is_scheduled=true
-
-ENTRY %main (p: f32[1048576]) -> f32[2097152] {
-  %p = f32[1048576]{0} parameter(0)
-  %y = f32[1048576]{0} exponential(%p), metadata={op_name="jit(step)/block/exp" source_file="model.py" source_line=7}
-  %x = f32[1048576]{0} negate(%y), metadata={op_name="jit(step)/block/neg" source_file="model.py" source_line=8}
-  %u = f32[1048576]{0} add(%x, %p)
-  %t = f32[4194304]{0} concatenate(%u, %u, %u, %u), dimensions={0}
-  %tn = f32[4194304]{0} tanh(%t)
-  %s = f32[1048576]{0} slice(%tn), slice={[0:1048576]}
-  ROOT %r = f32[2097152]{0} concatenate(%x, %s), dimensions={0}
-}
-`
+const chainFile = "../testdata/remat-chain.hlo"
 
 func TestRemat(t *testing.T) {
-	m := parse(t, chain)
+	b, err := os.ReadFile(chainFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := parse(t, string(b))
 	full := env("XLA_PYTHON_CLIENT_MEM_FRACTION", "1")
 	big := analyze(t, m, "custom:1GiB", full)
 	// No fraction helps at 100%; remat frees x's 4 MiB over the

@@ -3,36 +3,25 @@ package report
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/hlomem/hlomem/fit"
 	"github.com/hlomem/hlomem/hlo"
 )
 
-// fitChain is remat/plan_test.go's chainText at 1024 times the sizes:
-// x = negate(exp(p)) read at the start and at the end over a 16 MiB
-// temporary, which rematerialization recomputes before its later use
-// (XLA's hlo_rematerialization_test.cc recomputes such single-use
-// chains).
-const fitChain = `HloModule chain, is_scheduled=true
-
-ENTRY %main (p: f32[1048576]) -> f32[2097152] {
-  %p = f32[1048576]{0} parameter(0)
-  %y = f32[1048576]{0} exponential(%p)
-  %x = f32[1048576]{0} negate(%y)
-  %u = f32[1048576]{0} add(%x, %p)
-  %t = f32[4194304]{0} concatenate(%u, %u, %u, %u), dimensions={0}
-  %tn = f32[4194304]{0} tanh(%t)
-  %s = f32[1048576]{0} slice(%tn), slice={[0:1048576]}
-  ROOT %r = f32[2097152]{0} concatenate(%x, %s), dimensions={0}
-}
-`
-
 // TestFitRow: the report's fit row is hlomem fit's cheapest combination
 // on the device: its total, levers, need and limit are the ones
 // fit.Analyze gives, and its command is the combination's.
 func TestFitRow(t *testing.T) {
-	m, err := hlo.ParseModule("chain.hlo", fitChain)
+	// fit's TestRemat chain: x = negate(exp(p)) read at the start and
+	// at the end over a 16 MiB temporary, which rematerialization
+	// recomputes before its later use.
+	b, err := os.ReadFile("../testdata/remat-chain.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hlo.ParseModule("chain.hlo", string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
